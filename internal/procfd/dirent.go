@@ -1,0 +1,98 @@
+package procfd
+
+import (
+	"encoding/binary"
+	"fmt"
+)
+
+// Layout of struct linux_dirent64 (getdents64(2)):
+//
+//	u64 d_ino; s64 d_off; u16 d_reclen; u8 d_type; char d_name[]; (NUL-terminated)
+const (
+	direntInoOff    = 0
+	direntReclenOff = 16
+	direntNameOff   = 19
+	// direntMinReclen is the header plus the name's NUL terminator.
+	direntMinReclen = direntNameOff + 1
+)
+
+// countDirents returns how many entries the getdents64 records in buf name,
+// not counting "." and ".." nor records with inode 0 (deleted entries, which
+// os.File.Readdirnames skips as well). It reads the records in place and
+// allocates nothing. A record that is truncated or whose length points past
+// buf is an ErrBadDirent; the count of the records before it is returned.
+func countDirents(buf []byte) (int, error) {
+	n := 0
+	for off := 0; off < len(buf); {
+		rest := buf[off:]
+		if len(rest) < direntMinReclen {
+			return n, fmt.Errorf("%w: %d trailing bytes at offset %d", ErrBadDirent, len(rest), off)
+		}
+		reclen := int(binary.NativeEndian.Uint16(rest[direntReclenOff:]))
+		if reclen < direntMinReclen || reclen > len(rest) {
+			return n, fmt.Errorf("%w: record length %d at offset %d of %d", ErrBadDirent, reclen, off, len(buf))
+		}
+		off += reclen
+		if binary.NativeEndian.Uint64(rest[direntInoOff:]) == 0 {
+			continue
+		}
+		if isDotOrDotDot(rest[direntNameOff:reclen]) {
+			continue
+		}
+		n++
+	}
+	return n, nil
+}
+
+// isDotOrDotDot reports whether the NUL-terminated name is "." or "..".
+func isDotOrDotDot(name []byte) bool {
+	if len(name) < 2 || name[0] != '.' {
+		return false
+	}
+	if name[1] == 0 {
+		return true
+	}
+	return len(name) >= 3 && name[1] == '.' && name[2] == 0
+}
+
+// appendNumericNames appends to dst the names in the getdents64 records of
+// buf that are decimal numbers (process and thread IDs under a proc mount),
+// skipping every other name, without allocating a string per entry.
+func appendNumericNames(dst []int, buf []byte) ([]int, error) {
+	for off := 0; off < len(buf); {
+		rest := buf[off:]
+		if len(rest) < direntMinReclen {
+			return dst, fmt.Errorf("%w: %d trailing bytes at offset %d", ErrBadDirent, len(rest), off)
+		}
+		reclen := int(binary.NativeEndian.Uint16(rest[direntReclenOff:]))
+		if reclen < direntMinReclen || reclen > len(rest) {
+			return dst, fmt.Errorf("%w: record length %d at offset %d of %d", ErrBadDirent, reclen, off, len(buf))
+		}
+		off += reclen
+		if binary.NativeEndian.Uint64(rest[direntInoOff:]) == 0 {
+			continue
+		}
+		if v, ok := parseID(rest[direntNameOff:reclen]); ok {
+			dst = append(dst, v)
+		}
+	}
+	return dst, nil
+}
+
+// parseID parses a NUL-terminated (or unterminated) decimal name of at most
+// 10 digits with no sign; ok is false for anything else, including 0.
+func parseID(name []byte) (int, bool) {
+	v := 0
+	i := 0
+	for ; i < len(name) && name[i] != 0; i++ {
+		c := name[i]
+		if c < '0' || c > '9' || i >= 10 {
+			return 0, false
+		}
+		v = v*10 + int(c-'0')
+	}
+	if i == 0 || v == 0 || v > 1<<31-1 {
+		return 0, false
+	}
+	return v, true
+}

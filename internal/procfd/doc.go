@@ -1,0 +1,32 @@
+// Package procfd counts the open file descriptors of Linux processes, fast.
+//
+// Since Linux 6.2 (commit f1f1f2569901, "proc: report open files as size in
+// stat() for /proc/pid/fd") stat(2) on /proc/PID/fd returns the number of open
+// descriptors in st_size: the kernel counts the bits of the fd bitmap instead
+// of instantiating a dentry and inode per descriptor, so the cost is flat in
+// the number of descriptors. On anything that is not procfs (a fixture
+// directory, a pre-6.2 kernel, another OS) st_size means something else, so
+// the mount is checked once with statfs(2) against PROC_SUPER_MAGIC (0x9fa0),
+// as prometheus/procfs does.
+//
+// The fallback reads the directory with raw getdents64(2) into a pooled
+// buffer and counts the records without allocating a string per entry.
+//
+// An FS is safe for concurrent use. Count picks the method: MethodStat when
+// the mount is procfs and st_size is positive, MethodReaddir otherwise. A
+// size of 0 (no descriptors, a zombie, a kernel older than 6.2) falls back,
+// which is cheap in exactly those cases. Reading /proc/PID/fd of another
+// user's process needs ptrace access, but its stat size does not: when the
+// fallback is refused and the kernel is known to report sizes, the size (0)
+// is the answer.
+//
+// Threads created with CLONE_FILES unset, or that called unshare(CLONE_FILES),
+// own a separate descriptor table visible at /proc/PID/task/TID/fd. Tables
+// lists the distinct tables of a process, grouping threads with
+// kcmp(2) KCMP_FILES, the kernel's own comparison of files_struct pointers
+// (the inode numbers of the task fd directories differ per task even when the
+// table is shared, so they cannot tell).
+//
+// Run is the engine behind cmd/fdcount: one-shot or repeated counts of given
+// processes or of every process, as a table or JSON.
+package procfd

@@ -1,0 +1,184 @@
+package procfd
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"sync"
+
+	"golang.org/x/sys/unix"
+)
+
+// direntBufSize is the getdents64 buffer. Larger buffers mean fewer system
+// calls; each record of an fd directory is 24-32 bytes, so 64 KiB holds about
+// 2,500 descriptors per call (os.File.Readdirnames uses 8 KiB).
+const direntBufSize = 64 << 10
+
+var direntBufPool = sync.Pool{New: func() any {
+	b := make([]byte, direntBufSize)
+	return &b
+}}
+
+func newFS(root string) (*FS, error) {
+	var sfs unix.Statfs_t
+	if err := retryEINTR(func() error { return unix.Statfs(root, &sfs) }); err != nil {
+		return nil, fmt.Errorf("statfs %s: %w", root, err)
+	}
+	fs := &FS{root: root, procfs: int64(sfs.Type) == ProcSuperMagic}
+	if fs.procfs {
+		fs.probeSelf()
+	}
+	return fs, nil
+}
+
+// probeSelf learns, once per mount, whether the mount's PIDs are ours and
+// whether the kernel reports descriptor counts in st_size: it opens
+// root/self/fd and fstats that descriptor, so the table it looks at holds at
+// least one open descriptor and a size of 0 can only mean "not supported".
+func (fs *FS) probeSelf() {
+	self := fs.root + "/self"
+	if link, err := os.Readlink(self); err == nil && link == strconv.Itoa(os.Getpid()) {
+		fs.ownPIDs = true
+	}
+	fd, err := openDir(self + "/fd")
+	if err != nil {
+		// Another PID namespace's mount has no "self" for us: unknown, so
+		// trust positive sizes (they are only ever counts on procfs).
+		fs.statSize = true
+		return
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err == nil {
+		fs.statProbed = true
+		fs.statSize = st.Size > 0
+	}
+}
+
+func (fs *FS) count(pid, tid int, m Method) (int, Method, error) {
+	if pid <= 0 || tid < 0 {
+		return 0, m, fmt.Errorf("count pid %d tid %d: %w", pid, tid, ErrNoProcess)
+	}
+	path := fs.fdPath(pid, tid)
+	switch m {
+	case MethodStat:
+		if !fs.procfs {
+			return 0, MethodStat, fmt.Errorf("stat %s: %w (%s)", path, ErrNotProcfs, fs.root)
+		}
+		if fs.statProbed && !fs.statSize {
+			return 0, MethodStat, fmt.Errorf("stat %s: %w", path, ErrStatUnsupported)
+		}
+		n, err := statCount(path)
+		return n, MethodStat, err
+	case MethodReaddir:
+		n, err := readdirCount(path)
+		return n, MethodReaddir, err
+	case MethodAuto, "":
+		if fs.procfs {
+			n, err := statCount(path)
+			if err != nil || n > 0 {
+				return n, MethodStat, err
+			}
+		}
+		n, err := readdirCount(path)
+		if err != nil && fs.procfs && fs.statProbed && fs.statSize && errors.Is(err, ErrPermission) {
+			// The directory is refused (another user's process) but the
+			// kernel reports sizes and the size was 0: that is the count.
+			return 0, MethodStat, nil
+		}
+		return n, MethodReaddir, err
+	}
+	return 0, m, fmt.Errorf("%w: %q", ErrInvalidMethod, string(m))
+}
+
+// fdPath returns root/pid/fd, or root/pid/task/tid/fd when tid > 0.
+func (fs *FS) fdPath(pid, tid int) string {
+	b := make([]byte, 0, len(fs.root)+48)
+	b = append(b, fs.root...)
+	b = append(b, '/')
+	b = strconv.AppendInt(b, int64(pid), 10)
+	if tid > 0 {
+		b = append(b, "/task/"...)
+		b = strconv.AppendInt(b, int64(tid), 10)
+	}
+	b = append(b, "/fd"...)
+	return string(b)
+}
+
+// statCount returns st_size of the directory at path.
+func statCount(path string) (int, error) {
+	var st unix.Stat_t
+	if err := retryEINTR(func() error { return unix.Stat(path, &st) }); err != nil {
+		return 0, pathErr("stat", path, err)
+	}
+	return int(st.Size), nil
+}
+
+// readdirCount counts the entries of the directory at path with getdents64
+// into a pooled buffer.
+func readdirCount(path string) (int, error) {
+	fd, err := openDir(path)
+	if err != nil {
+		return 0, pathErr("open", path, err)
+	}
+	defer closeFD(fd)
+	bp := direntBufPool.Get().(*[]byte)
+	defer direntBufPool.Put(bp)
+	buf := *bp
+	total := 0
+	for {
+		n, err := getdents(fd, buf)
+		if err != nil {
+			return total, pathErr("getdents", path, err)
+		}
+		if n <= 0 {
+			return total, nil
+		}
+		c, err := countDirents(buf[:n])
+		total += c
+		if err != nil {
+			return total, fmt.Errorf("getdents %s: %w", path, err)
+		}
+	}
+}
+
+func openDir(path string) (int, error) {
+	for {
+		fd, err := unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != unix.EINTR {
+			return fd, err
+		}
+	}
+}
+
+func getdents(fd int, buf []byte) (int, error) {
+	for {
+		n, err := unix.Getdents(fd, buf)
+		if err != unix.EINTR {
+			return n, err
+		}
+	}
+}
+
+func closeFD(fd int) { _ = unix.Close(fd) }
+
+func retryEINTR(f func() error) error {
+	for {
+		if err := f(); err != unix.EINTR {
+			return err
+		}
+	}
+}
+
+// pathErr wraps a system call error with the package's sentinel for it, and
+// keeps the errno in the chain.
+func pathErr(op, path string, err error) error {
+	switch {
+	case errors.Is(err, unix.ENOENT), errors.Is(err, unix.ESRCH):
+		return fmt.Errorf("%s %s: %w (%w)", op, path, ErrNoProcess, err)
+	case errors.Is(err, unix.EACCES), errors.Is(err, unix.EPERM):
+		return fmt.Errorf("%s %s: %w (%w; reading another user's fd directory needs ptrace access: run as root, or use --method auto/stat on Linux 6.2+)", op, path, ErrPermission, err)
+	}
+	return fmt.Errorf("%s %s: %w", op, path, err)
+}
