@@ -1,0 +1,173 @@
+package otlpgen
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Signal is one OTLP signal type.
+type Signal uint8
+
+// The three OTLP signals, in the order reports list them.
+const (
+	Logs Signal = iota
+	Metrics
+	Traces
+)
+
+// Signals lists every signal in report order.
+var Signals = [...]Signal{Logs, Metrics, Traces}
+
+// String returns "logs", "metrics" or "traces".
+func (s Signal) String() string {
+	switch s {
+	case Logs:
+		return "logs"
+	case Metrics:
+		return "metrics"
+	case Traces:
+		return "traces"
+	}
+	return fmt.Sprintf("signal(%d)", uint8(s))
+}
+
+// Path returns the OTLP/HTTP path of the signal, e.g. "/v1/logs".
+func (s Signal) Path() string { return "/v1/" + s.String() }
+
+// ParseSignal parses "logs", "metrics" or "traces".
+func ParseSignal(name string) (Signal, error) {
+	for _, s := range Signals {
+		if s.String() == name {
+			return s, nil
+		}
+	}
+	return 0, fmt.Errorf("unknown signal %q (want logs, metrics or traces)", name)
+}
+
+// Encoding is the wire encoding of a payload.
+type Encoding string
+
+// Encodings accepted by OTLP/HTTP.
+const (
+	EncodingProto Encoding = "proto" // application/x-protobuf
+	EncodingJSON  Encoding = "json"  // application/json, OTLP-JSON rules
+)
+
+// ContentType returns the HTTP Content-Type for the encoding.
+func (e Encoding) ContentType() string {
+	if e == EncodingJSON {
+		return "application/json"
+	}
+	return "application/x-protobuf"
+}
+
+// Compression is the Content-Encoding of a payload.
+type Compression string
+
+// Compressions accepted by OTLP/HTTP servers.
+const (
+	CompressionNone Compression = "none"
+	CompressionGzip Compression = "gzip"
+	CompressionZstd Compression = "zstd"
+)
+
+// Defaults for zero Config fields.
+const (
+	DefaultRecords         = 100
+	DefaultAttrs           = 4
+	DefaultAttrCardinality = 100
+	DefaultBodyBytes       = 128
+	DefaultSpansPerTrace   = 5
+	DefaultServices        = 5
+	DefaultPoolSize        = 16
+	DefaultEncoding        = EncodingProto
+	DefaultCompression     = CompressionNone
+)
+
+// Limits that keep a pool within memory a load generator can afford.
+const (
+	MaxRecords   = 100_000
+	MaxAttrs     = 1_000
+	MaxBodyBytes = 1 << 20
+	MaxPoolSize  = 4_096
+)
+
+// Config shapes generated payloads. Zero fields take the Default* values,
+// except Seed (0 is a valid seed) and BaseTime (zero means time.Now()).
+type Config struct {
+	Records         int         // records per request (log records, data points or spans)
+	Attrs           int         // attributes per record
+	AttrCardinality int         // distinct values per attribute key
+	BodyBytes       int         // log body size in bytes
+	SpansPerTrace   int         // spans per trace tree (the last tree may be smaller)
+	Services        int         // distinct service resources
+	Seed            uint64      // seeds the PRNG: same seed, same payloads
+	BaseTime        time.Time   // timestamps are laid out from here; zero means now
+	PoolSize        int         // pre-encoded payloads per signal
+	Encoding        Encoding    // proto or json
+	Compression     Compression // none, gzip or zstd
+}
+
+// ErrInvalidConfig marks every Config.Validate error.
+var ErrInvalidConfig = errors.New("invalid payload config")
+
+// withDefaults returns c with zero fields replaced by defaults.
+func (c Config) withDefaults() Config {
+	def := func(v *int, d int) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	def(&c.Records, DefaultRecords)
+	def(&c.AttrCardinality, DefaultAttrCardinality)
+	def(&c.SpansPerTrace, DefaultSpansPerTrace)
+	def(&c.Services, DefaultServices)
+	def(&c.PoolSize, DefaultPoolSize)
+	if c.Encoding == "" {
+		c.Encoding = DefaultEncoding
+	}
+	if c.Compression == "" {
+		c.Compression = DefaultCompression
+	}
+	if c.BaseTime.IsZero() {
+		c.BaseTime = time.Now()
+	}
+	return c
+}
+
+// Validate reports the first out-of-range field. Attrs and BodyBytes may be
+// zero (no attributes, empty bodies); the others must be positive or zero
+// (default).
+func (c Config) Validate() error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: "+format, append([]any{ErrInvalidConfig}, args...)...)
+	}
+	switch {
+	case c.Records < 0 || c.Records > MaxRecords:
+		return bad("records %d out of range 1..%d", c.Records, MaxRecords)
+	case c.Attrs < 0 || c.Attrs > MaxAttrs:
+		return bad("attrs %d out of range 0..%d", c.Attrs, MaxAttrs)
+	case c.AttrCardinality < 0:
+		return bad("attr cardinality %d must be positive", c.AttrCardinality)
+	case c.BodyBytes < 0 || c.BodyBytes > MaxBodyBytes:
+		return bad("body bytes %d out of range 0..%d", c.BodyBytes, MaxBodyBytes)
+	case c.SpansPerTrace < 0:
+		return bad("spans per trace %d must be positive", c.SpansPerTrace)
+	case c.Services < 0:
+		return bad("services %d must be positive", c.Services)
+	case c.PoolSize < 0 || c.PoolSize > MaxPoolSize:
+		return bad("pool size %d out of range 1..%d", c.PoolSize, MaxPoolSize)
+	}
+	switch c.Encoding {
+	case "", EncodingProto, EncodingJSON:
+	default:
+		return bad("encoding %q (want proto or json)", c.Encoding)
+	}
+	switch c.Compression {
+	case "", CompressionNone, CompressionGzip, CompressionZstd:
+	default:
+		return bad("compression %q (want none, gzip or zstd)", c.Compression)
+	}
+	return nil
+}

@@ -1,0 +1,142 @@
+package otlpgen
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zstd"
+	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
+	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
+	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+)
+
+// Payload is one encoded, possibly compressed, OTLP export request body.
+// Body is shared by every send of the payload and must not be modified.
+type Payload struct {
+	Signal          Signal
+	Body            []byte
+	Records         int    // records in the request (log records, data points, spans)
+	RawBytes        int    // encoded size before compression
+	ContentType     string // application/x-protobuf or application/json
+	ContentEncoding string // "" (none), "gzip" or "zstd"
+}
+
+// Pool holds cfg.PoolSize pre-encoded payloads per signal.
+type Pool struct {
+	cfg      Config
+	payloads [len(Signals)][]Payload
+}
+
+// NewPool validates cfg, generates and encodes the payloads of the requested
+// signals. The work is deterministic for a given Seed and BaseTime.
+func NewPool(cfg Config, signals ...Signal) (*Pool, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	p := &Pool{cfg: cfg}
+	enc, closeEnc, err := newCompressor(cfg.Compression)
+	if err != nil {
+		return nil, err
+	}
+	defer closeEnc()
+	for _, sig := range signals {
+		// One generator per signal, so adding a signal to the mix does not
+		// change the payloads of the others.
+		g := newGenerator(cfg)
+		g.rng.Uint64N(uint64(sig) + 1)
+		ps := make([]Payload, cfg.PoolSize)
+		for i := range ps {
+			raw, records, err := g.encode(sig, i)
+			if err != nil {
+				return nil, fmt.Errorf("encode %s payload: %w", sig, err)
+			}
+			body, err := enc(raw)
+			if err != nil {
+				return nil, fmt.Errorf("compress %s payload: %w", sig, err)
+			}
+			ps[i] = Payload{
+				Signal: sig, Body: body, Records: records, RawBytes: len(raw),
+				ContentType: cfg.Encoding.ContentType(),
+			}
+			if cfg.Compression != CompressionNone {
+				ps[i].ContentEncoding = string(cfg.Compression)
+			}
+		}
+		p.payloads[sig] = ps
+	}
+	return p, nil
+}
+
+// Config returns the configuration the pool was built with, defaults applied.
+func (p *Pool) Config() Config { return p.cfg }
+
+// Payloads returns the payloads of sig (nil if the signal was not requested).
+func (p *Pool) Payloads(sig Signal) []Payload { return p.payloads[sig] }
+
+// Get returns payload number i (modulo the pool size) of sig.
+func (p *Pool) Get(sig Signal, i uint64) *Payload {
+	ps := p.payloads[sig]
+	return &ps[i%uint64(len(ps))]
+}
+
+// encode builds payload number i of sig and marshals it as an Export*Request.
+func (g *generator) encode(sig Signal, i int) ([]byte, int, error) {
+	json := g.cfg.Encoding == EncodingJSON
+	switch sig {
+	case Logs:
+		ld := g.logs()
+		req := plogotlp.NewExportRequestFromLogs(ld)
+		b, err := marshal(json, req.MarshalJSON, req.MarshalProto)
+		return b, ld.LogRecordCount(), err
+	case Metrics:
+		md := g.metrics(i)
+		req := pmetricotlp.NewExportRequestFromMetrics(md)
+		b, err := marshal(json, req.MarshalJSON, req.MarshalProto)
+		return b, md.DataPointCount(), err
+	case Traces:
+		td := g.traces()
+		req := ptraceotlp.NewExportRequestFromTraces(td)
+		b, err := marshal(json, req.MarshalJSON, req.MarshalProto)
+		return b, td.SpanCount(), err
+	}
+	return nil, 0, fmt.Errorf("unknown signal %d", sig)
+}
+
+func marshal(json bool, mj, mp func() ([]byte, error)) ([]byte, error) {
+	if json {
+		return mj()
+	}
+	return mp()
+}
+
+// newCompressor returns the body transform of a Compression and a func that
+// releases it.
+func newCompressor(c Compression) (func([]byte) ([]byte, error), func(), error) {
+	nop := func() {}
+	switch c {
+	case CompressionNone:
+		return func(b []byte) ([]byte, error) { return b, nil }, nop, nil
+	case CompressionGzip:
+		return func(b []byte) ([]byte, error) {
+			var buf bytes.Buffer
+			w := gzip.NewWriter(&buf)
+			if _, err := w.Write(b); err != nil {
+				return nil, err
+			}
+			if err := w.Close(); err != nil {
+				return nil, err
+			}
+			return buf.Bytes(), nil
+		}, nop, nil
+	case CompressionZstd:
+		enc, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1))
+		if err != nil {
+			return nil, nop, fmt.Errorf("zstd encoder: %w", err)
+		}
+		return func(b []byte) ([]byte, error) { return enc.EncodeAll(b, nil), nil },
+			func() { _ = enc.Close() }, nil
+	}
+	return nil, nop, fmt.Errorf("%w: compression %q", ErrInvalidConfig, c)
+}
