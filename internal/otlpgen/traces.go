@@ -47,7 +47,7 @@ func (g *generator) traces() ptrace.Traces {
 			s.SetParentSpanID(p.id)
 			span := p.end - p.start
 			start = p.start + time.Duration(g.rng.Int64N(int64(span)/2+1))
-			end = start + time.Duration(g.rng.Int64N(int64(p.end-start)))+1
+			end = start + time.Duration(g.rng.Int64N(int64(p.end-start))) + 1
 			if g.rng.IntN(2) == 0 {
 				s.SetKind(ptrace.SpanKindClient)
 			} else {
