@@ -1,0 +1,10 @@
+//go:build !linux
+
+package profile
+
+import "context"
+
+// TraceSyscalls needs Linux; elsewhere it returns ErrNotSupported.
+func TraceSyscalls(context.Context, SyscallConfig) (*SyscallReport, error) {
+	return nil, ErrNotSupported
+}

@@ -1,0 +1,294 @@
+package profile
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// HistBuckets is the number of log2 latency buckets: bucket i counts
+// syscalls that took [2^i, 2^(i+1)) nanoseconds (bucket 0 also holds 0 ns).
+const HistBuckets = 48
+
+// SyscallStat aggregates one syscall (of the whole target, or of a thread).
+type SyscallStat struct {
+	Nr      int                 `json:"nr"`
+	Name    string              `json:"name"`
+	Count   uint64              `json:"count"`
+	Errors  uint64              `json:"errors"`
+	TotalNs uint64              `json:"total_ns"`
+	MaxNs   uint64              `json:"max_ns"`
+	Hist    [HistBuckets]uint64 `json:"-"`
+}
+
+// Avg returns the mean latency.
+func (s SyscallStat) Avg() time.Duration {
+	var done uint64
+	for _, n := range s.Hist {
+		done += n
+	}
+	if done == 0 {
+		return 0
+	}
+	return time.Duration(s.TotalNs / done)
+}
+
+// Percentile estimates the q-quantile (0 < q <= 1) of latency from the log2
+// histogram, interpolating linearly inside the bucket and never above the
+// observed maximum. The estimate is within a factor of 2 of the truth.
+func (s SyscallStat) Percentile(q float64) time.Duration {
+	var n uint64
+	for _, c := range s.Hist {
+		n += c
+	}
+	if n == 0 {
+		return 0
+	}
+	rank := q * float64(n)
+	var cum float64
+	for i, c := range s.Hist {
+		if c == 0 {
+			continue
+		}
+		if cum+float64(c) >= rank {
+			lo, hi := math.Ldexp(1, i), math.Ldexp(1, i+1)
+			if i == 0 {
+				lo = 0
+			}
+			v := lo + (hi-lo)*(rank-cum)/float64(c)
+			return time.Duration(math.Min(v, float64(s.MaxNs)))
+		}
+		cum += float64(c)
+	}
+	return time.Duration(s.MaxNs)
+}
+
+// ThreadStat is one thread's aggregate per syscall (--per-thread).
+type ThreadStat struct {
+	PID      int           `json:"pid"`
+	TID      int           `json:"tid"`
+	Comm     string        `json:"comm"`
+	Count    uint64        `json:"count"`
+	TotalNs  uint64        `json:"total_ns"`
+	Syscalls []SyscallStat `json:"syscalls"`
+}
+
+// StackCount is how often (and how long) one syscall was made from one user
+// stack.
+type StackCount struct {
+	PID     int
+	Syscall string
+	Count   uint64
+	TotalNs uint64
+	// Frames, leaf first: raw addresses and their symbolization.
+	Frames []Frame
+}
+
+// Frame is one symbolized stack frame.
+type Frame struct {
+	Addr     uint64
+	Function string
+	File     string
+	Line     int
+	Kernel   bool
+	Mapping  *MappingInfo
+}
+
+// MappingInfo describes the file an address was mapped from.
+type MappingInfo struct {
+	PID                int
+	Start, End, Offset uint64
+	Path               string
+}
+
+// SyscallReport is the result of TraceSyscalls.
+type SyscallReport struct {
+	PID      int           `json:"pid"`
+	Command  []string      `json:"command,omitempty"`
+	Children []int         `json:"children,omitempty"`
+	Arch     string        `json:"arch"`
+	Attach   AttachMode    `json:"attach"`
+	Started  time.Time     `json:"started"`
+	Elapsed  time.Duration `json:"-"`
+	// ExitCode of Command (-1 when killed by a signal, or in PID mode).
+	ExitCode int           `json:"exit_code"`
+	Syscalls []SyscallStat `json:"-"`
+	Threads  []ThreadStat  `json:"threads,omitempty"`
+	Stacks   []StackCount  `json:"-"`
+	// Lost counts events the kernel side could not record (stack map full,
+	// and the like); non-zero means the stacks are incomplete.
+	Lost map[string]uint64 `json:"lost,omitempty"`
+}
+
+// Total returns the number of syscalls counted.
+func (r *SyscallReport) Total() uint64 {
+	var n uint64
+	for _, s := range r.Syscalls {
+		n += s.Count
+	}
+	return n
+}
+
+// TotalNs returns the time spent in all counted syscalls.
+func (r *SyscallReport) TotalNs() uint64 {
+	var n uint64
+	for _, s := range r.Syscalls {
+		n += s.TotalNs
+	}
+	return n
+}
+
+// Syscall returns the aggregate of the named syscall.
+func (r *SyscallReport) Syscall(name string) (SyscallStat, bool) {
+	for _, s := range r.Syscalls {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return SyscallStat{}, false
+}
+
+// sortSyscalls orders by total time, then count, then name.
+func sortSyscalls(ss []SyscallStat) {
+	sort.Slice(ss, func(i, j int) bool {
+		a, b := ss[i], ss[j]
+		if a.TotalNs != b.TotalNs {
+			return a.TotalNs > b.TotalNs
+		}
+		if a.Count != b.Count {
+			return a.Count > b.Count
+		}
+		return a.Name < b.Name
+	})
+}
+
+// WriteText writes a table like perf trace -s, sorted by total time; top
+// limits the rows (0 = all).
+func (r *SyscallReport) WriteText(w io.Writer, top int) error {
+	secs := r.Elapsed.Seconds()
+	who := fmt.Sprintf("pid %d", r.PID)
+	if len(r.Command) > 0 {
+		who = fmt.Sprintf("pid %d (%s)", r.PID, strings.Join(r.Command, " "))
+	}
+	if len(r.Children) > 0 {
+		who += fmt.Sprintf(" + %d children", len(r.Children))
+	}
+	fmt.Fprintf(w, "%s: %d syscalls in %.3fs (%.0f/s), %.3f ms in syscalls\n\n",
+		who, r.Total(), secs, rate(r.Total(), secs), float64(r.TotalNs())/1e6)
+	if err := writeSyscallTable(w, r.Syscalls, r.TotalNs(), secs, top); err != nil {
+		return err
+	}
+	for _, t := range r.Threads {
+		fmt.Fprintf(w, "\nthread %d (%s) of pid %d: %d syscalls, %.3f ms\n", t.TID, t.Comm, t.PID, t.Count, float64(t.TotalNs)/1e6)
+		if err := writeSyscallTable(w, t.Syscalls, t.TotalNs, secs, top); err != nil {
+			return err
+		}
+	}
+	for what, n := range r.Lost {
+		if n > 0 {
+			fmt.Fprintf(w, "\nwarning: %d %s\n", n, what)
+		}
+	}
+	return nil
+}
+
+func writeSyscallTable(w io.Writer, ss []SyscallStat, totalNs uint64, secs float64, top int) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "syscall\tcalls\trate/s\terrors\ttotal ms\tavg us\tp50 us\tp99 us\tmax us\t% time\t")
+	for i, s := range ss {
+		if top > 0 && i >= top {
+			break
+		}
+		pct := 0.0
+		if totalNs > 0 {
+			pct = 100 * float64(s.TotalNs) / float64(totalNs)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%d\t%.3f\t%.2f\t%.2f\t%.2f\t%.2f\t%.1f\t\n",
+			s.Name, s.Count, rate(s.Count, secs), s.Errors, float64(s.TotalNs)/1e6,
+			us(s.Avg()), us(s.Percentile(0.5)), us(s.Percentile(0.99)), float64(s.MaxNs)/1e3, pct)
+	}
+	if top > 0 && len(ss) > top {
+		fmt.Fprintf(tw, "(%d more)\t\t\t\t\t\t\t\t\t\t\n", len(ss)-top)
+	}
+	return tw.Flush()
+}
+
+func rate(n uint64, secs float64) float64 {
+	if secs <= 0 {
+		return 0
+	}
+	return float64(n) / secs
+}
+
+func us(d time.Duration) float64 { return float64(d) / 1e3 }
+
+// SyscallReportSchema names the JSON layout of WriteJSON.
+const SyscallReportSchema = "otelbench.profile.syscalls/v1"
+
+type jsonSyscall struct {
+	SyscallStat
+	RatePerSec float64  `json:"rate_per_second"`
+	AvgNs      int64    `json:"avg_ns"`
+	P50Ns      int64    `json:"p50_ns"`
+	P99Ns      int64    `json:"p99_ns"`
+	PctTime    float64  `json:"pct_time"`
+	Hist       []uint64 `json:"histogram_log2_ns"`
+}
+
+// WriteJSON writes the report as JSON (schema SyscallReportSchema). The
+// histogram has one count per log2 bucket: index i counts [2^i, 2^(i+1)) ns.
+func (r *SyscallReport) WriteJSON(w io.Writer) error {
+	secs := r.Elapsed.Seconds()
+	conv := func(ss []SyscallStat, totalNs uint64) []jsonSyscall {
+		out := make([]jsonSyscall, 0, len(ss))
+		for _, s := range ss {
+			j := jsonSyscall{SyscallStat: s, RatePerSec: rate(s.Count, secs), AvgNs: int64(s.Avg()),
+				P50Ns: int64(s.Percentile(0.5)), P99Ns: int64(s.Percentile(0.99))}
+			if totalNs > 0 {
+				j.PctTime = 100 * float64(s.TotalNs) / float64(totalNs)
+			}
+			last := len(s.Hist)
+			for last > 0 && s.Hist[last-1] == 0 {
+				last--
+			}
+			j.Hist = append([]uint64{}, s.Hist[:last]...)
+			out = append(out, j)
+		}
+		return out
+	}
+	type jsonThread struct {
+		ThreadStat
+		Syscalls []jsonSyscall `json:"syscalls"`
+	}
+	threads := make([]jsonThread, 0, len(r.Threads))
+	for _, t := range r.Threads {
+		threads = append(threads, jsonThread{ThreadStat: t, Syscalls: conv(t.Syscalls, t.TotalNs)})
+	}
+	type alias SyscallReport
+	v := struct {
+		Schema string `json:"schema"`
+		*alias
+		ElapsedSeconds float64       `json:"elapsed_seconds"`
+		TotalSyscalls  uint64        `json:"total_syscalls"`
+		TotalNs        uint64        `json:"total_ns"`
+		Syscalls       []jsonSyscall `json:"syscalls"`
+		Threads        []jsonThread  `json:"threads,omitempty"`
+	}{SyscallReportSchema, (*alias)(r), secs, r.Total(), r.TotalNs(), conv(r.Syscalls, r.TotalNs()), threads}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func sortThreads(ts []ThreadStat) {
+	sort.Slice(ts, func(i, j int) bool {
+		if ts[i].TotalNs != ts[j].TotalNs {
+			return ts[i].TotalNs > ts[j].TotalNs
+		}
+		return ts[i].TID < ts[j].TID
+	})
+}

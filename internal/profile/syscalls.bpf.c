@@ -1,0 +1,258 @@
+//go:build ignore
+
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+// Syscall profiler: per-syscall counters, latency histograms and optional
+// user stacks of one process (or one process tree), aggregated in the kernel.
+// Only the totals cross to user space, when the trace ends.
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "common.bpf.h"
+
+#define MAX_SYSCALLS 1024
+
+// Set by the loader (rodata): a constant comparison is the cheapest filter
+// for the common single-process case; follow_children switches to a map.
+volatile const __u32 target_tgid = 0;
+volatile const __u8 follow_children = 0;
+volatile const __u8 per_thread = 0;
+volatile const __u8 want_stacks = 0;
+// exit and exit_group never return, so they are counted at entry.
+volatile const __s32 nr_exit = -1;
+volatile const __s32 nr_exit_group = -1;
+
+struct syscall_stats {
+	__u64 count;
+	__u64 errors;
+	__u64 total_ns;
+	__u64 max_ns;
+	__u64 hist[HIST_BUCKETS];
+};
+
+struct thread_key {
+	__u32 tgid;
+	__u32 tid;
+	__u32 nr;
+	__u32 pad;
+};
+
+struct stack_key {
+	__u32 tgid;
+	__u32 nr;
+	__s32 stackid;
+	__u32 pad;
+};
+
+struct stack_val {
+	__u64 count;
+	__u64 total_ns;
+};
+
+// In-flight syscall of a thread. Task-local storage needs no hashing and is
+// freed with the task.
+struct inflight {
+	__u64 ts;
+	__s64 nr;
+	__s64 stackid;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, MAX_SYSCALLS);
+	__type(key, __u32);
+	__type(value, struct syscall_stats);
+} stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct thread_key);
+	__type(value, struct syscall_stats);
+} thread_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct comm);
+} thread_comm SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct inflight);
+} inflight_store SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, 16384);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, MAX_STACK_DEPTH * sizeof(__u64));
+} stacks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct stack_key);
+	__type(value, struct stack_val);
+} stack_counts SEC(".maps");
+
+static __always_inline void account(struct syscall_stats *s, __u64 d, long ret)
+{
+	s->count++;
+	s->total_ns += d;
+	if (ret < 0 && ret >= -4095)
+		s->errors++;
+	if (d > s->max_ns)
+		s->max_ns = d;
+	__u32 b = log2l(d);
+	if (b >= HIST_BUCKETS)
+		b = HIST_BUCKETS - 1;
+	s->hist[b]++;
+}
+
+// account_shared is account for maps that several CPUs update at once.
+static __always_inline void account_shared(struct syscall_stats *s, __u64 d, long ret)
+{
+	__sync_fetch_and_add(&s->count, 1);
+	__sync_fetch_and_add(&s->total_ns, d);
+	if (ret < 0 && ret >= -4095)
+		__sync_fetch_and_add(&s->errors, 1);
+	if (d > s->max_ns)
+		s->max_ns = d; // racy by design: a lost max is a tiny error
+	__u32 b = log2l(d);
+	if (b >= HIST_BUCKETS)
+		b = HIST_BUCKETS - 1;
+	__sync_fetch_and_add(&s->hist[b], 1);
+}
+
+static __always_inline void account_thread(__u32 tgid, __u32 tid, __u32 nr, __u64 d, long ret)
+{
+	struct thread_key k = {.tgid = tgid, .tid = tid, .nr = nr};
+	struct syscall_stats *s = bpf_map_lookup_elem(&thread_stats, &k);
+	if (!s) {
+		static const struct syscall_stats zero;
+		bpf_map_update_elem(&thread_stats, &k, &zero, BPF_NOEXIST);
+		s = bpf_map_lookup_elem(&thread_stats, &k);
+		if (!s)
+			return;
+		struct comm c = {};
+		bpf_get_current_comm(&c.name, sizeof(c.name));
+		bpf_map_update_elem(&thread_comm, &tid, &c, BPF_ANY);
+	}
+	account_shared(s, d, ret);
+}
+
+static __always_inline void account_stack(__u32 tgid, __u32 nr, __s64 stackid, __u64 d)
+{
+	if (stackid < 0) {
+		bump(CTR_STACK_ERRORS);
+		return;
+	}
+	struct stack_key k = {.tgid = tgid, .nr = nr, .stackid = stackid};
+	struct stack_val *v = bpf_map_lookup_elem(&stack_counts, &k);
+	if (!v) {
+		struct stack_val init = {.count = 1, .total_ns = d};
+		if (bpf_map_update_elem(&stack_counts, &k, &init, BPF_NOEXIST) == 0)
+			return;
+		v = bpf_map_lookup_elem(&stack_counts, &k);
+		if (!v) {
+			bump(CTR_STACK_DROPS);
+			return;
+		}
+	}
+	__sync_fetch_and_add(&v->count, 1);
+	__sync_fetch_and_add(&v->total_ns, d);
+}
+
+// record counts a syscall that ended (or, for exit, never will).
+static __always_inline void record(__u64 pid_tgid, __u32 nr, __u64 d, long ret, __s64 stackid)
+{
+	__u32 tgid = pid_tgid >> 32;
+	struct syscall_stats *s = bpf_map_lookup_elem(&stats, &nr);
+	if (s)
+		account(s, d, ret);
+	if (per_thread)
+		account_thread(tgid, (__u32)pid_tgid, nr, d, ret);
+	if (want_stacks)
+		account_stack(tgid, nr, stackid, d);
+}
+
+static __always_inline int on_enter(void *ctx, long id)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	if (!traced(pid_tgid >> 32, target_tgid, follow_children))
+		return 0;
+	if (id < 0 || id >= MAX_SYSCALLS) {
+		bump(CTR_BAD_NR);
+		return 0;
+	}
+	__s64 stackid = -1;
+	if (want_stacks)
+		stackid = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
+	if (id == nr_exit || id == nr_exit_group) {
+		record(pid_tgid, id, 0, 0, stackid);
+		return 0;
+	}
+	struct inflight *f = bpf_task_storage_get(&inflight_store, bpf_get_current_task_btf(), 0,
+						  BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!f) {
+		bump(CTR_STORAGE_ERRORS);
+		return 0;
+	}
+	f->nr = id;
+	f->stackid = stackid;
+	f->ts = bpf_ktime_get_ns();
+	return 0;
+}
+
+static __always_inline int on_exit(long ret)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	if (!traced(pid_tgid >> 32, target_tgid, follow_children))
+		return 0;
+	struct inflight *f = bpf_task_storage_get(&inflight_store, bpf_get_current_task_btf(), 0, 0);
+	if (!f || !f->ts)
+		return 0; // entered before the trace began
+	__u64 d = bpf_ktime_get_ns() - f->ts;
+	f->ts = 0;
+	record(pid_tgid, f->nr, d, ret, f->stackid);
+	return 0;
+}
+
+// tp_btf programs read their arguments straight from the context; the
+// raw_tp variants below are the fallback for kernels whose BTF lacks the
+// tracepoint. Both cost about the same (docs/benchmarks/profile.md).
+SEC("tp_btf/sys_enter")
+int BPF_PROG(sys_enter_btf, struct pt_regs *regs, long id)
+{
+	return on_enter(ctx, id);
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(sys_exit_btf, struct pt_regs *regs, long ret)
+{
+	return on_exit(ret);
+}
+
+SEC("raw_tp/sys_enter")
+int sys_enter_raw(struct bpf_raw_tracepoint_args *ctx)
+{
+	return on_enter(ctx, (long)ctx->args[1]);
+}
+
+SEC("raw_tp/sys_exit")
+int sys_exit_raw(struct bpf_raw_tracepoint_args *ctx)
+{
+	return on_exit((long)ctx->args[1]);
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(sched_fork, struct task_struct *parent, struct task_struct *child)
+{
+	return on_fork(child, follow_children);
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -1,0 +1,40 @@
+package profile
+
+import (
+	"context"
+	"strconv"
+	"testing"
+	"time"
+)
+
+func TestTraceSyscallsExactCount(t *testing.T) {
+	requireBPF(t)
+	bin := buildGo(t, "fstats", fstatProgram)
+	for _, mode := range []AttachMode{AttachTPBTF, AttachRawTP} {
+		t.Run(string(mode), func(t *testing.T) {
+			const n = 12345
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			rep, err := TraceSyscalls(ctx, SyscallConfig{Target: Target{Command: []string{bin, strconv.Itoa(n)}}, Attach: mode})
+			if err != nil {
+				t.Fatal(err)
+			}
+			st, ok := rep.Syscall("fstat")
+			if !ok {
+				t.Fatalf("no fstat in report: %+v", rep.Syscalls)
+			}
+			if st.Count != n {
+				t.Errorf("fstat count = %d, want %d", st.Count, n)
+			}
+			if st.Errors != 0 {
+				t.Errorf("fstat errors = %d, want 0", st.Errors)
+			}
+			if rep.ExitCode != 0 {
+				t.Errorf("exit code = %d, want 0", rep.ExitCode)
+			}
+			if _, ok := rep.Syscall("exit_group"); !ok {
+				t.Errorf("exit_group not counted: %+v", rep.Syscalls)
+			}
+		})
+	}
+}
