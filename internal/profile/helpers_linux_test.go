@@ -94,3 +94,42 @@ func main() {
 	}
 }
 `
+
+// spinProgram burns CPU in main.spinHot for argv[1] milliseconds.
+const spinProgram = `package main
+
+import (
+	"os"
+	"strconv"
+	"time"
+)
+
+var sink uint64
+
+//go:noinline
+func spinHot(d time.Duration) {
+	end := time.Now().Add(d)
+	x := uint64(1)
+	for time.Now().Before(end) {
+		for i := 0; i < 100000; i++ {
+			x = x*6364136223846793005 + 1442695040888963407
+		}
+	}
+	sink = x
+}
+
+func main() {
+	ms, _ := strconv.Atoi(os.Args[1])
+	spinHot(time.Duration(ms) * time.Millisecond)
+}
+`
+
+// hasFunction reports whether any frame of frames is named fn.
+func hasFunction(frames []Frame, fn string) bool {
+	for _, f := range frames {
+		if f.Function == fn {
+			return true
+		}
+	}
+	return false
+}
