@@ -85,6 +85,7 @@ type FS struct {
 	// procfs is true when root is a procfs mount (statfs f_type 0x9fa0):
 	// only then does st_size of an fd directory mean a count.
 	procfs bool
+	fsType int64 // statfs f_type of root
 	// statSize is true when the kernel is known to report counts in st_size
 	// (probed once on the caller's own fd directory, which is never empty
 	// while the probe holds it open).

@@ -25,7 +25,7 @@ func newFS(root string) (*FS, error) {
 	if err := retryEINTR(func() error { return unix.Statfs(root, &sfs) }); err != nil {
 		return nil, fmt.Errorf("statfs %s: %w", root, err)
 	}
-	fs := &FS{root: root, procfs: int64(sfs.Type) == ProcSuperMagic}
+	fs := &FS{root: root, fsType: int64(sfs.Type), procfs: int64(sfs.Type) == ProcSuperMagic}
 	if fs.procfs {
 		fs.probeSelf()
 	}
@@ -64,7 +64,8 @@ func (fs *FS) count(pid, tid int, m Method) (int, Method, error) {
 	switch m {
 	case MethodStat:
 		if !fs.procfs {
-			return 0, MethodStat, fmt.Errorf("stat %s: %w (%s)", path, ErrNotProcfs, fs.root)
+			return 0, MethodStat, fmt.Errorf("stat %s: %w (%s has filesystem type %#x, procfs is %#x; use --method auto or readdir)",
+				path, ErrNotProcfs, fs.root, fs.fsType, ProcSuperMagic)
 		}
 		if fs.statProbed && !fs.statSize {
 			return 0, MethodStat, fmt.Errorf("stat %s: %w", path, ErrStatUnsupported)

@@ -9,6 +9,8 @@ type Table struct {
 	FDs int `json:"fds"`
 	// Method is how FDs was counted.
 	Method Method `json:"method"`
+	// Comm is the name of the first thread (set by Run, not by Tables).
+	Comm string `json:"comm,omitempty"`
 }
 
 // Grouping says how Tables decided which threads share a table.
