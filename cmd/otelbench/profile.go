@@ -179,4 +179,3 @@ func writeFileWith(path string, stdout io.Writer, write func(io.Writer) error) e
 	}
 	return fh.Close()
 }
-
