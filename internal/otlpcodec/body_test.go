@@ -1,0 +1,157 @@
+package otlpcodec
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"runtime"
+	"testing"
+	"testing/iotest"
+)
+
+func TestReadBodyRoundTrip(t *testing.T) {
+	data := bytes.Repeat([]byte("otelbench "), 10_000) // 100,000 bytes
+	for _, c := range []Compression{CompressionNone, CompressionGzip, CompressionZstd} {
+		for _, tt := range []struct {
+			name  string
+			limit int64
+			err   error
+		}{
+			{"under limit", 1 << 20, nil},
+			{"exactly at limit", int64(len(data)), nil},
+			{"one byte over after decompression", int64(len(data)) - 1, ErrTooLarge},
+		} {
+			t.Run(c.String()+"/"+tt.name, func(t *testing.T) {
+				body, err := Compress(nil, data, c)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, hint := range []int64{-1, int64(len(body))} {
+					if hint > tt.limit {
+						continue // the early Content-Length check is tested below
+					}
+					got, err := ReadBody(nil, iotest.HalfReader(bytes.NewReader(body)), c, tt.limit, hint)
+					if !errors.Is(err, tt.err) {
+						t.Fatalf("hint %d: error = %v, want %v", hint, err, tt.err)
+					}
+					if err == nil && !bytes.Equal(got, data) {
+						t.Fatalf("hint %d: got %d bytes, want the %d bytes compressed", hint, len(got), len(data))
+					}
+				}
+			})
+		}
+	}
+}
+
+func TestReadBodyCompressedOverLimit(t *testing.T) {
+	// Random-ish data does not compress: the compressed stream itself
+	// exceeds the limit and must be cut before decompression completes.
+	data := make([]byte, 64<<10)
+	for i := range data {
+		data[i] = byte(i*7919 + i>>3)
+	}
+	for _, c := range []Compression{CompressionNone, CompressionGzip, CompressionZstd} {
+		t.Run(c.String(), func(t *testing.T) {
+			body, _ := Compress(nil, data, c)
+			limit := int64(len(body) / 2)
+			if _, err := ReadBody(nil, bytes.NewReader(body), c, limit, int64(len(body))); !errors.Is(err, ErrTooLarge) {
+				t.Errorf("with Content-Length: error = %v, want ErrTooLarge", err)
+			}
+			if _, err := ReadBody(nil, bytes.NewReader(body), c, limit, -1); !errors.Is(err, ErrTooLarge) {
+				t.Errorf("chunked: error = %v, want ErrTooLarge", err)
+			}
+		})
+	}
+}
+
+func TestReadBodyCorrupt(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		c    Compression
+		body []byte
+	}{
+		{"gzip header", CompressionGzip, []byte("not gzip at all")},
+		{"zstd header", CompressionZstd, []byte("not zstd at all")},
+		{"gzip truncated", CompressionGzip, truncated(t, CompressionGzip)},
+		{"zstd truncated", CompressionZstd, truncated(t, CompressionZstd)},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := ReadBody(nil, bytes.NewReader(tt.body), tt.c, 1<<20, -1)
+			if !errors.Is(err, ErrCorrupt) {
+				t.Errorf("error = %v, want ErrCorrupt", err)
+			}
+		})
+	}
+}
+
+func TestReadBodyTransportError(t *testing.T) {
+	boom := errors.New("connection reset")
+	body, _ := Compress(nil, bytes.Repeat([]byte("x"), 1<<16), CompressionGzip)
+	r := io.MultiReader(bytes.NewReader(body[:len(body)/2]), iotest.ErrReader(boom))
+	_, err := ReadBody(nil, r, CompressionGzip, 1<<20, -1)
+	if !errors.Is(err, boom) || errors.Is(err, ErrCorrupt) {
+		t.Errorf("error = %v, want the transport error, not ErrCorrupt", err)
+	}
+}
+
+func truncated(t *testing.T, c Compression) []byte {
+	t.Helper()
+	b, err := Compress(nil, bytes.Repeat([]byte("abcdefgh"), 4096), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b[:len(b)/2]
+}
+
+// TestReadBodyBomb feeds real decompression bombs (1 GiB of zeros, gzip -9:
+// 1 MB; zstd: 32 KB) through a 4 MiB limit: ErrTooLarge, and the bytes
+// allocated stay in the order of the limit, not of the gigabyte.
+func TestReadBodyBomb(t *testing.T) {
+	for _, tt := range []struct {
+		file string
+		c    Compression
+	}{
+		{"testdata/bomb-1GiB.gz", CompressionGzip},
+		{"testdata/bomb-1GiB.zst", CompressionZstd},
+	} {
+		t.Run(tt.c.String(), func(t *testing.T) {
+			bomb, err := os.ReadFile(tt.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			const limit = 4 << 20
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			_, err = ReadBody(nil, bytes.NewReader(bomb), tt.c, limit, int64(len(bomb)))
+			runtime.ReadMemStats(&after)
+			if !errors.Is(err, ErrTooLarge) {
+				t.Fatalf("error = %v, want ErrTooLarge", err)
+			}
+			// Growth doubles up to limit+1 (about 2x limit in all) plus the
+			// decoder's window and tables; 1 GiB would be 128x this bound.
+			if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 8*limit {
+				t.Errorf("allocated %d bytes for a %d-byte limit, want at most %d", alloc, limit, 8*limit)
+			}
+		})
+	}
+}
+
+func BenchmarkReadBody(b *testing.B) {
+	data := bytes.Repeat([]byte("otelbench log line payload "), 40) // ~1 KB, a 1-record request
+	for _, c := range []Compression{CompressionNone, CompressionGzip, CompressionZstd} {
+		body, _ := Compress(nil, data, c)
+		b.Run(c.String(), func(b *testing.B) {
+			var buf []byte
+			b.ReportAllocs()
+			for b.Loop() {
+				var err error
+				buf, err = ReadBody(buf, bytes.NewReader(body), c, 1<<20, int64(len(body)))
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,90 @@
+package otlpcodec_test
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+
+	"github.com/otelbench/otelbench/internal/otlpcodec"
+	"github.com/otelbench/otelbench/internal/otlpcodec/otlptest"
+)
+
+// seeds returns valid requests of sig in enc, with and without rejected
+// records, plus a few malformed bodies.
+func seeds(t testing.TB, sig otlpcodec.Signal, enc otlpcodec.Encoding) [][]byte {
+	var msgs []message
+	switch sig {
+	case otlpcodec.SignalLogs:
+		msgs = []message{otlptest.Logs(0, 1), otlptest.Logs(5, 3)}
+	case otlpcodec.SignalMetrics:
+		msgs = []message{otlptest.Metrics(0, 5, 0), otlptest.Metrics(0, 10, 2)}
+	case otlpcodec.SignalTraces:
+		msgs = []message{otlptest.Traces(0, 2, 0), otlptest.Traces(0, 2, 2)}
+	}
+	out := [][]byte{nil, []byte("{}"), []byte("\x0a\x00"), []byte("\xff")}
+	for _, m := range msgs {
+		out = append(out, encode(t, m, enc))
+	}
+	return out
+}
+
+// fuzzDecode checks Decode on arbitrary input: it never panics, fails only
+// with ErrCorrupt, and what it accepts re-decodes from the stored protobuf
+// to the same records with nothing further rejected.
+func fuzzDecode(f *testing.F, sig otlpcodec.Signal, enc otlpcodec.Encoding) {
+	for _, s := range seeds(f, sig, enc) {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		req, err := otlpcodec.Decode(sig, enc, bytes.Clone(body))
+		if err != nil {
+			if !errors.Is(err, otlpcodec.ErrCorrupt) {
+				t.Fatalf("error %v does not wrap ErrCorrupt", err)
+			}
+			return
+		}
+		again, err := otlpcodec.Decode(sig, otlpcodec.EncodingProto, req.Payload)
+		if err != nil {
+			t.Fatalf("stored payload does not decode: %v", err)
+		}
+		if again.Records != req.Records || again.Rejected != 0 {
+			t.Fatalf("stored payload holds %d records (%d rejected), want %d (0)", again.Records, again.Rejected, req.Records)
+		}
+	})
+}
+
+func FuzzDecodeLogsProto(f *testing.F)    { fuzzDecode(f, otlpcodec.SignalLogs, otlpcodec.EncodingProto) }
+func FuzzDecodeLogsJSON(f *testing.F)     { fuzzDecode(f, otlpcodec.SignalLogs, otlpcodec.EncodingJSON) }
+func FuzzDecodeMetricsProto(f *testing.F) { fuzzDecode(f, otlpcodec.SignalMetrics, otlpcodec.EncodingProto) }
+func FuzzDecodeMetricsJSON(f *testing.F)  { fuzzDecode(f, otlpcodec.SignalMetrics, otlpcodec.EncodingJSON) }
+func FuzzDecodeTracesProto(f *testing.F)  { fuzzDecode(f, otlpcodec.SignalTraces, otlpcodec.EncodingProto) }
+func FuzzDecodeTracesJSON(f *testing.F)   { fuzzDecode(f, otlpcodec.SignalTraces, otlpcodec.EncodingJSON) }
+
+// fuzzReadBody checks that decompression of arbitrary input never panics,
+// never returns more than the limit, and classifies every failure.
+func fuzzReadBody(f *testing.F, c otlpcodec.Compression) {
+	for _, s := range [][]byte{nil, []byte("x"), bytes.Repeat([]byte("otel"), 300)} {
+		b, err := otlpcodec.Compress(nil, s, c)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+		f.Add(b[:len(b)/2])
+	}
+	const limit = 1 << 12
+	f.Fuzz(func(t *testing.T, body []byte) {
+		out, err := otlpcodec.ReadBody(nil, bytes.NewReader(body), c, limit, -1)
+		if err != nil {
+			if !errors.Is(err, otlpcodec.ErrCorrupt) && !errors.Is(err, otlpcodec.ErrTooLarge) {
+				t.Fatalf("error %v is neither ErrCorrupt nor ErrTooLarge", err)
+			}
+			return
+		}
+		if len(out) > limit {
+			t.Fatalf("got %d bytes, limit %d", len(out), limit)
+		}
+	})
+}
+
+func FuzzReadBodyGzip(f *testing.F) { fuzzReadBody(f, otlpcodec.CompressionGzip) }
+func FuzzReadBodyZstd(f *testing.F) { fuzzReadBody(f, otlpcodec.CompressionZstd) }
