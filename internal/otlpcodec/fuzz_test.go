@@ -53,12 +53,20 @@ func fuzzDecode(f *testing.F, sig otlpcodec.Signal, enc otlpcodec.Encoding) {
 	})
 }
 
-func FuzzDecodeLogsProto(f *testing.F)    { fuzzDecode(f, otlpcodec.SignalLogs, otlpcodec.EncodingProto) }
-func FuzzDecodeLogsJSON(f *testing.F)     { fuzzDecode(f, otlpcodec.SignalLogs, otlpcodec.EncodingJSON) }
-func FuzzDecodeMetricsProto(f *testing.F) { fuzzDecode(f, otlpcodec.SignalMetrics, otlpcodec.EncodingProto) }
-func FuzzDecodeMetricsJSON(f *testing.F)  { fuzzDecode(f, otlpcodec.SignalMetrics, otlpcodec.EncodingJSON) }
-func FuzzDecodeTracesProto(f *testing.F)  { fuzzDecode(f, otlpcodec.SignalTraces, otlpcodec.EncodingProto) }
-func FuzzDecodeTracesJSON(f *testing.F)   { fuzzDecode(f, otlpcodec.SignalTraces, otlpcodec.EncodingJSON) }
+func FuzzDecodeLogsProto(f *testing.F) { fuzzDecode(f, otlpcodec.SignalLogs, otlpcodec.EncodingProto) }
+func FuzzDecodeLogsJSON(f *testing.F)  { fuzzDecode(f, otlpcodec.SignalLogs, otlpcodec.EncodingJSON) }
+func FuzzDecodeMetricsProto(f *testing.F) {
+	fuzzDecode(f, otlpcodec.SignalMetrics, otlpcodec.EncodingProto)
+}
+func FuzzDecodeMetricsJSON(f *testing.F) {
+	fuzzDecode(f, otlpcodec.SignalMetrics, otlpcodec.EncodingJSON)
+}
+func FuzzDecodeTracesProto(f *testing.F) {
+	fuzzDecode(f, otlpcodec.SignalTraces, otlpcodec.EncodingProto)
+}
+func FuzzDecodeTracesJSON(f *testing.F) {
+	fuzzDecode(f, otlpcodec.SignalTraces, otlpcodec.EncodingJSON)
+}
 
 // fuzzReadBody checks that decompression of arbitrary input never panics,
 // never returns more than the limit, and classifies every failure.
