@@ -1,0 +1,24 @@
+package query
+
+import "encoding/json"
+
+// Log is one log record as the API returns it.
+type Log struct {
+	ID                   int64           `json:"id"`
+	TimeUnixNano         int64           `json:"time_unix_nano"`
+	ObservedTimeUnixNano int64           `json:"observed_time_unix_nano,omitempty"`
+	SeverityNumber       int32           `json:"severity_number"`
+	SeverityText         string          `json:"severity_text,omitempty"`
+	Body                 string          `json:"body"`
+	Service              string          `json:"service"`
+	TraceID              string          `json:"trace_id,omitempty"`
+	SpanID               string          `json:"span_id,omitempty"`
+	Attributes           json.RawMessage `json:"attributes,omitempty"`
+}
+
+// LogPage is one page of newest-first logs; NextCursor is empty on the
+// last page.
+type LogPage struct {
+	Logs       []Log  `json:"logs"`
+	NextCursor string `json:"next_cursor,omitempty"`
+}

@@ -1,0 +1,309 @@
+package query
+
+import (
+	"encoding/hex"
+	"math"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Limits on request parameters.
+const (
+	DefaultLogLimit   = 100
+	MaxLogLimit       = 1000
+	DefaultTraceLimit = 50
+	MaxTraceLimit     = 1000
+	// MinSubstring is the shortest q the FTS5 trigram index can answer.
+	MinSubstring = 3
+	// MaxPatternLen bounds q and glob so a request cannot ask for a
+	// pathological match.
+	MaxPatternLen = 512
+	// MaxSeriesPoints bounds (until-since)/step of a metric series.
+	MaxSeriesPoints = 10000
+	// DefaultSeriesPoints is the point count an unset step aims at.
+	DefaultSeriesPoints = 120
+	// DefaultWindow is the range when since is unset for metric series.
+	DefaultWindow = time.Hour
+)
+
+// LogFilter selects log records. Zero fields do not filter.
+type LogFilter struct {
+	Service     string
+	SeverityMin int32  // 1..24 (OTLP SeverityNumber)
+	Q           string // case-insensitive substring of the body
+	Glob        string // SQLite GLOB over the body (case-sensitive)
+	TraceID     []byte // 16 bytes
+	Since       int64  // unix ns, inclusive; 0 = unbounded
+	Until       int64  // unix ns, exclusive; 0 = unbounded
+}
+
+// LogQuery is a LogFilter with paging.
+type LogQuery struct {
+	LogFilter
+	Limit  int
+	Cursor *Cursor
+}
+
+// TraceQuery selects trace summaries.
+type TraceQuery struct {
+	Service     string
+	Since       int64
+	Until       int64
+	MinDuration time.Duration
+	Error       *bool
+	Limit       int
+}
+
+// Agg names how raw points inside one step become a value.
+type Agg string
+
+// Aggregations of gauge and sum points within a step.
+const (
+	AggAvg   Agg = "avg"
+	AggSum   Agg = "sum"
+	AggMin   Agg = "min"
+	AggMax   Agg = "max"
+	AggLast  Agg = "last"
+	AggCount Agg = "count"
+	AggRate  Agg = "rate" // per-second increase of a cumulative sum
+)
+
+// SeriesQuery asks for one metric's time series.
+type SeriesQuery struct {
+	Name    string
+	Service string
+	Since   int64
+	Until   int64
+	Step    time.Duration
+	Agg     Agg
+}
+
+var severityNames = map[string]int32{
+	"trace": 1, "debug": 5, "info": 9, "warn": 13, "warning": 13, "error": 17, "fatal": 21,
+}
+
+// ParseLogQuery reads the /logs parameters. now anchors relative times.
+func ParseLogQuery(v url.Values, now time.Time) (LogQuery, error) {
+	f, err := ParseLogFilter(v, now)
+	if err != nil {
+		return LogQuery{}, err
+	}
+	q := LogQuery{LogFilter: f}
+	if q.Limit, err = parseLimit(v, DefaultLogLimit, MaxLogLimit); err != nil {
+		return LogQuery{}, err
+	}
+	if s := v.Get("cursor"); s != "" {
+		c, err := parseCursor(s)
+		if err != nil {
+			return LogQuery{}, paramErr("cursor", "%v", err)
+		}
+		q.Cursor = &c
+	}
+	return q, nil
+}
+
+// ParseLogFilter reads the filters shared by /logs and /logs/stream.
+func ParseLogFilter(v url.Values, now time.Time) (LogFilter, error) {
+	var f LogFilter
+	var err error
+	f.Service = v.Get("service")
+	if s := v.Get("severity_min"); s != "" {
+		if f.SeverityMin, err = parseSeverity(s); err != nil {
+			return f, err
+		}
+	}
+	if f.Q, err = parsePattern(v, "q", MinSubstring); err != nil {
+		return f, err
+	}
+	if f.Glob, err = parsePattern(v, "glob", 1); err != nil {
+		return f, err
+	}
+	if s := v.Get("trace_id"); s != "" {
+		if f.TraceID, err = parseTraceID(s); err != nil {
+			return f, err
+		}
+	}
+	if f.Since, f.Until, err = parseRange(v, now); err != nil {
+		return f, err
+	}
+	return f, nil
+}
+
+// ParseTraceQuery reads the /traces parameters.
+func ParseTraceQuery(v url.Values, now time.Time) (TraceQuery, error) {
+	var q TraceQuery
+	var err error
+	q.Service = v.Get("service")
+	if q.Since, q.Until, err = parseRange(v, now); err != nil {
+		return q, err
+	}
+	if s := v.Get("min_duration"); s != "" {
+		d, err := time.ParseDuration(s)
+		if err != nil || d < 0 {
+			return q, paramErr("min_duration", "want a non-negative duration like 250ms, got %q", s)
+		}
+		q.MinDuration = d
+	}
+	if s := v.Get("error"); s != "" {
+		b, err := strconv.ParseBool(s)
+		if err != nil {
+			return q, paramErr("error", "want true or false, got %q", s)
+		}
+		q.Error = &b
+	}
+	if q.Limit, err = parseLimit(v, DefaultTraceLimit, MaxTraceLimit); err != nil {
+		return q, err
+	}
+	return q, nil
+}
+
+// ParseSeriesQuery reads the /metrics/series parameters. An unset since is
+// DefaultWindow before until (or now); an unset step aims at
+// DefaultSeriesPoints points.
+func ParseSeriesQuery(v url.Values, now time.Time) (SeriesQuery, error) {
+	var q SeriesQuery
+	var err error
+	if q.Name = v.Get("name"); q.Name == "" {
+		return q, paramErr("name", "required")
+	}
+	q.Service = v.Get("service")
+	if q.Since, q.Until, err = parseRange(v, now); err != nil {
+		return q, err
+	}
+	if q.Until == 0 {
+		q.Until = now.UnixNano()
+	}
+	if q.Since == 0 {
+		q.Since = q.Until - int64(DefaultWindow)
+	}
+	if q.Since >= q.Until {
+		return q, paramErr("since", "must be before until")
+	}
+	span := q.Until - q.Since
+	if s := v.Get("step"); s != "" {
+		if q.Step, err = time.ParseDuration(s); err != nil || q.Step <= 0 {
+			return q, paramErr("step", "want a positive duration like 30s, got %q", s)
+		}
+		if span/int64(q.Step) > MaxSeriesPoints {
+			return q, paramErr("step", "too small: %d points exceed the limit of %d", span/int64(q.Step), MaxSeriesPoints)
+		}
+	} else {
+		q.Step = time.Duration(max(span/DefaultSeriesPoints, int64(time.Second)))
+	}
+	q.Agg = Agg(v.Get("agg"))
+	switch q.Agg {
+	case "":
+		q.Agg = AggAvg
+	case AggAvg, AggSum, AggMin, AggMax, AggLast, AggCount, AggRate:
+	default:
+		return q, paramErr("agg", "want one of avg, sum, min, max, last, count, rate; got %q", q.Agg)
+	}
+	return q, nil
+}
+
+func parseLimit(v url.Values, def, maxLimit int) (int, error) {
+	s := v.Get("limit")
+	if s == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 || n > maxLimit {
+		return 0, paramErr("limit", "want an integer from 1 to %d, got %q", maxLimit, s)
+	}
+	return n, nil
+}
+
+func parseSeverity(s string) (int32, error) {
+	if n, ok := severityNames[strings.ToLower(s)]; ok {
+		return n, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 || n > 24 {
+		return 0, paramErr("severity_min", "want 1..24 or trace|debug|info|warn|error|fatal, got %q", s)
+	}
+	return int32(n), nil
+}
+
+func parsePattern(v url.Values, name string, minRunes int) (string, error) {
+	s := v.Get(name)
+	if s == "" {
+		return "", nil
+	}
+	if !utf8.ValidString(s) || strings.ContainsRune(s, 0) {
+		return "", paramErr(name, "not valid UTF-8 text")
+	}
+	if n := utf8.RuneCountInString(s); n < minRunes {
+		return "", paramErr(name, "needs at least %d characters (the trigram index cannot answer shorter substrings; use glob)", minRunes)
+	} else if n > MaxPatternLen {
+		return "", paramErr(name, "longer than %d characters", MaxPatternLen)
+	}
+	return s, nil
+}
+
+func parseTraceID(s string) ([]byte, error) {
+	b, err := hex.DecodeString(s)
+	if err != nil || len(b) != 16 {
+		return nil, paramErr("trace_id", "want 32 hex digits, got %q", s)
+	}
+	if allZero(b) {
+		return nil, paramErr("trace_id", "the all-zero trace id is invalid")
+	}
+	return b, nil
+}
+
+func allZero(b []byte) bool {
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func parseRange(v url.Values, now time.Time) (since, until int64, err error) {
+	if since, err = parseTime(v, "since", now); err != nil {
+		return 0, 0, err
+	}
+	if until, err = parseTime(v, "until", now); err != nil {
+		return 0, 0, err
+	}
+	if since != 0 && until != 0 && since >= until {
+		return 0, 0, paramErr("since", "must be before until")
+	}
+	return since, until, nil
+}
+
+// parseTime accepts RFC 3339, integer unix nanoseconds, or a duration
+// (15m or -15m) meaning that long before now.
+func parseTime(v url.Values, name string, now time.Time) (int64, error) {
+	s := v.Get(name)
+	if s == "" {
+		return 0, nil
+	}
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t.UnixNano(), nil
+	}
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil && n > 0 {
+		return n, nil
+	}
+	if d, err := time.ParseDuration(strings.TrimPrefix(s, "-")); err == nil && d > 0 {
+		return now.Add(-d).UnixNano(), nil
+	}
+	return 0, paramErr(name, "want RFC 3339, unix nanoseconds or a duration ago like 15m, got %q", s)
+}
+
+// fts5Phrase quotes s as one FTS5 string so MATCH treats it literally.
+func fts5Phrase(s string) string {
+	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
+}
+
+// clampNaN returns NaN-free JSON numbers: NaN and ±Inf become nil.
+func clampNaN(f float64) *float64 {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return nil
+	}
+	return &f
+}
