@@ -1,6 +1,7 @@
 package abstats
 
 import (
+	"encoding/json"
 	"math"
 	"testing"
 )
@@ -117,5 +118,24 @@ func TestCanDetect(t *testing.T) {
 	}
 	if got := MinSamples(0.05); got != 4 {
 		t.Errorf("MinSamples(0.05) = %d, want 4", got)
+	}
+}
+
+func TestMarshalJSON(t *testing.T) {
+	c := Compare([]float64{0, 0}, []float64{1, 2}, 0, 0)
+	b, err := json.Marshal(c)
+	if err != nil {
+		t.Fatalf("marshal a comparison with an unbounded interval and a zero base: %v", err)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got["ratio"] != nil {
+		t.Errorf("ratio = %v, want null", got["ratio"])
+	}
+	base := got["base"].(map[string]any)
+	if base["ci_lo"] != nil || base["median"] != 0.0 || base["n"] != 2.0 {
+		t.Errorf("base = %v, want ci_lo null, median 0, n 2", base)
 	}
 }

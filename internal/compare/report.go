@@ -1,0 +1,216 @@
+package compare
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/otelbench/otelbench/internal/abstats"
+)
+
+// Schema tags the JSON report.
+const Schema = "otelbench.compare/v1"
+
+// Verdicts, with their exit codes.
+const (
+	VerdictPass         = "pass"         // 0: no gate failed
+	VerdictIdentical    = "identical"    // 0: byte-identical binaries, nothing run
+	VerdictRegression   = "regression"   // 1: a gate failed
+	VerdictInconclusive = "inconclusive" // 3: too few rounds to ever be significant
+)
+
+// Exit codes of the verdicts (run errors exit 2).
+const (
+	ExitPass         = 0
+	ExitRegression   = 1
+	ExitInconclusive = 3
+)
+
+// Report is the outcome of a comparison.
+type Report struct {
+	Schema    string       `json:"schema"`
+	Started   time.Time    `json:"started"`
+	SelfCheck bool         `json:"self_check,omitempty"`
+	Base      SideInfo     `json:"base"`
+	Head      SideInfo     `json:"head"`
+	Settings  Settings     `json:"settings"`
+	Identical bool         `json:"identical,omitempty"`
+	Runs      []RunSample  `json:"runs"`
+	Results   []Result     `json:"results"`
+	Gates     []GateResult `json:"gates"`
+	Warnings  []string     `json:"warnings,omitempty"`
+	Verdict   string       `json:"verdict"`
+	ExitCode  int          `json:"exit_code"`
+}
+
+// Settings records how the comparison ran.
+type Settings struct {
+	Rounds int      `json:"rounds"`
+	Warmup int      `json:"warmup"`
+	Order  string   `json:"order"`
+	Alpha  float64  `json:"alpha"`
+	Build  string   `json:"build"`
+	Serve  string   `json:"serve"`
+	Load   []string `json:"load"`
+	Gates  []string `json:"gates"`
+}
+
+// RunSample is one run of one side: one sample of every metric.
+type RunSample struct {
+	Seq     int                `json:"seq"` // position in the schedule
+	Side    string             `json:"side"`
+	Round   int                `json:"round"`
+	Warmup  bool               `json:"warmup,omitempty"`
+	Metrics map[string]float64 `json:"metrics"`
+}
+
+// Result compares one metric.
+type Result struct {
+	Metric     string             `json:"metric"`
+	Label      string             `json:"label"`
+	Better     string             `json:"better"` // "higher" or "lower"
+	BaseValues []float64          `json:"base_values"`
+	HeadValues []float64          `json:"head_values"`
+	Comparison abstats.Comparison `json:"comparison"`
+	// Regressed marks a significant change in the worse direction, gated
+	// or not; Improved one in the better direction.
+	Regressed bool `json:"regressed"`
+	Improved  bool `json:"improved"`
+}
+
+func newReport(c Config) *Report {
+	gates := make([]string, len(c.Gates))
+	for i, g := range c.Gates {
+		gates[i] = g.String()
+	}
+	return &Report{
+		Schema: Schema, Started: time.Now().UTC(), SelfCheck: c.SelfCheck,
+		Settings: Settings{
+			Rounds: c.Rounds, Warmup: c.Warmup, Order: "ABBA", Alpha: alpha(c.Alpha),
+			Build: c.Build, Serve: c.Serve, Load: slices.Clone(c.Load), Gates: gates,
+		},
+		Runs: []RunSample{}, Results: []Result{}, Gates: []GateResult{},
+	}
+}
+
+func alpha(a float64) float64 {
+	if a == 0 {
+		return abstats.DefaultAlpha
+	}
+	return a
+}
+
+// finish compares every metric over the measured runs, applies the gates
+// and sets the verdict.
+func (r *Report) finish(c Config) {
+	if r.Identical {
+		r.Verdict, r.ExitCode = VerdictIdentical, ExitPass
+		return
+	}
+	a := alpha(c.Alpha)
+	for _, m := range Metrics(c.Syscalls) {
+		res := Result{Metric: m.Key, Label: m.Label, Better: "lower"}
+		if m.Better == HigherIsBetter {
+			res.Better = "higher"
+		}
+		for _, run := range r.Runs {
+			if run.Warmup {
+				continue
+			}
+			if run.Side == "base" {
+				res.BaseValues = append(res.BaseValues, run.Metrics[m.Key])
+			} else {
+				res.HeadValues = append(res.HeadValues, run.Metrics[m.Key])
+			}
+		}
+		res.Comparison = abstats.Compare(res.BaseValues, res.HeadValues, a, 0)
+		if res.Comparison.Significant && res.Comparison.Ratio != 1 {
+			worse := (res.Comparison.Ratio < 1) == (m.Better == HigherIsBetter)
+			res.Regressed, res.Improved = worse, !worse
+		}
+		r.Results = append(r.Results, res)
+	}
+	for _, g := range c.Gates {
+		if res, ok := r.result(g.Metric); ok {
+			r.Gates = append(r.Gates, g.Evaluate(res.Comparison))
+		}
+	}
+	r.warn(c, a)
+	r.Verdict, r.ExitCode = VerdictPass, ExitPass
+	switch {
+	case slices.ContainsFunc(r.Gates, func(g GateResult) bool { return g.Fail }):
+		r.Verdict, r.ExitCode = VerdictRegression, ExitRegression
+	case !abstats.CanDetect(c.Rounds, c.Rounds, a):
+		r.Verdict, r.ExitCode = VerdictInconclusive, ExitInconclusive
+	}
+}
+
+func (r *Report) warn(c Config, a float64) {
+	if !abstats.CanDetect(c.Rounds, c.Rounds, a) {
+		r.Warnings = append(r.Warnings, fmt.Sprintf(
+			"%d rounds per side can never show a significant difference at α=%g: use --rounds %d or more",
+			c.Rounds, a, abstats.MinSamples(a)))
+	}
+	if res, ok := r.result(MetricErrors); ok {
+		for _, side := range []struct {
+			name string
+			v    []float64
+		}{{"base", res.BaseValues}, {"head", res.HeadValues}} {
+			n, sum := 0, 0.0
+			for _, v := range side.v {
+				if v > 0 {
+					n++
+					sum += v
+				}
+			}
+			if n > 0 {
+				r.Warnings = append(r.Warnings, fmt.Sprintf(
+					"%s: %.0f requests not answered 2xx in %d of %d rounds", side.name, sum, n, len(side.v)))
+			}
+		}
+	}
+	seen := map[string]bool{}
+	for _, res := range r.Results {
+		for _, w := range res.Comparison.Warnings {
+			// The too-few-samples warning is already said once above.
+			// "all samples are equal" (fds, errors) is no news.
+			if !seen[w] && abstats.CanDetect(c.Rounds, c.Rounds, a) && !strings.Contains(w, "all samples are equal") {
+				seen[w] = true
+				r.Warnings = append(r.Warnings, res.Label+": "+w)
+			}
+		}
+	}
+}
+
+func (r *Report) result(key string) (Result, bool) {
+	for _, res := range r.Results {
+		if res.Metric == key {
+			return res, true
+		}
+	}
+	return Result{}, false
+}
+
+// WriteJSON writes the report as indented JSON.
+func (r *Report) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// MarshalJSON writes a non-finite gate change (a rise from zero) as null.
+func (g GateResult) MarshalJSON() ([]byte, error) {
+	type plain GateResult
+	var change *float64
+	if !math.IsInf(g.Change, 0) && !math.IsNaN(g.Change) {
+		change = &g.Change
+	}
+	return json.Marshal(struct {
+		plain
+		Change *float64 `json:"change"`
+	}{plain(g), change})
+}
