@@ -1,18 +1,167 @@
 package main
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"io"
+	"os"
 
+	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/otelbench/otelbench/internal/exitcode"
+	"github.com/otelbench/otelbench/internal/loadgen"
+	"github.com/otelbench/otelbench/internal/otlpgen"
 )
 
-// newLoadCmd is a placeholder until its issue lands; it fails loudly.
+// loadFlags holds the flags of `load` (and of `bench`, which passes them on).
+type loadFlags struct {
+	cfg          loadgen.Config
+	mix          string
+	headers      []string
+	encoding     string
+	compression  string
+	jsonFile     string
+	noProgress   bool
+	maxErrorRate float64
+}
+
+func (f *loadFlags) bind(fs *pflag.FlagSet, defaultEndpoint bool) {
+	c := &f.cfg
+	if defaultEndpoint {
+		fs.StringVar(&c.Endpoint, "endpoint", loadgen.DefaultEndpoint, "OTLP/HTTP base URL (paths /v1/logs, /v1/metrics, /v1/traces)")
+	}
+	fs.StringArrayVar(&f.headers, "header", nil, "extra request header `K=V` (repeatable)")
+	fs.DurationVar(&c.Timeout, "timeout", loadgen.DefaultTimeout, "per-request timeout")
+	fs.StringVar(&f.mix, "mix", "logs=1,metrics=1,traces=1", "signal weights")
+	fs.IntVar(&c.Payload.Records, "records", otlpgen.DefaultRecords, "records per request (log records, data points, spans)")
+	fs.IntVar(&c.Payload.Attrs, "attrs", otlpgen.DefaultAttrs, "attributes per record")
+	fs.IntVar(&c.Payload.AttrCardinality, "attr-cardinality", otlpgen.DefaultAttrCardinality, "distinct values per attribute")
+	fs.IntVar(&c.Payload.BodyBytes, "body-bytes", otlpgen.DefaultBodyBytes, "log body size in bytes")
+	fs.IntVar(&c.Payload.SpansPerTrace, "spans-per-trace", otlpgen.DefaultSpansPerTrace, "spans per trace tree")
+	fs.IntVar(&c.Payload.Services, "services", otlpgen.DefaultServices, "distinct service resources")
+	fs.Uint64Var(&c.Payload.Seed, "seed", 1, "payload PRNG seed (same seed, same payloads)")
+	fs.IntVar(&c.Payload.PoolSize, "pool-size", otlpgen.DefaultPoolSize, "pre-encoded payloads per signal")
+	fs.StringVar(&f.encoding, "encoding", "proto", "body encoding: proto or json (OTLP-JSON)")
+	fs.StringVar(&f.compression, "compression", "none", "body compression: none, gzip or zstd")
+	fs.IntVar(&c.Concurrency, "concurrency", 0, fmt.Sprintf("closed model: workers (default %d); open model: most requests in flight (default %d)",
+		loadgen.DefaultConcurrency, loadgen.DefaultOpenConcurrency))
+	fs.Float64Var(&c.Rate, "rate", 0, "open model: total requests per second at constant arrival (0: closed model)")
+	fs.DurationVar(&c.LateThreshold, "late-threshold", loadgen.DefaultLateThreshold, "open model: a send later than this behind schedule counts as late")
+	fs.DurationVar(&c.Duration, "duration", 0, fmt.Sprintf("stop after this long (default %v unless --requests is given)", loadgen.DefaultDuration))
+	fs.Int64Var(&c.Requests, "requests", 0, "stop after this many requests")
+	fs.IntVar(&c.Retry, "retry", 0, "retries of a 429/502/503/504, honouring Retry-After (0: none)")
+	fs.DurationVar(&c.RetryMaxWait, "retry-max-wait", loadgen.DefaultRetryMaxWait, "longest wait before a retry")
+	fs.StringVar(&f.jsonFile, "json", "", "also write the JSON report (schema otelbench.load/v1) to `FILE` (- for stdout, replacing the table)")
+	fs.BoolVar(&f.noProgress, "no-progress", false, "no live progress (it is off anyway when stderr is not a terminal)")
+	fs.Float64Var(&f.maxErrorRate, "max-error-rate", 1, "exit 1 when more than this fraction of requests fail (0..1)")
+}
+
+// config parses the string flags into the loadgen.Config; its errors are
+// usage errors.
+func (f *loadFlags) config(stderr io.Writer) (loadgen.Config, error) {
+	c := f.cfg
+	var err error
+	if c.Mix, err = loadgen.ParseMix(f.mix); err != nil {
+		return c, exitcode.Usagef("--mix: %v", err)
+	}
+	if c.Header, err = loadgen.ParseHeaders(f.headers); err != nil {
+		return c, exitcode.Usagef("--header: %v", err)
+	}
+	c.Payload.Encoding = otlpgen.Encoding(f.encoding)
+	c.Payload.Compression = otlpgen.Compression(f.compression)
+	if f.maxErrorRate < 0 || f.maxErrorRate > 1 {
+		return c, exitcode.Usagef("--max-error-rate %v: want a fraction 0..1", f.maxErrorRate)
+	}
+	if err := c.Validate(); err != nil {
+		return c, exitcode.UsageError(err)
+	}
+	if !f.noProgress && isTerminal(stderr) {
+		c.Progress = stderr
+	}
+	return c, nil
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))
+}
+
+// writeReport prints the table to stdout and the JSON to --json.
+func (f *loadFlags) writeReport(cmd *cobra.Command, rep *loadgen.Report) error {
+	out := cmd.OutOrStdout()
+	if f.jsonFile == "-" {
+		return rep.WriteJSON(out)
+	}
+	if err := rep.WriteText(out); err != nil {
+		return err
+	}
+	if f.jsonFile == "" {
+		return nil
+	}
+	file, err := os.Create(f.jsonFile)
+	if err != nil {
+		return fmt.Errorf("write json report: %w", err)
+	}
+	if err := rep.WriteJSON(file); err != nil {
+		_ = file.Close()
+		return err
+	}
+	if err := file.Close(); err != nil {
+		return fmt.Errorf("write json report: %w", err)
+	}
+	return nil
+}
+
+// run runs the load, writes the report and applies --max-error-rate.
+func (f *loadFlags) run(ctx context.Context, cmd *cobra.Command, cfg loadgen.Config) (*loadgen.Report, error) {
+	rep, err := loadgen.Run(ctx, cfg)
+	if errors.Is(err, loadgen.ErrInvalidConfig) || errors.Is(err, otlpgen.ErrInvalidConfig) {
+		return nil, exitcode.UsageError(err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := f.writeReport(cmd, rep); err != nil {
+		return rep, err
+	}
+	if err := rep.CheckErrorRate(f.maxErrorRate); err != nil {
+		return rep, exitcode.New(exitcode.Failure, err)
+	}
+	return rep, nil
+}
+
 func newLoadCmd() *cobra.Command {
-	return &cobra.Command{
+	var f loadFlags
+	cmd := &cobra.Command{
 		Use:   "load",
-		Short: "(not built yet)",
-		RunE: func(*cobra.Command, []string) error {
-			return errors.New("load: not built yet")
+		Short: "Load an OTLP/HTTP endpoint with a mix of logs, metrics and traces",
+		Long: `load sends pre-encoded OTLP export requests to an OTLP/HTTP endpoint and
+accounts for every one: status classes, transport errors, records acknowledged
+(minus partial_success rejections), bytes, and HDR latency percentiles.
+
+The closed model (default) runs --concurrency workers back to back. The open
+model (--rate R) sends at a constant arrival rate and measures latency from
+the intended send time, so server stalls are not hidden (coordinated
+omission); the uncorrected latency and the late sends are reported too.
+
+Exit status: 0 ok, 1 when --max-error-rate is exceeded (or no request got a
+response), 2 on usage errors.`,
+		Example: `  otelbench load --endpoint http://127.0.0.1:4318 --duration 30s
+  otelbench load --rate 2000 --mix logs=3,traces=1 --records 50 --json run.json
+  otelbench load --requests 10000 --encoding json --compression zstd --header Authorization="Bearer x"`,
+		Args: usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := f.config(cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			_, err = f.run(cmd.Context(), cmd, cfg)
+			return err
 		},
 	}
+	f.bind(cmd.Flags(), true)
+	return cmd
 }

@@ -1,0 +1,271 @@
+package loadgen
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/otelbench/otelbench/internal/otlpgen"
+)
+
+// Defaults for zero Config fields.
+const (
+	DefaultEndpoint        = "http://127.0.0.1:4318"
+	DefaultConcurrency     = 8   // closed model workers
+	DefaultOpenConcurrency = 256 // open model: most requests in flight at once
+	DefaultDuration        = 10 * time.Second
+	DefaultTimeout         = 10 * time.Second
+	DefaultLateThreshold   = time.Millisecond
+	DefaultRetryMaxWait    = 5 * time.Second
+	DefaultMaxResponse     = 64 << 10 // bytes of a response body read for partial_success
+	MaxMixWeight           = 1000
+)
+
+// Mix holds the relative weight of each signal; a zero weight leaves the
+// signal out.
+type Mix [len(otlpgen.Signals)]int
+
+// DefaultMix sends logs, metrics and traces in equal parts.
+var DefaultMix = Mix{1, 1, 1}
+
+// ParseMix parses "logs=1,metrics=2,traces=1". Signals not named get weight 0.
+func ParseMix(s string) (Mix, error) {
+	var m Mix
+	for part := range strings.SplitSeq(s, ",") {
+		name, w, ok := strings.Cut(strings.TrimSpace(part), "=")
+		if !ok {
+			return m, fmt.Errorf("mix entry %q: want signal=weight", part)
+		}
+		sig, err := otlpgen.ParseSignal(strings.TrimSpace(name))
+		if err != nil {
+			return m, fmt.Errorf("mix entry %q: %w", part, err)
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(w))
+		if err != nil || n < 0 || n > MaxMixWeight {
+			return m, fmt.Errorf("mix entry %q: weight must be an integer 0..%d", part, MaxMixWeight)
+		}
+		m[sig] = n
+	}
+	return m, m.validate()
+}
+
+// String formats the mix as ParseMix reads it.
+func (m Mix) String() string {
+	parts := make([]string, 0, len(m))
+	for _, sig := range otlpgen.Signals {
+		parts = append(parts, fmt.Sprintf("%s=%d", sig, m[sig]))
+	}
+	return strings.Join(parts, ",")
+}
+
+func (m Mix) validate() error {
+	total := 0
+	for _, w := range m {
+		if w < 0 || w > MaxMixWeight {
+			return fmt.Errorf("mix weight %d out of range 0..%d", w, MaxMixWeight)
+		}
+		total += w
+	}
+	if total == 0 {
+		return errors.New("mix has no signal with a positive weight")
+	}
+	return nil
+}
+
+// Signals returns the signals with a positive weight.
+func (m Mix) Signals() []otlpgen.Signal {
+	var out []otlpgen.Signal
+	for _, sig := range otlpgen.Signals {
+		if m[sig] > 0 {
+			out = append(out, sig)
+		}
+	}
+	return out
+}
+
+// schedule returns one cycle of signals in which each appears as often as
+// its weight, interleaved by smooth weighted round robin (nginx), so that
+// request n has signal schedule[n%len] and short runs already follow the mix.
+func (m Mix) schedule() []otlpgen.Signal {
+	total := 0
+	for _, w := range m {
+		total += w
+	}
+	out := make([]otlpgen.Signal, 0, total)
+	var current Mix
+	for range total {
+		best := -1
+		for _, sig := range otlpgen.Signals {
+			current[sig] += m[sig]
+			if m[sig] > 0 && (best < 0 || current[sig] > current[best]) {
+				best = int(sig)
+			}
+		}
+		current[best] -= total
+		out = append(out, otlpgen.Signal(best))
+	}
+	return out
+}
+
+// Config describes one load run. Zero fields take the Default* values.
+type Config struct {
+	Endpoint string      // base URL; signal paths /v1/logs, /v1/metrics, /v1/traces are appended
+	Header   http.Header // extra request headers (e.g. Authorization)
+	Timeout  time.Duration
+	Mix      Mix // zero value means DefaultMix
+	Payload  otlpgen.Config
+
+	// Concurrency is the number of workers: in the closed model each sends
+	// back to back; in the open model it bounds the requests in flight.
+	Concurrency int
+	// Rate > 0 selects the open model: total requests per second, constant arrival.
+	Rate float64
+	// LateThreshold: an open-model send later than its intended time by more
+	// than this counts as a late send.
+	LateThreshold time.Duration
+
+	// Duration and Requests stop the run, whichever comes first. Both zero
+	// means DefaultDuration.
+	Duration time.Duration
+	Requests int64
+
+	// Retry is the most retries of a request answered 429, 502, 503 or 504
+	// (0: none, the default, since retries hide backpressure). The wait is
+	// the response's Retry-After, at most RetryMaxWait.
+	Retry        int
+	RetryMaxWait time.Duration
+
+	// Progress, when not nil, receives a live progress display (mpb).
+	Progress io.Writer
+
+	// Clock paces the open model; nil means the real clock.
+	Clock Clock
+}
+
+// ErrInvalidConfig marks every Config.Validate error.
+var ErrInvalidConfig = errors.New("invalid load config")
+
+// Validate reports the first invalid field.
+func (c Config) Validate() error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: "+format, append([]any{ErrInvalidConfig}, args...)...)
+	}
+	if c.Endpoint != "" {
+		u, err := url.Parse(c.Endpoint)
+		if err != nil {
+			return bad("endpoint: %v", err)
+		}
+		if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return bad("endpoint %q: want http://host:port or https://host:port", c.Endpoint)
+		}
+	}
+	if c.Mix != (Mix{}) {
+		if err := c.Mix.validate(); err != nil {
+			return bad("%v", err)
+		}
+	}
+	if err := c.Payload.Validate(); err != nil {
+		return err
+	}
+	switch {
+	case c.Timeout < 0:
+		return bad("timeout %v is negative", c.Timeout)
+	case c.Concurrency < 0 || c.Concurrency > 10_000:
+		return bad("concurrency %d out of range 1..10000", c.Concurrency)
+	case c.Rate < 0 || c.Rate > 10_000_000:
+		return bad("rate %v out of range (0, 1e7] requests/s", c.Rate)
+	case c.Duration < 0:
+		return bad("duration %v is negative", c.Duration)
+	case c.Requests < 0:
+		return bad("requests %d is negative", c.Requests)
+	case c.Retry < 0 || c.Retry > 100:
+		return bad("retry %d out of range 0..100", c.Retry)
+	case c.RetryMaxWait < 0:
+		return bad("retry max wait %v is negative", c.RetryMaxWait)
+	case c.LateThreshold < 0:
+		return bad("late threshold %v is negative", c.LateThreshold)
+	}
+	return nil
+}
+
+// withDefaults returns c with zero fields replaced by defaults.
+func (c Config) withDefaults() Config {
+	if c.Endpoint == "" {
+		c.Endpoint = DefaultEndpoint
+	}
+	c.Endpoint = strings.TrimRight(c.Endpoint, "/")
+	if c.Mix == (Mix{}) {
+		c.Mix = DefaultMix
+	}
+	if c.Timeout == 0 {
+		c.Timeout = DefaultTimeout
+	}
+	if c.Concurrency == 0 {
+		c.Concurrency = DefaultConcurrency
+		if c.Rate > 0 {
+			c.Concurrency = DefaultOpenConcurrency
+		}
+	}
+	if c.Duration == 0 && c.Requests == 0 {
+		c.Duration = DefaultDuration
+	}
+	if c.LateThreshold == 0 {
+		c.LateThreshold = DefaultLateThreshold
+	}
+	if c.RetryMaxWait == 0 {
+		c.RetryMaxWait = DefaultRetryMaxWait
+	}
+	if c.Clock == nil {
+		c.Clock = realClock{}
+	}
+	c.Header = c.Header.Clone()
+	if c.Header == nil {
+		c.Header = http.Header{}
+	}
+	return c
+}
+
+// open reports whether c uses the open model.
+func (c Config) open() bool { return c.Rate > 0 }
+
+// model names the load model as the report spells it.
+func (c Config) model() string {
+	if c.open() {
+		return "open"
+	}
+	return "closed"
+}
+
+// headerNames returns the sorted names of the extra headers (values may be
+// secrets and stay out of reports).
+func (c Config) headerNames() []string {
+	names := make([]string, 0, len(c.Header))
+	for k := range c.Header {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// ParseHeaders parses repeated "Key=Value" (or "Key: Value") flags.
+func ParseHeaders(kvs []string) (http.Header, error) {
+	h := http.Header{}
+	for _, kv := range kvs {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			k, v, ok = strings.Cut(kv, ":")
+		}
+		k = strings.TrimSpace(k)
+		if !ok || k == "" || strings.ContainsAny(k, " \t\r\n") || strings.ContainsAny(v, "\r\n") {
+			return nil, fmt.Errorf("%w: header %q: want Key=Value", ErrInvalidConfig, kv)
+		}
+		h.Add(k, strings.TrimSpace(v))
+	}
+	return h, nil
+}

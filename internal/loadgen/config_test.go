@@ -1,0 +1,103 @@
+package loadgen
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/otelbench/otelbench/internal/otlpgen"
+)
+
+func TestParseMix(t *testing.T) {
+	tests := []struct {
+		in   string
+		want Mix
+		ok   bool
+	}{
+		{"logs=1,metrics=1,traces=1", Mix{1, 1, 1}, true},
+		{"traces=3", Mix{0, 0, 3}, true},
+		{" logs = 2 , metrics=0 ", Mix{2, 0, 0}, true},
+		{"logs=0", Mix{}, false},
+		{"logs", Mix{}, false},
+		{"events=1", Mix{}, false},
+		{"logs=-1", Mix{}, false},
+		{"logs=x", Mix{}, false},
+		{"logs=1001", Mix{}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			got, err := ParseMix(tt.in)
+			if (err == nil) != tt.ok {
+				t.Fatalf("ParseMix(%q) error %v, want ok=%v", tt.in, err, tt.ok)
+			}
+			if tt.ok && got != tt.want {
+				t.Errorf("ParseMix(%q) = %v, want %v", tt.in, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestMixSchedule(t *testing.T) {
+	tests := []struct {
+		mix  Mix
+		want []otlpgen.Signal
+	}{
+		{Mix{1, 1, 1}, []otlpgen.Signal{otlpgen.Logs, otlpgen.Metrics, otlpgen.Traces}},
+		{Mix{0, 0, 2}, []otlpgen.Signal{otlpgen.Traces, otlpgen.Traces}},
+		// Smooth: the heavy signal is spread out, not sent in one run.
+		{Mix{3, 1, 0}, []otlpgen.Signal{otlpgen.Logs, otlpgen.Logs, otlpgen.Metrics, otlpgen.Logs}},
+		{Mix{2, 0, 1}, []otlpgen.Signal{otlpgen.Logs, otlpgen.Traces, otlpgen.Logs}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.mix.String(), func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, tt.mix.schedule()); diff != "" {
+				t.Errorf("schedule (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestParseHeaders(t *testing.T) {
+	h, err := ParseHeaders([]string{"Authorization=Bearer a=b", "X-Tenant: t1", "X-Tenant=t2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := h.Get("Authorization"); got != "Bearer a=b" {
+		t.Errorf("Authorization = %q, want %q", got, "Bearer a=b")
+	}
+	if got := h.Values("X-Tenant"); len(got) != 2 {
+		t.Errorf("X-Tenant = %v, want two values", got)
+	}
+	for _, bad := range []string{"novalue", "=v", "a b=c", "k=v\r\nX: y"} {
+		if _, err := ParseHeaders([]string{bad}); !errors.Is(err, ErrInvalidConfig) {
+			t.Errorf("ParseHeaders(%q) = %v, want ErrInvalidConfig", bad, err)
+		}
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	tests := []struct {
+		name string
+		cfg  Config
+		ok   bool
+	}{
+		{"zero", Config{}, true},
+		{"https endpoint", Config{Endpoint: "https://collector:4318"}, true},
+		{"no scheme", Config{Endpoint: "127.0.0.1:4318"}, false},
+		{"grpc scheme", Config{Endpoint: "grpc://x:4317"}, false},
+		{"negative rate", Config{Rate: -1}, false},
+		{"negative concurrency", Config{Concurrency: -1}, false},
+		{"negative duration", Config{Duration: -1}, false},
+		{"negative requests", Config{Requests: -1}, false},
+		{"bad payload", Config{Payload: otlpgen.Config{Records: -1}}, false},
+		{"retry too large", Config{Retry: 1000}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := tt.cfg.Validate(); (err == nil) != tt.ok {
+				t.Errorf("Validate() = %v, want ok=%v", err, tt.ok)
+			}
+		})
+	}
+}

@@ -1,0 +1,186 @@
+package loadgen
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/otelbench/otelbench/internal/otlpgen"
+)
+
+// Run generates the payload pool, drives the endpoint until cfg.Duration or
+// cfg.Requests is reached or ctx is done, and returns the report. When ctx
+// is canceled (Ctrl-C) the run stops sending, aborts requests in flight
+// (counted as canceled) and still returns its report with Interrupted set.
+// Errors are returned only for invalid configs and payload generation.
+func Run(ctx context.Context, cfg Config) (*Report, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	pool, err := otlpgen.NewPool(cfg.Payload, cfg.Mix.Signals()...)
+	if err != nil {
+		return nil, fmt.Errorf("build payloads: %w", err)
+	}
+	r := &runner{cfg: cfg, pool: pool, schedule: cfg.Mix.schedule()}
+	for _, sig := range otlpgen.Signals {
+		r.acc[sig] = newSignalAcc(cfg.open())
+	}
+	return r.run(ctx)
+}
+
+type runner struct {
+	cfg      Config
+	pool     *otlpgen.Pool
+	schedule []otlpgen.Signal
+	sender   *sender
+	pacer    *Pacer
+	start    time.Time
+	next     atomic.Int64 // next send number
+	acc      [len(otlpgen.Signals)]*signalAcc
+}
+
+func (r *runner) run(ctx context.Context) (*Report, error) {
+	r.sender = newSender(r.cfg, r.pool)
+	defer r.sender.close()
+
+	// stopCtx ends the issuing of new requests (duration reached or ctx
+	// done); requests in flight run on ctx, so a timed stop lets them finish
+	// while Ctrl-C aborts them.
+	stopCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	r.start = r.cfg.Clock.Now()
+	if r.cfg.open() {
+		r.pacer = NewPacer(r.cfg.Clock, r.start, r.cfg.Rate)
+	}
+	if r.cfg.Duration > 0 {
+		t := time.AfterFunc(r.cfg.Duration, stop)
+		defer t.Stop()
+	}
+	prog := startProgress(stopCtx, r.cfg.Progress, r)
+
+	var wg sync.WaitGroup
+	for range r.cfg.Concurrency {
+		wg.Go(func() { r.worker(ctx, stopCtx) })
+	}
+	wg.Wait()
+	elapsed := r.cfg.Clock.Now().Sub(r.start)
+	stop()
+	prog.wait()
+	return r.report(elapsed, ctx.Err() != nil)
+}
+
+// worker sends until stopCtx is done or the request budget is spent.
+func (r *runner) worker(ctx, stopCtx context.Context) {
+	var buf bytes.Buffer
+	cycle := int64(len(r.schedule))
+	for stopCtx.Err() == nil {
+		n := r.next.Add(1) - 1
+		if r.cfg.Requests > 0 && n >= r.cfg.Requests {
+			return
+		}
+		sig := r.schedule[n%cycle]
+		p := r.pool.Get(sig, uint64(n/cycle))
+		var intended time.Time
+		late := false
+		if r.pacer != nil {
+			at, lateness, err := r.pacer.Wait(stopCtx, n)
+			if err != nil {
+				return
+			}
+			if r.cfg.Duration > 0 && at.Sub(r.start) >= r.cfg.Duration {
+				return // past the end of the schedule
+			}
+			intended, late = at, lateness > r.cfg.LateThreshold
+		}
+		sent := r.cfg.Clock.Now()
+		if r.pacer == nil {
+			intended = sent
+		}
+		r.exchange(ctx, p, intended, sent, late, &buf)
+	}
+}
+
+// exchange sends p, retrying retryable answers as configured, and records
+// every attempt and the request's latency.
+func (r *runner) exchange(ctx context.Context, p *otlpgen.Payload, intended, sent time.Time, late bool, buf *bytes.Buffer) {
+	acc := r.acc[p.Signal]
+	gotResponse := false
+	for try := 0; ; try++ {
+		at := attempt{records: int64(p.Records), bytes: int64(len(p.Body))}
+		resp, err := r.sender.send(ctx, p, buf)
+		switch {
+		case err != nil && ctx.Err() != nil:
+			at.canceled = true
+		case err != nil:
+			at.transport = true
+		default:
+			gotResponse = true
+			at.status = resp.status
+			if resp.status == 200 {
+				rej, derr := parseRejected(p.Signal, resp.contentType, resp.body)
+				at.rejected, at.badResponse = rej, derr != nil
+			}
+		}
+		acc.recordAttempt(at, try > 0)
+		if err != nil || !retryable(resp.status) || try >= r.cfg.Retry {
+			break
+		}
+		d := retryDelay(resp.retryAfter, try, time.Now(), r.cfg.RetryMaxWait)
+		if r.cfg.Clock.Sleep(ctx, d) != nil {
+			break
+		}
+	}
+	if gotResponse {
+		end := r.cfg.Clock.Now()
+		acc.recordLatency(end.Sub(intended), end.Sub(sent), late)
+	} else if late {
+		acc.recordLate()
+	}
+}
+
+// report assembles the Report from the accumulators.
+func (r *runner) report(elapsed time.Duration, interrupted bool) (*Report, error) {
+	cfg := r.cfg
+	pc := r.pool.Config()
+	rep := &Report{
+		Schema: Schema, Started: r.start.UTC(), DurationSeconds: elapsed.Seconds(),
+		Interrupted: interrupted, Signals: map[string]*SignalStats{},
+		Config: ReportConfig{
+			Endpoint: cfg.Endpoint, Mix: map[string]int{}, Records: pc.Records, Model: cfg.model(),
+			Concurrency: cfg.Concurrency, Rate: cfg.Rate, Encoding: string(pc.Encoding),
+			Compression: string(pc.Compression), Attrs: pc.Attrs, AttrCardinality: pc.AttrCardinality,
+			BodyBytes: pc.BodyBytes, SpansPerTrace: pc.SpansPerTrace, Services: pc.Services, Seed: pc.Seed,
+			DurationSeconds: cfg.Duration.Seconds(), Requests: cfg.Requests,
+			TimeoutSeconds: cfg.Timeout.Seconds(), Retry: cfg.Retry, Headers: cfg.headerNames(),
+		},
+	}
+	total, totalU := newHistogram(), newHistogram()
+	for _, sig := range otlpgen.Signals {
+		rep.Config.Mix[sig.String()] = cfg.Mix[sig]
+		a := r.acc[sig]
+		a.mu.Lock()
+		s := a.stats
+		if err := s.finish(elapsed.Seconds(), a.h, a.hu); err != nil {
+			a.mu.Unlock()
+			return nil, err
+		}
+		total.Merge(a.h)
+		if a.hu != nil {
+			totalU.Merge(a.hu)
+		}
+		a.mu.Unlock()
+		rep.Signals[sig.String()] = &s
+		rep.Totals.mergeCounts(&s)
+	}
+	if !cfg.open() {
+		totalU = nil
+	}
+	if err := rep.Totals.finish(elapsed.Seconds(), total, totalU); err != nil {
+		return nil, err
+	}
+	return rep, nil
+}

@@ -1,0 +1,83 @@
+package loadgen
+
+import (
+	"fmt"
+	"io"
+	"text/tabwriter"
+)
+
+// WriteText writes the report as a human-readable table: one row per
+// signal of the mix and a total row, then the latency percentiles.
+func (r *Report) WriteText(w io.Writer) error {
+	c := r.Config
+	fmt.Fprintf(w, "otelbench load: %s model, %s, %d records/request, %s", c.Model, c.Endpoint, c.Records, c.Encoding)
+	if c.Compression != "none" {
+		fmt.Fprintf(w, "+%s", c.Compression)
+	}
+	if c.Model == "open" {
+		fmt.Fprintf(w, ", %.0f req/s target, up to %d in flight", c.Rate, c.Concurrency)
+	} else {
+		fmt.Fprintf(w, ", concurrency %d", c.Concurrency)
+	}
+	fmt.Fprintf(w, ", %.2fs", r.DurationSeconds)
+	if r.Interrupted {
+		fmt.Fprint(w, " (interrupted)")
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w)
+
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "signal\trequests\treq/s\t2xx\t400\t413\t415\t429\t503\tother\txport err\trecords acked\trejected\trecords/s\tlate\t")
+	rows := func(name string, s *SignalStats) {
+		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%.0f\t%d\t\n", name, s.Requests, s.RequestsPerSecond,
+			s.Status.S2xx, s.Status.S400, s.Status.S413, s.Status.S415, s.Status.S429, s.Status.S503, s.Status.Other,
+			s.TransportErrors, s.RecordsAcked, s.RecordsRejected, s.RecordsPerSecond, s.LateSends)
+	}
+	names := r.activeSignals()
+	for _, n := range names {
+		rows(n, r.Signals[n])
+	}
+	rows("total", &r.Totals)
+	if err := tw.Flush(); err != nil {
+		return fmt.Errorf("write report: %w", err)
+	}
+	fmt.Fprintln(w)
+
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	label := "latency ms"
+	if c.Model == "open" {
+		label = "latency ms (from intended send)"
+	}
+	fmt.Fprintf(tw, "%s\tp50\tp90\tp99\tp99.9\tmax\tmean\t\n", label)
+	lat := func(name string, p Percentiles) {
+		fmt.Fprintf(tw, "%s\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t\n", name, p.P50, p.P90, p.P99, p.P999, p.Max, p.Mean)
+	}
+	for _, n := range names {
+		lat(n, r.Signals[n].Latency)
+	}
+	lat("total", r.Totals.Latency)
+	if u := r.Totals.LatencyUncorrected; u != nil {
+		lat("total, uncorrected", *u)
+	}
+	if err := tw.Flush(); err != nil {
+		return fmt.Errorf("write report: %w", err)
+	}
+	t := &r.Totals
+	if t.Canceled > 0 || t.Retries > 0 || t.ResponseDecodeErrors > 0 {
+		fmt.Fprintf(w, "\ncanceled in flight: %d, retries: %d, undecodable 200 bodies: %d\n", t.Canceled, t.Retries, t.ResponseDecodeErrors)
+	}
+	_, err := fmt.Fprintf(w, "\nsent %d records in %d requests (%d bytes); acknowledged %d, rejected %d; error rate %.2f%%\n",
+		t.RecordsSent, t.Requests, t.BytesSent, t.RecordsAcked, t.RecordsRejected, 100*t.ErrorRate())
+	return err
+}
+
+// activeSignals returns the signals of the mix (weight > 0), in order.
+func (r *Report) activeSignals() []string {
+	var out []string
+	for _, n := range signalNames() {
+		if r.Config.Mix[n] > 0 || (r.Signals[n] != nil && r.Signals[n].Requests > 0) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
