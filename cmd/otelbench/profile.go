@@ -22,6 +22,7 @@ type profileFlags struct {
 	pprof    string
 	json     string
 	attach   string
+	sort     string
 }
 
 func newProfileCmd() *cobra.Command {
@@ -63,6 +64,7 @@ Needs root, or CAP_BPF and CAP_PERFMON.`,
 	fl.IntVar(&f.top, "top", 20, "rows to print (0 = all)")
 	fl.StringVar(&f.pprof, "pprof", "", "write a pprof profile to `FILE` (gzipped protobuf)")
 	fl.StringVar(&f.json, "json", "", "write the syscall report as JSON to `FILE` (- for stdout)")
+	fl.StringVar(&f.sort, "sort", string(prof.SortTime), "order rows by time, count, errors or avg (syscall mode)")
 	fl.StringVar(&f.attach, "attach", string(prof.DefaultAttach), "syscall tracepoint program type: tp_btf or raw_tp")
 	return cmd
 }
@@ -85,6 +87,10 @@ func runProfile(ctx context.Context, cmd *cobra.Command, f *profileFlags) error 
 		return runCPUProfile(ctx, cmd, cfg, f)
 	}
 	f.syscalls.Attach = prof.AttachMode(f.attach)
+	sortKey, err := prof.ParseSortKey(f.sort)
+	if err != nil {
+		return exitcode.UsageError(err)
+	}
 	if f.pprof != "" {
 		f.syscalls.Stacks = true
 	}
@@ -95,6 +101,7 @@ func runProfile(ctx context.Context, cmd *cobra.Command, f *profileFlags) error 
 	if err != nil {
 		return fmt.Errorf("profile: %w", err)
 	}
+	rep.Sort(sortKey)
 	report := cmd.ErrOrStderr()
 	if len(t.Command) == 0 {
 		report = out

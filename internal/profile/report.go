@@ -153,12 +153,55 @@ func (r *SyscallReport) Syscall(name string) (SyscallStat, bool) {
 	return SyscallStat{}, false
 }
 
+// SortKey orders the rows of a report.
+type SortKey string
+
+// Sort keys: total time in the syscall (the default, like perf trace -s),
+// calls (like syscount), errors, or mean latency.
+const (
+	SortTime   SortKey = "time"
+	SortCount  SortKey = "count"
+	SortErrors SortKey = "errors"
+	SortAvg    SortKey = "avg"
+)
+
+// ParseSortKey checks a --sort value.
+func ParseSortKey(s string) (SortKey, error) {
+	switch k := SortKey(s); k {
+	case SortTime, SortCount, SortErrors, SortAvg:
+		return k, nil
+	}
+	return "", fmt.Errorf("sort key %q: want time, count, errors or avg", s)
+}
+
+// Sort orders the syscalls of the report (and of each thread) by key,
+// largest first; ties go by count, then name.
+func (r *SyscallReport) Sort(key SortKey) {
+	sortSyscallsBy(r.Syscalls, key)
+	for _, t := range r.Threads {
+		sortSyscallsBy(t.Syscalls, key)
+	}
+}
+
 // sortSyscalls orders by total time, then count, then name.
-func sortSyscalls(ss []SyscallStat) {
-	sort.Slice(ss, func(i, j int) bool {
+func sortSyscalls(ss []SyscallStat) { sortSyscallsBy(ss, SortTime) }
+
+func sortSyscallsBy(ss []SyscallStat, key SortKey) {
+	metric := func(s SyscallStat) uint64 {
+		switch key {
+		case SortCount:
+			return s.Count
+		case SortErrors:
+			return s.Errors
+		case SortAvg:
+			return uint64(s.Avg())
+		}
+		return s.TotalNs
+	}
+	sort.SliceStable(ss, func(i, j int) bool {
 		a, b := ss[i], ss[j]
-		if a.TotalNs != b.TotalNs {
-			return a.TotalNs > b.TotalNs
+		if ma, mb := metric(a), metric(b); ma != mb {
+			return ma > mb
 		}
 		if a.Count != b.Count {
 			return a.Count > b.Count
