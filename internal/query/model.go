@@ -22,3 +22,15 @@ type LogPage struct {
 	Logs       []Log  `json:"logs"`
 	NextCursor string `json:"next_cursor,omitempty"`
 }
+
+// RawJSON is JSON text stored by the store (attribute maps); it is copied
+// out of the row and emitted verbatim.
+type RawJSON []byte
+
+// MarshalJSON returns the stored JSON as is.
+func (r RawJSON) MarshalJSON() ([]byte, error) {
+	if len(r) == 0 {
+		return []byte("null"), nil
+	}
+	return r, nil
+}

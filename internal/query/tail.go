@@ -116,7 +116,10 @@ func (t *Tailer) Run(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-notify:
+		case _, ok := <-notify:
+			if !ok {
+				notify = nil // the store closed; keep polling until ctx ends
+			}
 		case <-t.wake:
 		case <-tick.C:
 		}

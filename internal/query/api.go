@@ -1,0 +1,268 @@
+package query
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// Prefix is where the JSON API is mounted.
+const Prefix = "/api/v1"
+
+// DefaultSSEWriteTimeout bounds one SSE write: a client that stops reading
+// is cut off after it, even before its buffer fills.
+const DefaultSSEWriteTimeout = 10 * time.Second
+
+// Config configures an API.
+type Config struct {
+	Tail   TailConfig
+	Logger *slog.Logger
+	// Now is the clock for relative times; nil means time.Now.
+	Now func() time.Time
+	// SSEKeepAlive is the comment interval on idle live tails; 0 means 15s.
+	SSEKeepAlive time.Duration
+}
+
+// API serves /api/v1 over a Reader, with a live tail. Run must be running
+// for /logs/stream to deliver.
+type API struct {
+	r      *Reader
+	tail   *Tailer
+	cfg    Config
+	logger *slog.Logger
+}
+
+// New returns an API over r.
+func New(r *Reader, cfg Config) *API {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Tail.Logger == nil {
+		cfg.Tail.Logger = cfg.Logger
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.SSEKeepAlive <= 0 {
+		cfg.SSEKeepAlive = 15 * time.Second
+	}
+	return &API{r: r, tail: NewTailer(r, cfg.Tail), cfg: cfg, logger: cfg.Logger}
+}
+
+// Reader returns the API's Reader (the dashboard renders from it).
+func (a *API) Reader() *Reader { return a.r }
+
+// Tailer returns the live-tail broadcaster.
+func (a *API) Tailer() *Tailer { return a.tail }
+
+// Run runs the live tail until ctx is done.
+func (a *API) Run(ctx context.Context) error { return a.tail.Run(ctx) }
+
+// MountOn registers every route with mount (ingestsrv's Server.Mount, or
+// an http.ServeMux's Handle). Patterns are method-qualified Go 1.22 mux
+// patterns, so they never collide with /api/v1/stats.
+func (a *API) MountOn(mount func(pattern string, h http.Handler)) {
+	for _, rt := range []struct {
+		pattern string
+		h       http.HandlerFunc
+	}{
+		{"GET " + Prefix + "/services", a.services},
+		{"GET " + Prefix + "/logs", a.logs},
+		{"GET " + Prefix + "/logs/stream", a.logStream},
+		{"GET " + Prefix + "/traces", a.traces},
+		{"GET " + Prefix + "/traces/{trace_id}", a.trace},
+		{"GET " + Prefix + "/metrics/names", a.metricNames},
+		{"GET " + Prefix + "/metrics/series", a.metricSeries},
+	} {
+		mount(rt.pattern, rt.h)
+	}
+}
+
+func (a *API) fail(w http.ResponseWriter, r *http.Request, err error) {
+	if StatusOf(err) == http.StatusInternalServerError {
+		if errors.Is(err, context.Canceled) || r.Context().Err() != nil {
+			return // the client left
+		}
+		a.logger.Error("query", "path", r.URL.Path, "err", err)
+	}
+	writeError(w, err)
+}
+
+func (a *API) services(w http.ResponseWriter, r *http.Request) {
+	s, err := a.r.Services(r.Context())
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"services": s})
+}
+
+func (a *API) logs(w http.ResponseWriter, r *http.Request) {
+	q, err := ParseLogQuery(r.URL.Query(), a.cfg.Now())
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	start := time.Now()
+	p, plan, err := a.r.Logs(r.Context(), q)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	w.Header().Set("Server-Timing", serverTiming("db", time.Since(start), string(plan)))
+	writeJSON(w, http.StatusOK, p)
+}
+
+func (a *API) traces(w http.ResponseWriter, r *http.Request) {
+	q, err := ParseTraceQuery(r.URL.Query(), a.cfg.Now())
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	t, err := a.r.Traces(r.Context(), q)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"traces": t})
+}
+
+func (a *API) trace(w http.ResponseWriter, r *http.Request) {
+	id, err := parseTraceID(r.PathValue("trace_id"))
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	start := time.Now()
+	t, err := a.r.Trace(r.Context(), id)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	w.Header().Set("Server-Timing", serverTiming("tree", time.Since(start), fmt.Sprintf("%d spans", t.SpanCount)))
+	writeJSON(w, http.StatusOK, t)
+}
+
+func (a *API) metricNames(w http.ResponseWriter, r *http.Request) {
+	n, err := a.r.MetricNames(r.Context(), r.URL.Query().Get("service"))
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"metrics": n})
+}
+
+func (a *API) metricSeries(w http.ResponseWriter, r *http.Request) {
+	q, err := ParseSeriesQuery(r.URL.Query(), a.cfg.Now())
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	s, err := a.r.Series(r.Context(), q)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, s)
+}
+
+// serverTiming formats a Server-Timing header entry (ms, per the spec).
+func serverTiming(name string, d time.Duration, desc string) string {
+	desc = strings.ReplaceAll(desc, `"`, "")
+	return fmt.Sprintf(`%s;dur=%.3f;desc="%s"`, name, float64(d.Microseconds())/1000, desc)
+}
+
+// logStream serves the live tail as Server-Sent Events: "event: log" with
+// the Log as JSON data, ": keepalive" comments while idle, and a final
+// "event: dropped" if the client fell more than the buffer behind.
+func (a *API) logStream(w http.ResponseWriter, r *http.Request) {
+	f, err := ParseLogFilter(r.URL.Query(), a.cfg.Now())
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	sub, err := a.tail.Subscribe(r.Context(), f)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	defer sub.Close()
+	rc := http.NewResponseController(w)
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	// The comment tells the client the subscription is live: anything
+	// projected from here on is delivered.
+	if !a.sseWrite(w, rc, []byte(": subscribed\n\n")) {
+		return
+	}
+	keep := time.NewTicker(a.cfg.SSEKeepAlive)
+	defer keep.Stop()
+	var buf []byte
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-keep.C:
+			if !a.sseWrite(w, rc, []byte(": keepalive\n\n")) {
+				return
+			}
+		case l, ok := <-sub.C:
+			if !ok {
+				if sub.Dropped() {
+					a.sseWrite(w, rc, []byte(droppedEvent))
+				}
+				return
+			}
+			buf = buf[:0]
+			closed := false
+		drain: // batch what is already buffered into one write
+			for {
+				data, err := json.Marshal(l)
+				if err != nil {
+					return
+				}
+				buf = fmt.Appendf(buf, "id: %d\nevent: log\ndata: %s\n\n", l.ID, data)
+				if len(buf) > 64<<10 {
+					break
+				}
+				select {
+				case next, ok := <-sub.C:
+					if !ok {
+						closed = true
+						break drain
+					}
+					l = next
+				default:
+					break drain
+				}
+			}
+			if !a.sseWrite(w, rc, buf) {
+				return
+			}
+			if closed {
+				if sub.Dropped() {
+					a.sseWrite(w, rc, []byte(droppedEvent))
+				}
+				return
+			}
+		}
+	}
+}
+
+const droppedEvent = "event: dropped\ndata: {\"error\":\"client fell behind; reconnect\"}\n\n"
+
+func (a *API) sseWrite(w http.ResponseWriter, rc *http.ResponseController, b []byte) bool {
+	_ = rc.SetWriteDeadline(time.Now().Add(DefaultSSEWriteTimeout))
+	if _, err := w.Write(b); err != nil {
+		return false
+	}
+	return rc.Flush() == nil
+}

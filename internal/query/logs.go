@@ -1,0 +1,231 @@
+package query
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"math"
+	"strings"
+)
+
+// Reader answers queries from the store's read-only pool. Safe for
+// concurrent use.
+type Reader struct {
+	db *sql.DB
+}
+
+// NewReader returns a Reader over db (store.Store.ReadDB()).
+func NewReader(db *sql.DB) *Reader { return &Reader{db: db} }
+
+const logCols = `l.id, l.time_unix_nano, l.observed_time_unix_nano, l.severity_number, l.severity_text,
+	l.body, coalesce(l.service,''), coalesce(l.trace_id,''), coalesce(l.span_id,''), l.attributes`
+
+// sqlWhere accumulates AND-ed predicates with their bound arguments.
+type sqlWhere struct {
+	preds []string
+	args  []any
+}
+
+func (w *sqlWhere) add(pred string, args ...any) {
+	w.preds = append(w.preds, pred)
+	w.args = append(w.args, args...)
+}
+
+func (w *sqlWhere) String() string {
+	if len(w.preds) == 0 {
+		return "1"
+	}
+	return strings.Join(w.preds, " AND ")
+}
+
+// baseWhere holds every filter except the text ones.
+func (q *LogQuery) baseWhere() *sqlWhere {
+	w := &sqlWhere{}
+	if q.Service != "" {
+		w.add("l.service = ?", q.Service)
+	}
+	if q.SeverityMin > 0 {
+		w.add("l.severity_number >= ?", q.SeverityMin)
+	}
+	if q.TraceID != nil {
+		w.add("l.trace_id = ?", fmt.Sprintf("%x", q.TraceID))
+	}
+	if q.Since != 0 {
+		w.add("l.time_unix_nano >= ?", q.Since)
+	}
+	if q.Until != 0 {
+		w.add("l.time_unix_nano < ?", q.Until)
+	}
+	if c := q.Cursor; c != nil {
+		// The redundant <= lets SQLite range-scan the time index.
+		w.add("l.time_unix_nano <= ? AND (l.time_unix_nano < ? OR l.id < ?)", c.TimeUnixNano, c.TimeUnixNano, c.ID)
+	}
+	return w
+}
+
+// likeContains returns a LIKE pattern matching s anywhere (escape '\').
+func likeContains(s string) string {
+	r := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
+	return "%" + r.Replace(s) + "%"
+}
+
+// globHasTrigram reports whether a GLOB pattern holds a literal run of 3+
+// characters, which the trigram index can use.
+func globHasTrigram(p string) bool {
+	run := 0
+	inSet := false
+	for _, r := range p {
+		switch {
+		case inSet:
+			if r == ']' {
+				inSet = false
+			}
+			run = 0
+		case r == '[':
+			inSet = true
+			run = 0
+		case r == '*' || r == '?':
+			run = 0
+		default:
+			run++
+			if run >= 3 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// LogPlan names the strategy Logs chose (reported for benchmarks).
+type LogPlan string
+
+// Log search strategies.
+const (
+	PlanScan      LogPlan = "scan"      // no text filter: walk the time index
+	PlanFTS       LogPlan = "fts"       // selective text: all index matches, sorted by time
+	PlanWalk      LogPlan = "walk"      // common text: walk the time index, test each body
+	PlanWalkThenF LogPlan = "walk+fts"  // walk found too few within its bound; fell back to fts
+	PlanFullWalk  LogPlan = "full-walk" // text the index cannot serve (short glob literal)
+)
+
+// Logs returns one newest-first page of logs matching q.
+//
+// A substring (q) or trigram-able glob is planned by selectivity: the FTS5
+// index is asked how many documents match, capped at T = sqrt(rows·limit).
+// Under T, all matches are fetched by rowid and sorted by time (cost ~
+// matches). At T or more, the time index is walked newest first and each
+// body tested (expected cost ~ limit·rows/matches), bounded at 4·rows·limit/T
+// rows; if that bound yields too few, the exact FTS plan answers. Both
+// costs meet at T, so neither a rare nor a common term pays for the other.
+func (r *Reader) Logs(ctx context.Context, q LogQuery) (LogPage, LogPlan, error) {
+	base := q.baseWhere()
+	var textPreds []string
+	var textArgs []any
+	if q.Q != "" {
+		textPreds = append(textPreds, `l.body LIKE ? ESCAPE '\'`)
+		textArgs = append(textArgs, likeContains(q.Q))
+	}
+	if q.Glob != "" {
+		textPreds = append(textPreds, "l.body GLOB ?")
+		textArgs = append(textArgs, q.Glob)
+	}
+	ftsPred, ftsArg := "", ""
+	switch {
+	case q.Q != "":
+		ftsPred, ftsArg = "logs_fts MATCH ?", fts5Phrase(q.Q)
+	case q.Glob != "" && globHasTrigram(q.Glob):
+		ftsPred, ftsArg = "logs_fts.body GLOB ?", q.Glob
+	}
+	fetch := q.Limit + 1
+	if len(textPreds) == 0 {
+		rows, err := r.queryLogs(ctx, `SELECT `+logCols+` FROM logs l WHERE `+base.String()+
+			` ORDER BY l.time_unix_nano DESC, l.id DESC LIMIT ?`, append(base.args, fetch)...)
+		return page(rows, q.Limit), PlanScan, err
+	}
+	textWhere := strings.Join(textPreds, " AND ")
+	if ftsPred == "" {
+		rows, err := r.queryLogs(ctx, `SELECT `+logCols+` FROM logs l WHERE `+base.String()+` AND `+textWhere+
+			` ORDER BY l.time_unix_nano DESC, l.id DESC LIMIT ?`, append(append(base.args, textArgs...), fetch)...)
+		return page(rows, q.Limit), PlanFullWalk, err
+	}
+	var total int64
+	if err := r.db.QueryRowContext(ctx, `SELECT coalesce(max(id), 0) FROM logs`).Scan(&total); err != nil {
+		return LogPage{}, "", fmt.Errorf("count logs: %w", err)
+	}
+	threshold := int64(math.Sqrt(float64(total) * float64(fetch)))
+	threshold = min(max(threshold, 1000), 500_000)
+	var matches int64
+	if err := r.db.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT rowid FROM logs_fts WHERE `+ftsPred+` LIMIT ?)`,
+		ftsArg, threshold).Scan(&matches); err != nil {
+		return LogPage{}, "", fmt.Errorf("count matches: %w", err)
+	}
+	ftsQuery := `SELECT ` + logCols + ` FROM logs_fts CROSS JOIN logs l ON l.id = logs_fts.rowid WHERE ` + ftsPred +
+		` AND ` + base.String() + ` AND ` + textWhere + ` ORDER BY l.time_unix_nano DESC, l.id DESC LIMIT ?`
+	ftsArgs := append(append(append([]any{ftsArg}, base.args...), textArgs...), fetch)
+	if matches < threshold {
+		rows, err := r.queryLogs(ctx, ftsQuery, ftsArgs...)
+		return page(rows, q.Limit), PlanFTS, err
+	}
+	bound := 4*total*int64(fetch)/threshold + 1000
+	rows, err := r.queryLogs(ctx, `SELECT * FROM (SELECT `+logCols+` FROM logs l WHERE `+base.String()+
+		` ORDER BY l.time_unix_nano DESC, l.id DESC LIMIT ?) l WHERE `+textWhere+` LIMIT ?`,
+		append(append(append(base.args, bound), textArgs...), fetch)...)
+	if err != nil || len(rows) >= fetch {
+		return page(rows, q.Limit), PlanWalk, err
+	}
+	rows, err = r.queryLogs(ctx, ftsQuery, ftsArgs...)
+	return page(rows, q.Limit), PlanWalkThenF, err
+}
+
+func page(rows []Log, limit int) LogPage {
+	p := LogPage{Logs: rows}
+	if p.Logs == nil {
+		p.Logs = []Log{}
+	}
+	if len(rows) > limit {
+		p.Logs = rows[:limit]
+		last := p.Logs[limit-1]
+		p.NextCursor = Cursor{TimeUnixNano: last.TimeUnixNano, ID: last.ID}.String()
+	}
+	return p
+}
+
+func (r *Reader) queryLogs(ctx context.Context, query string, args ...any) ([]Log, error) {
+	rows, err := r.db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("query logs: %w", err)
+	}
+	defer rows.Close()
+	var out []Log
+	for rows.Next() {
+		var l Log
+		var attrs []byte
+		if err := rows.Scan(&l.ID, &l.TimeUnixNano, &l.ObservedTimeUnixNano, &l.SeverityNumber, &l.SeverityText,
+			&l.Body, &l.Service, &l.TraceID, &l.SpanID, &attrs); err != nil {
+			return nil, fmt.Errorf("scan log: %w", err)
+		}
+		if len(attrs) > 2 { // "{}" is omitted
+			l.Attributes = attrs
+		}
+		out = append(out, l)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("query logs: %w", err)
+	}
+	return out, nil
+}
+
+// LogsAfter returns up to limit logs with id > afterID in id order (the
+// live tail's source).
+func (r *Reader) LogsAfter(ctx context.Context, afterID int64, limit int) ([]Log, error) {
+	return r.queryLogs(ctx, `SELECT `+logCols+` FROM logs l WHERE l.id > ? ORDER BY l.id LIMIT ?`, afterID, limit)
+}
+
+// MaxLogID returns the newest log id (0 when there are none).
+func (r *Reader) MaxLogID(ctx context.Context) (int64, error) {
+	var id int64
+	if err := r.db.QueryRowContext(ctx, `SELECT coalesce(max(id), 0) FROM logs`).Scan(&id); err != nil {
+		return 0, fmt.Errorf("max log id: %w", err)
+	}
+	return id, nil
+}

@@ -1,0 +1,579 @@
+package query
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+)
+
+// MetricName is one metric name with what is known about it.
+type MetricName struct {
+	Name        string   `json:"name"`
+	Type        string   `json:"type"`
+	Unit        string   `json:"unit,omitempty"`
+	Description string   `json:"description,omitempty"`
+	Services    []string `json:"services"`
+	Streams     int64    `json:"streams"`
+}
+
+// MetricNames lists metric names (optionally of one service).
+func (r *Reader) MetricNames(ctx context.Context, service string) ([]MetricName, error) {
+	w := &sqlWhere{}
+	if service != "" {
+		w.add("service = ?", service)
+	}
+	rows, err := r.db.QueryContext(ctx, `SELECT name, type, max(unit), max(description),
+		group_concat(DISTINCT coalesce(service,'')), count(*)
+		FROM metrics WHERE `+w.String()+` GROUP BY name, type ORDER BY name, type`, w.args...)
+	if err != nil {
+		return nil, fmt.Errorf("query metric names: %w", err)
+	}
+	defer rows.Close()
+	out := []MetricName{}
+	for rows.Next() {
+		var m MetricName
+		var services string
+		if err := rows.Scan(&m.Name, &m.Type, &m.Unit, &m.Description, &services, &m.Streams); err != nil {
+			return nil, fmt.Errorf("scan metric name: %w", err)
+		}
+		m.Services = strings.Split(services, ",")
+		slices.Sort(m.Services)
+		out = append(out, m)
+	}
+	return out, rows.Err()
+}
+
+// SeriesPoint is one step of a series. Number metrics fill Value;
+// histograms, exponential histograms and summaries fill Count, Sum and the
+// percentiles (from buckets, or the summary's own quantiles). A nil field
+// means no data (or not computable) in that step.
+type SeriesPoint struct {
+	TimeUnixNano int64    `json:"t"`
+	Value        *float64 `json:"value,omitempty"`
+	Count        *float64 `json:"count,omitempty"`
+	Sum          *float64 `json:"sum,omitempty"`
+	P50          *float64 `json:"p50,omitempty"`
+	P90          *float64 `json:"p90,omitempty"`
+	P99          *float64 `json:"p99,omitempty"`
+}
+
+// Series is one service's values of a metric.
+type Series struct {
+	Service string        `json:"service"`
+	Type    string        `json:"type"`
+	Unit    string        `json:"unit,omitempty"`
+	Points  []SeriesPoint `json:"points"`
+}
+
+// SeriesResult answers /metrics/series.
+type SeriesResult struct {
+	Name            string   `json:"name"`
+	Agg             Agg      `json:"agg"`
+	StepSeconds     float64  `json:"step_seconds"`
+	SinceUnixNano   int64    `json:"since_unix_nano"`
+	UntilUnixNano   int64    `json:"until_unix_nano"`
+	Series          []Series `json:"series"`
+	SkippedIncompat int      `json:"skipped_incompatible_points,omitempty"`
+}
+
+type metricStream struct {
+	id          int64
+	service     string
+	typ         string
+	unit        string
+	temporality int // 1 delta, 2 cumulative
+}
+
+// Series computes q's time series, one per (service, type).
+func (r *Reader) Series(ctx context.Context, q SeriesQuery) (*SeriesResult, error) {
+	w := &sqlWhere{}
+	w.add("name = ?", q.Name)
+	if q.Service != "" {
+		w.add("service = ?", q.Service)
+	}
+	rows, err := r.db.QueryContext(ctx, `SELECT id, coalesce(service,''), type, unit, temporality FROM metrics WHERE `+w.String()+
+		` ORDER BY service, type, id`, w.args...)
+	if err != nil {
+		return nil, fmt.Errorf("query metric streams: %w", err)
+	}
+	groups := map[[2]string][]metricStream{}
+	var keys [][2]string
+	for rows.Next() {
+		var m metricStream
+		if err := rows.Scan(&m.id, &m.service, &m.typ, &m.unit, &m.temporality); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("scan metric stream: %w", err)
+		}
+		k := [2]string{m.service, m.typ}
+		if _, ok := groups[k]; !ok {
+			keys = append(keys, k)
+		}
+		groups[k] = append(groups[k], m)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("query metric streams: %w", err)
+	}
+	res := &SeriesResult{Name: q.Name, Agg: q.Agg, StepSeconds: q.Step.Seconds(),
+		SinceUnixNano: q.Since, UntilUnixNano: q.Until, Series: []Series{}}
+	for _, k := range keys {
+		ms := groups[k]
+		s := Series{Service: k[0], Type: k[1], Unit: ms[0].unit}
+		b := newStepper(q)
+		switch k[1] {
+		case "gauge", "sum":
+			err = r.numberSeries(ctx, q, ms, b)
+		case "histogram":
+			err = r.histogramSeries(ctx, q, ms, b)
+		case "exponential_histogram":
+			err = r.expHistogramSeries(ctx, q, ms, b)
+		case "summary":
+			err = r.summarySeries(ctx, q, ms, b)
+		default:
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		s.Points = b.points
+		res.SkippedIncompat += b.skipped
+		res.Series = append(res.Series, s)
+	}
+	return res, nil
+}
+
+// stepper collects per-step results in time order.
+type stepper struct {
+	q       SeriesQuery
+	points  []SeriesPoint
+	skipped int
+}
+
+func newStepper(q SeriesQuery) *stepper { return &stepper{q: q, points: []SeriesPoint{}} }
+
+// stepOf returns the start of the step holding t.
+func (b *stepper) stepOf(t int64) int64 {
+	return b.q.Since + (t-b.q.Since)/int64(b.q.Step)*int64(b.q.Step)
+}
+
+func idList(ms []metricStream) (string, []any) {
+	args := make([]any, len(ms))
+	for i, m := range ms {
+		args[i] = m.id
+	}
+	return strings.TrimSuffix(strings.Repeat("?,", len(ms)), ","), args
+}
+
+func temporalityOf(ms []metricStream) map[int64]int {
+	t := make(map[int64]int, len(ms))
+	for _, m := range ms {
+		t[m.id] = m.temporality
+	}
+	return t
+}
+
+// numberSeries aggregates gauge and sum points per step. avg, min, max and
+// count use every raw point; sum adds delta points, and for cumulative
+// streams adds each stream's last value in the step; rate is the per-second
+// increase (cumulative: per stream, resets restart from zero; delta: the
+// step's sum); last is the newest point.
+func (r *Reader) numberSeries(ctx context.Context, q SeriesQuery, ms []metricStream, b *stepper) error {
+	ph, args := idList(ms)
+	rows, err := r.db.QueryContext(ctx, `SELECT metric_id, attributes, time_unix_nano, coalesce(value_double, value_int, 0)
+		FROM number_points WHERE metric_id IN (`+ph+`) AND time_unix_nano >= ? AND time_unix_nano < ?
+		ORDER BY time_unix_nano`, append(args, q.Since, q.Until)...)
+	if err != nil {
+		return fmt.Errorf("query number points: %w", err)
+	}
+	defer rows.Close()
+	temp := temporalityOf(ms)
+	type streamKey struct {
+		id    int64
+		attrs string
+	}
+	prev := map[streamKey]float64{}
+	var cur int64 = -1
+	var n, sum, lo, hi, last, inc float64
+	lastPer := map[streamKey]float64{}
+	flush := func() {
+		if cur < 0 || n == 0 {
+			return
+		}
+		var v float64
+		switch q.Agg {
+		case AggAvg:
+			v = sum / n
+		case AggSum:
+			v = sum
+			for _, x := range lastPer {
+				v += x
+			}
+		case AggMin:
+			v = lo
+		case AggMax:
+			v = hi
+		case AggLast:
+			v = last
+		case AggCount:
+			v = n
+		case AggRate:
+			v = inc / q.Step.Seconds()
+		}
+		b.points = append(b.points, SeriesPoint{TimeUnixNano: cur, Value: clampNaN(v)})
+	}
+	for rows.Next() {
+		var k streamKey
+		var t int64
+		var v float64
+		if err := rows.Scan(&k.id, &k.attrs, &t, &v); err != nil {
+			return fmt.Errorf("scan number point: %w", err)
+		}
+		if st := b.stepOf(t); st != cur {
+			flush()
+			cur, n, sum, lo, hi, inc = st, 0, 0, math.Inf(1), math.Inf(-1), 0
+			clear(lastPer)
+		}
+		n++
+		lo, hi, last = math.Min(lo, v), math.Max(hi, v), v
+		cumulative := temp[k.id] == 2
+		if cumulative {
+			if p, ok := prev[k]; ok {
+				if v >= p {
+					inc += v - p
+				} else {
+					inc += v // reset
+				}
+			}
+			prev[k] = v
+			lastPer[k] = v
+			if q.Agg != AggSum {
+				sum += v
+			}
+		} else {
+			sum += v
+			inc += v
+		}
+	}
+	flush()
+	return rows.Err()
+}
+
+// histAcc merges explicit-bucket histograms within a step.
+type histAcc struct {
+	bounds   []float64
+	counts   []uint64
+	count    uint64
+	sum      float64
+	min, max float64
+}
+
+func (a *histAcc) add(bounds []float64, counts []uint64, count uint64, sum, minV, maxV float64) bool {
+	if a.counts == nil {
+		a.bounds, a.counts = bounds, make([]uint64, len(counts))
+		a.min, a.max = minV, maxV
+	} else if !slices.Equal(a.bounds, bounds) || len(a.counts) != len(counts) {
+		return false
+	} else {
+		a.min, a.max = nanMin(a.min, minV), nanMax(a.max, maxV)
+	}
+	for i, c := range counts {
+		a.counts[i] += c
+	}
+	a.count += count
+	a.sum += sum
+	return true
+}
+
+func nanMin(a, b float64) float64 {
+	if math.IsNaN(a) || math.IsNaN(b) {
+		return math.NaN()
+	}
+	return math.Min(a, b)
+}
+
+func nanMax(a, b float64) float64 {
+	if math.IsNaN(a) || math.IsNaN(b) {
+		return math.NaN()
+	}
+	return math.Max(a, b)
+}
+
+func nullFloat(p *float64) float64 {
+	if p == nil {
+		return math.NaN()
+	}
+	return *p
+}
+
+// histPoint is one stored histogram point reduced to what a step needs.
+type cumState struct {
+	start  int64
+	counts []uint64
+	count  uint64
+	sum    float64
+}
+
+// deltaOf turns a cumulative point into the increase since the stream's
+// previous point; ok is false for the first point of a stream that began
+// before the range (its increase is unknown).
+func deltaOf(prev map[string]*cumState, key string, start, since int64, counts []uint64, count uint64, sum float64) ([]uint64, uint64, float64, bool) {
+	p := prev[key]
+	prev[key] = &cumState{start: start, counts: counts, count: count, sum: sum}
+	if p == nil {
+		if start >= since && start > 0 {
+			return counts, count, sum, true // the stream started inside the range
+		}
+		return nil, 0, 0, false
+	}
+	if p.start != start || count < p.count || len(p.counts) != len(counts) {
+		return counts, count, sum, true // reset
+	}
+	d := make([]uint64, len(counts))
+	for i := range counts {
+		if counts[i] < p.counts[i] {
+			return counts, count, sum, true
+		}
+		d[i] = counts[i] - p.counts[i]
+	}
+	return d, count - p.count, sum - p.sum, true
+}
+
+func (r *Reader) histogramSeries(ctx context.Context, q SeriesQuery, ms []metricStream, b *stepper) error {
+	ph, args := idList(ms)
+	rows, err := r.db.QueryContext(ctx, `SELECT metric_id, attributes, time_unix_nano, start_time_unix_nano, count,
+		coalesce(sum, 0), min, max, bucket_counts, explicit_bounds
+		FROM histogram_points WHERE metric_id IN (`+ph+`) AND time_unix_nano >= ? AND time_unix_nano < ?
+		ORDER BY time_unix_nano`, append(args, q.Since, q.Until)...)
+	if err != nil {
+		return fmt.Errorf("query histogram points: %w", err)
+	}
+	defer rows.Close()
+	temp := temporalityOf(ms)
+	prev := map[string]*cumState{}
+	var cur int64 = -1
+	var acc histAcc
+	flush := func() {
+		if cur >= 0 && acc.counts != nil {
+			h := Histogram{Bounds: acc.bounds, Counts: acc.counts, Min: acc.min, Max: acc.max}
+			b.points = append(b.points, histPoint(cur, acc.count, acc.sum,
+				HistogramQuantile(0.5, h), HistogramQuantile(0.9, h), HistogramQuantile(0.99, h)))
+		}
+	}
+	for rows.Next() {
+		var id, t, start int64
+		var count uint64
+		var sum float64
+		var minP, maxP *float64
+		var attrs, countsJSON, boundsJSON string
+		if err := rows.Scan(&id, &attrs, &t, &start, &count, &sum, &minP, &maxP, &countsJSON, &boundsJSON); err != nil {
+			return fmt.Errorf("scan histogram point: %w", err)
+		}
+		var counts []uint64
+		var bounds []float64
+		if json.Unmarshal([]byte(countsJSON), &counts) != nil || json.Unmarshal([]byte(boundsJSON), &bounds) != nil ||
+			(len(counts) != 0 && len(counts) != len(bounds)+1) {
+			b.skipped++
+			continue
+		}
+		if st := b.stepOf(t); st != cur {
+			flush()
+			cur, acc = st, histAcc{}
+		}
+		minV, maxV := nullFloat(minP), nullFloat(maxP)
+		if temp[id] == 2 {
+			var ok bool
+			if counts, count, sum, ok = deltaOf(prev, fmt.Sprint(id, attrs), start, q.Since, counts, count, sum); !ok {
+				continue
+			}
+			minV, maxV = math.NaN(), math.NaN() // lifetime extremes, not this step's
+		}
+		if len(counts) == 0 {
+			continue
+		}
+		if !acc.add(bounds, counts, count, sum, minV, maxV) {
+			b.skipped++
+		}
+	}
+	flush()
+	return rows.Err()
+}
+
+func histPoint(t int64, count uint64, sum, p50, p90, p99 float64) SeriesPoint {
+	c := float64(count)
+	return SeriesPoint{TimeUnixNano: t, Count: &c, Sum: clampNaN(sum), P50: clampNaN(p50), P90: clampNaN(p90), P99: clampNaN(p99)}
+}
+
+// expAcc merges exponential histograms at the lowest scale seen in a step.
+type expAcc struct {
+	set      bool
+	scale    int32
+	zero     uint64
+	zeroThr  float64
+	pos, neg map[int32]uint64
+	count    uint64
+	sum      float64
+	min, max float64
+}
+
+func rescale(m map[int32]uint64, by int32) map[int32]uint64 {
+	out := make(map[int32]uint64, len(m))
+	for i, c := range m {
+		out[i>>by] += c
+	}
+	return out
+}
+
+func (a *expAcc) add(scale int32, zero uint64, zeroThr float64, posOff int32, pos []uint64, negOff int32, neg []uint64, count uint64, sum, minV, maxV float64) {
+	if !a.set {
+		*a = expAcc{set: true, scale: scale, pos: map[int32]uint64{}, neg: map[int32]uint64{}, min: minV, max: maxV}
+	} else {
+		a.min, a.max = nanMin(a.min, minV), nanMax(a.max, maxV)
+	}
+	if scale < a.scale {
+		a.pos, a.neg = rescale(a.pos, a.scale-scale), rescale(a.neg, a.scale-scale)
+		a.scale = scale
+	}
+	shift := scale - a.scale
+	for j, c := range pos {
+		a.pos[(posOff+int32(j))>>shift] += c
+	}
+	for j, c := range neg {
+		a.neg[(negOff+int32(j))>>shift] += c
+	}
+	a.zero += zero
+	a.zeroThr = math.Max(a.zeroThr, zeroThr)
+	a.count += count
+	a.sum += sum
+}
+
+func denseBuckets(m map[int32]uint64) (int32, []uint64) {
+	if len(m) == 0 {
+		return 0, nil
+	}
+	lo, hi := int32(math.MaxInt32), int32(math.MinInt32)
+	for i := range m {
+		lo, hi = min(lo, i), max(hi, i)
+	}
+	if int64(hi)-int64(lo) > 1<<16 { // absurd spread; refuse rather than allocate
+		return 0, nil
+	}
+	out := make([]uint64, hi-lo+1)
+	for i, c := range m {
+		out[i-lo] = c
+	}
+	return lo, out
+}
+
+func (a *expAcc) histogram() ExpHistogram {
+	h := ExpHistogram{Scale: a.scale, ZeroCount: a.zero, ZeroThreshold: a.zeroThr, Min: a.min, Max: a.max}
+	h.PosOffset, h.Pos = denseBuckets(a.pos)
+	h.NegOffset, h.Neg = denseBuckets(a.neg)
+	return h
+}
+
+func (r *Reader) expHistogramSeries(ctx context.Context, q SeriesQuery, ms []metricStream, b *stepper) error {
+	ph, args := idList(ms)
+	rows, err := r.db.QueryContext(ctx, `SELECT metric_id, attributes, time_unix_nano, start_time_unix_nano, count,
+		coalesce(sum, 0), min, max, scale, zero_count, zero_threshold, positive_offset, positive_buckets,
+		negative_offset, negative_buckets
+		FROM exp_histogram_points WHERE metric_id IN (`+ph+`) AND time_unix_nano >= ? AND time_unix_nano < ?
+		ORDER BY time_unix_nano`, append(args, q.Since, q.Until)...)
+	if err != nil {
+		return fmt.Errorf("query exponential histogram points: %w", err)
+	}
+	defer rows.Close()
+	temp := temporalityOf(ms)
+	prev := map[string]*cumState{}
+	var cur int64 = -1
+	var acc expAcc
+	flush := func() {
+		if cur >= 0 && acc.set {
+			h := acc.histogram()
+			b.points = append(b.points, histPoint(cur, acc.count, acc.sum,
+				ExpHistogramQuantile(0.5, h), ExpHistogramQuantile(0.9, h), ExpHistogramQuantile(0.99, h)))
+		}
+	}
+	for rows.Next() {
+		var id, t, start int64
+		var count, zero uint64
+		var sum, zeroThr float64
+		var minP, maxP *float64
+		var scale, posOff, negOff int32
+		var attrs, posJSON, negJSON string
+		if err := rows.Scan(&id, &attrs, &t, &start, &count, &sum, &minP, &maxP, &scale, &zero, &zeroThr,
+			&posOff, &posJSON, &negOff, &negJSON); err != nil {
+			return fmt.Errorf("scan exponential histogram point: %w", err)
+		}
+		var pos, neg []uint64
+		if json.Unmarshal([]byte(posJSON), &pos) != nil || json.Unmarshal([]byte(negJSON), &neg) != nil ||
+			scale < -10 || scale > 20 {
+			b.skipped++
+			continue
+		}
+		if st := b.stepOf(t); st != cur {
+			flush()
+			cur, acc = st, expAcc{}
+		}
+		minV, maxV := nullFloat(minP), nullFloat(maxP)
+		if temp[id] == 2 {
+			// Delta of a cumulative exp histogram: flatten zero, neg, pos into
+			// one vector so deltaOf can diff it; a scale or offset change is a reset.
+			key := fmt.Sprint(id, attrs, scale, posOff, negOff)
+			flat := append(append([]uint64{zero}, neg...), pos...)
+			d, c, s, ok := deltaOf(prev, key, start, q.Since, flat, count, sum)
+			if !ok {
+				continue
+			}
+			zero, neg, pos, count, sum = d[0], d[1:1+len(neg)], d[1+len(neg):], c, s
+			minV, maxV = math.NaN(), math.NaN()
+		}
+		acc.add(scale, zero, zeroThr, posOff, pos, negOff, neg, count, sum, minV, maxV)
+	}
+	flush()
+	return rows.Err()
+}
+
+// summarySeries reports each step's newest summary point: summaries carry
+// precomputed quantiles that cannot be merged.
+func (r *Reader) summarySeries(ctx context.Context, q SeriesQuery, ms []metricStream, b *stepper) error {
+	ph, args := idList(ms)
+	rows, err := r.db.QueryContext(ctx, `SELECT time_unix_nano, count, sum, quantiles
+		FROM summary_points WHERE metric_id IN (`+ph+`) AND time_unix_nano >= ? AND time_unix_nano < ?
+		ORDER BY time_unix_nano`, append(args, q.Since, q.Until)...)
+	if err != nil {
+		return fmt.Errorf("query summary points: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var t int64
+		var count uint64
+		var sum float64
+		var qj string
+		if err := rows.Scan(&t, &count, &sum, &qj); err != nil {
+			return fmt.Errorf("scan summary point: %w", err)
+		}
+		var qs []struct {
+			Q float64 `json:"q"`
+			V float64 `json:"v"`
+		}
+		_ = json.Unmarshal([]byte(qj), &qs) // malformed quantiles leave p50..p99 empty
+		pick := func(want float64) float64 {
+			for _, x := range qs {
+				if math.Abs(x.Q-want) < 1e-9 {
+					return x.V
+				}
+			}
+			return math.NaN()
+		}
+		p := histPoint(b.stepOf(t), count, sum, pick(0.5), pick(0.9), pick(0.99))
+		if n := len(b.points); n > 0 && b.points[n-1].TimeUnixNano == p.TimeUnixNano {
+			b.points[n-1] = p
+		} else {
+			b.points = append(b.points, p)
+		}
+	}
+	return rows.Err()
+}

@@ -1,0 +1,272 @@
+package query
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"database/sql"
+	"encoding/hex"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// TraceSummary describes one trace in a list.
+type TraceSummary struct {
+	TraceID           string   `json:"trace_id"`
+	RootService       string   `json:"root_service"`
+	RootName          string   `json:"root_name"`
+	StartTimeUnixNano int64    `json:"start_time_unix_nano"`
+	DurationNano      int64    `json:"duration_nano"` // last span end - first span start
+	RootDurationNano  int64    `json:"root_duration_nano"`
+	SpanCount         int64    `json:"span_count"`
+	Error             bool     `json:"error"` // some span has status ERROR
+	Services          []string `json:"services"`
+}
+
+// StatusError is OTLP's STATUS_CODE_ERROR.
+const StatusError = 2
+
+// Traces lists traces by their root span, newest first. service, since,
+// until and min_duration apply to the root span; error to any span.
+func (r *Reader) Traces(ctx context.Context, q TraceQuery) ([]TraceSummary, error) {
+	w := &sqlWhere{}
+	w.add("r.parent_span_id IS NULL")
+	if q.Service != "" {
+		w.add("r.service = ?", q.Service)
+	}
+	if q.Since != 0 {
+		w.add("r.start_time_unix_nano >= ?", q.Since)
+	}
+	if q.Until != 0 {
+		w.add("r.start_time_unix_nano < ?", q.Until)
+	}
+	if q.MinDuration > 0 {
+		w.add("r.duration_nano >= ?", int64(q.MinDuration))
+	}
+	if q.Error != nil {
+		not := "NOT "
+		if *q.Error {
+			not = ""
+		}
+		w.add(not + "EXISTS (SELECT 1 FROM spans e WHERE e.trace_id = r.trace_id AND e.status_code = 2)")
+	}
+	rows, err := r.db.QueryContext(ctx, `SELECT r.trace_id, coalesce(r.service,''), r.name, r.start_time_unix_nano, r.duration_nano
+		FROM spans r WHERE `+w.String()+` ORDER BY r.start_time_unix_nano DESC LIMIT ?`, append(w.args, q.Limit)...)
+	if err != nil {
+		return nil, fmt.Errorf("query traces: %w", err)
+	}
+	out := []TraceSummary{}
+	idx := map[string]int{}
+	for rows.Next() {
+		var s TraceSummary
+		if err := rows.Scan(&s.TraceID, &s.RootService, &s.RootName, &s.StartTimeUnixNano, &s.RootDurationNano); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("scan trace: %w", err)
+		}
+		if _, dup := idx[s.TraceID]; dup { // two roots in one trace: list it once
+			continue
+		}
+		idx[s.TraceID] = len(out)
+		out = append(out, s)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("query traces: %w", err)
+	}
+	if len(out) == 0 {
+		return out, nil
+	}
+	ph := strings.TrimSuffix(strings.Repeat("?,", len(out)), ",")
+	args := make([]any, len(out))
+	for i, s := range out {
+		args[i] = s.TraceID
+	}
+	agg, err := r.db.QueryContext(ctx, `SELECT trace_id, count(*), max(status_code = 2), min(start_time_unix_nano),
+		max(end_time_unix_nano), group_concat(DISTINCT coalesce(service,''))
+		FROM spans WHERE trace_id IN (`+ph+`) GROUP BY trace_id`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("aggregate traces: %w", err)
+	}
+	defer agg.Close()
+	for agg.Next() {
+		var id, services string
+		var n, start, end int64
+		var isErr bool
+		if err := agg.Scan(&id, &n, &isErr, &start, &end, &services); err != nil {
+			return nil, fmt.Errorf("scan trace aggregate: %w", err)
+		}
+		s := &out[idx[id]]
+		s.SpanCount, s.Error, s.StartTimeUnixNano, s.DurationNano = n, isErr, start, end-start
+		s.Services = strings.Split(services, ",")
+		slices.Sort(s.Services)
+	}
+	return out, agg.Err()
+}
+
+// Span is one span of a TraceTree.
+type Span struct {
+	SpanID            string  `json:"span_id"`
+	ParentSpanID      string  `json:"parent_span_id,omitempty"`
+	Parent            int     `json:"parent"` // index into Spans; -1 for a root or an orphan
+	Depth             int     `json:"depth"`
+	Children          int     `json:"children"`
+	Service           string  `json:"service"`
+	Name              string  `json:"name"`
+	Kind              int32   `json:"kind"`
+	StartTimeUnixNano int64   `json:"start_time_unix_nano"`
+	EndTimeUnixNano   int64   `json:"end_time_unix_nano"`
+	StatusCode        int32   `json:"status_code"`
+	StatusMessage     string  `json:"status_message,omitempty"`
+	Attributes        RawJSON `json:"attributes,omitempty"`
+}
+
+// TraceTree is a whole trace: Spans in depth-first pre-order (children by
+// start time), so a waterfall draws them top to bottom; Parent and Depth
+// carry the tree. Spans whose parent is absent are treated as roots
+// (Orphans counts them).
+type TraceTree struct {
+	TraceID           string   `json:"trace_id"`
+	StartTimeUnixNano int64    `json:"start_time_unix_nano"`
+	EndTimeUnixNano   int64    `json:"end_time_unix_nano"`
+	DurationNano      int64    `json:"duration_nano"`
+	SpanCount         int      `json:"span_count"`
+	Error             bool     `json:"error"`
+	Services          []string `json:"services"`
+	Roots             []int    `json:"roots"`
+	Orphans           int      `json:"orphans"`
+	MaxDepth          int      `json:"max_depth"`
+	Spans             []Span   `json:"spans"`
+}
+
+// Trace loads every span of traceID and builds the tree. ErrNotFound when
+// the trace has no spans.
+func (r *Reader) Trace(ctx context.Context, traceID []byte) (*TraceTree, error) {
+	id := hex.EncodeToString(traceID)
+	rows, err := r.db.QueryContext(ctx, `SELECT span_id, coalesce(parent_span_id,''), coalesce(service,''), name, kind,
+		start_time_unix_nano, end_time_unix_nano, status_code, status_message, attributes
+		FROM spans WHERE trace_id = ?`, id)
+	if err != nil {
+		return nil, fmt.Errorf("query trace: %w", err)
+	}
+	defer rows.Close()
+	var spans []Span
+	for rows.Next() {
+		var s Span
+		var attrs sql.RawBytes
+		if err := rows.Scan(&s.SpanID, &s.ParentSpanID, &s.Service, &s.Name, &s.Kind,
+			&s.StartTimeUnixNano, &s.EndTimeUnixNano, &s.StatusCode, &s.StatusMessage, &attrs); err != nil {
+			return nil, fmt.Errorf("scan span: %w", err)
+		}
+		if len(attrs) > 2 {
+			s.Attributes = RawJSON(bytes.Clone(attrs)) // RawBytes dies at Next
+		}
+		spans = append(spans, s)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("query trace: %w", err)
+	}
+	if len(spans) == 0 {
+		return nil, fmt.Errorf("trace %s: %w", id, ErrNotFound)
+	}
+	return BuildTree(id, spans), nil
+}
+
+// BuildTree orders spans into a TraceTree. It is iterative, so a
+// 100,000-deep chain costs no recursion.
+func BuildTree(traceID string, spans []Span) *TraceTree {
+	n := len(spans)
+	t := &TraceTree{TraceID: traceID, SpanCount: n}
+	byID := make(map[string]int32, n)
+	for i := range spans {
+		byID[spans[i].SpanID] = int32(i)
+	}
+	// parent index per span, children in CSR form.
+	parent := make([]int32, n)
+	childCount := make([]int32, n+1)
+	services := map[string]struct{}{}
+	t.StartTimeUnixNano, t.EndTimeUnixNano = spans[0].StartTimeUnixNano, spans[0].EndTimeUnixNano
+	for i := range spans {
+		s := &spans[i]
+		p, ok := byID[s.ParentSpanID]
+		if s.ParentSpanID == "" || !ok || int(p) == i {
+			p = -1
+			if s.ParentSpanID != "" {
+				t.Orphans++
+			}
+		}
+		parent[i] = p
+		childCount[p+1]++
+		services[s.Service] = struct{}{}
+		t.StartTimeUnixNano = min(t.StartTimeUnixNano, s.StartTimeUnixNano)
+		t.EndTimeUnixNano = max(t.EndTimeUnixNano, s.EndTimeUnixNano)
+		t.Error = t.Error || s.StatusCode == StatusError
+	}
+	t.DurationNano = t.EndTimeUnixNano - t.StartTimeUnixNano
+	// offsets: slot 0 holds the roots (parent -1), slot p+1 the children of p.
+	off := make([]int32, n+2)
+	for i := 0; i <= n; i++ {
+		off[i+1] = off[i] + childCount[i]
+	}
+	kids := make([]int32, n)
+	fill := slices.Clone(off[:n+1])
+	for i := range spans {
+		k := parent[i] + 1
+		kids[fill[k]] = int32(i)
+		fill[k]++
+	}
+	byStart := func(a, b int32) int {
+		return cmp.Or(cmp.Compare(spans[a].StartTimeUnixNano, spans[b].StartTimeUnixNano), cmp.Compare(a, b))
+	}
+	for k := 0; k <= n; k++ {
+		slices.SortFunc(kids[off[k]:off[k+1]], byStart)
+	}
+	// Pre-order DFS with an explicit stack. A cycle (a→b→a, no root) leaves
+	// spans unvisited; they are appended as extra roots.
+	out := make([]Span, 0, n)
+	newIdx := make([]int32, n)
+	visited := make([]bool, n)
+	type frame struct{ span, depth int32 }
+	stack := make([]frame, 0, 64)
+	visit := func(rootKids []int32) {
+		for j := len(rootKids) - 1; j >= 0; j-- {
+			stack = append(stack, frame{rootKids[j], 0})
+		}
+		for len(stack) > 0 {
+			f := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			if visited[f.span] {
+				continue
+			}
+			visited[f.span] = true
+			s := spans[f.span]
+			s.Depth = int(f.depth)
+			s.Parent = -1
+			if p := parent[f.span]; p >= 0 && visited[p] {
+				s.Parent = int(newIdx[p])
+			} else {
+				t.Roots = append(t.Roots, len(out))
+			}
+			s.Children = int(childCount[f.span+1])
+			t.MaxDepth = max(t.MaxDepth, s.Depth)
+			newIdx[f.span] = int32(len(out))
+			out = append(out, s)
+			ck := kids[off[f.span+1]:off[f.span+2]]
+			for j := len(ck) - 1; j >= 0; j-- {
+				stack = append(stack, frame{ck[j], f.depth + 1})
+			}
+		}
+	}
+	visit(kids[off[0]:off[1]])
+	for i := range spans {
+		if !visited[i] {
+			visit([]int32{int32(i)})
+		}
+	}
+	t.Spans = out
+	for s := range services {
+		t.Services = append(t.Services, s)
+	}
+	slices.Sort(t.Services)
+	return t
+}
