@@ -133,7 +133,7 @@ func (a *API) traces(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) trace(w http.ResponseWriter, r *http.Request) {
-	id, err := parseTraceID(r.PathValue("trace_id"))
+	id, err := ParseTraceID(r.PathValue("trace_id"))
 	if err != nil {
 		a.fail(w, r, err)
 		return

@@ -122,7 +122,7 @@ func ParseLogFilter(v url.Values, now time.Time) (LogFilter, error) {
 		return f, err
 	}
 	if s := v.Get("trace_id"); s != "" {
-		if f.TraceID, err = parseTraceID(s); err != nil {
+		if f.TraceID, err = ParseTraceID(s); err != nil {
 			return f, err
 		}
 	}
@@ -243,7 +243,8 @@ func parsePattern(v url.Values, name string, minRunes int) (string, error) {
 	return s, nil
 }
 
-func parseTraceID(s string) ([]byte, error) {
+// ParseTraceID decodes a 32-hex-digit trace id; a bad one is a *ParamError.
+func ParseTraceID(s string) ([]byte, error) {
 	b, err := hex.DecodeString(s)
 	if err != nil || len(b) != 16 {
 		return nil, paramErr("trace_id", "want 32 hex digits, got %q", s)

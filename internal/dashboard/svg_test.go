@@ -1,0 +1,73 @@
+package dashboard
+
+import (
+	"flag"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/otelbench/otelbench/internal/query"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden")
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("read golden (run with -update): %v", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s differs from %s:\ngot:\n%s\nwant:\n%s", name, path, got, want)
+	}
+}
+
+func testTree() *query.TraceTree {
+	spans := []query.Span{
+		{SpanID: "a1", Service: "frontend", Name: "GET /cart", StartTimeUnixNano: 1000, EndTimeUnixNano: 11000},
+		{SpanID: "b2", ParentSpanID: "a1", Service: "cart", Name: "load <cart>", StartTimeUnixNano: 2000, EndTimeUnixNano: 6000},
+		{SpanID: "c3", ParentSpanID: "b2", Service: "db", Name: "SELECT", StartTimeUnixNano: 2500, EndTimeUnixNano: 5000, StatusCode: query.StatusError},
+		{SpanID: "d4", ParentSpanID: "a1", Service: "cart", Name: "render", StartTimeUnixNano: 7000, EndTimeUnixNano: 10000},
+	}
+	return query.BuildTree("0102030405060708090a0b0c0d0e0f10", spans)
+}
+
+func TestWaterfallGolden(t *testing.T) {
+	tr := testTree()
+	got := string(Waterfall(tr, 100))
+	golden(t, "waterfall", got)
+	if strings.Contains(got, "<cart>") {
+		t.Error("span name not escaped")
+	}
+	if n := strings.Count(got, `class="span"`); n != 4 {
+		t.Errorf("got %d span rows, want 4", n)
+	}
+	if n := strings.Count(string(Waterfall(tr, 2)), `class="span"`); n != 2 {
+		t.Errorf("truncated: got %d span rows, want 2", n)
+	}
+}
+
+func TestChartGolden(t *testing.T) {
+	lines := []Line{
+		{Name: "p50", Times: []int64{0, 10, 20, 30}, Values: []float64{1, 2, math.NaN(), 4}},
+		{Name: "p99 <x>", Times: []int64{0, 10, 20, 30}, Values: []float64{5, 6, 7, 8}},
+	}
+	got := string(Chart("latency <ms>", 0, 40, lines))
+	golden(t, "chart", got)
+	if strings.Contains(got, "<ms>") || strings.Contains(got, "<x>") {
+		t.Error("chart text not escaped")
+	}
+	// The NaN gap starts a new subpath.
+	if !strings.Contains(got, "M") || strings.Count(got, "M") < 3 {
+		t.Errorf("want a gap (second M) in the p50 path: %s", got)
+	}
+	golden(t, "chart-empty", string(Chart("empty", 0, 40, nil)))
+}
