@@ -404,4 +404,3 @@ func procRSS(pid int) (rss, hwm float64, err error) {
 	hwm, err = field("VmHWM")
 	return rss, hwm, err
 }
-
