@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# bench-profile.sh: overhead and accuracy of otelbench profile against its
+# peers, measured in the same run, interleaved round by round.
+#
+# Workload: scripts/syscall-loop making exactly N calls of CALL (getppid,
+# the cheapest syscall there is: the worst case for a tracer; or
+# newfstatat of /dev/null, the story's syscall), which reports its own loop
+# time per call; tracer start-up is not in the figure. Tools:
+#   bare            no tracer
+#   otelbench       otelbench profile (tp_btf, default)
+#   otelbench-raw   otelbench profile --attach raw_tp
+#   otelbench-stk   otelbench profile --stacks (user stack per syscall)
+#   bpftrace        the equivalent one-liner (count, sum, log2 hist per id)
+#   strace          strace -c -f          (N_SLOW calls: ~100x slower)
+#   perf-trace      perf trace -s         (N_SLOW calls)
+# Prints, per tool, the median ns/call over ROUNDS, the slowdown against the
+# bare median, and the CALL count the tool reported (want exactly N).
+# Needs root, go, jq, bpftrace, strace, perf. Bounded: ~3 min at defaults.
+set -euo pipefail
+
+CALL=${CALL:-getppid}
+N=${N:-3000000}
+N_SLOW=${N_SLOW:-200000}
+ROUNDS=${ROUNDS:-5}
+SLOW_TOOLS=${SLOW_TOOLS:-1}
+
+cd "$(dirname "$0")/.."
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+go build -o "$work/otelbench" ./cmd/otelbench
+go build -o "$work/loop" ./scripts/syscall-loop
+ob="$work/otelbench"
+loop="$work/loop"
+
+# The syscall number of $CALL on this machine, from our own report.
+"$ob" profile --json "$work/nr.json" -- "$loop" -n 1 -call $CALL >/dev/null 2>&1
+nr=$(jq --arg c "$CALL" '.syscalls[] | select(.name == $c) | .nr' "$work/nr.json")
+
+BT='tracepoint:raw_syscalls:sys_enter /pid == cpid/ { @start[tid] = nsecs; }
+tracepoint:raw_syscalls:sys_exit /pid == cpid && @start[tid]/ {
+  $d = nsecs - @start[tid]; @count[args->id] = count(); @ns[args->id] = sum($d);
+  @hist[args->id] = hist($d); delete(@start[tid]); }'
+
+nspc() { sed -n 's/.*: \([0-9.]*\) ns\/call.*/\1/p' "$1" | tail -n 1; }
+
+# run TOOL ROUND: one measurement; appends "tool ns/call count" to results.
+run() {
+	local tool=$1 out="$work/$1.$2.out" n=$N count=""
+	case $tool in
+	bare) "$loop" -n "$n" -call $CALL 2>"$out"; count=$n ;;
+	otelbench | otelbench-raw | otelbench-stk)
+		local extra=()
+		[[ $tool == otelbench-raw ]] && extra=(--attach raw_tp)
+		[[ $tool == otelbench-stk ]] && extra=(--stacks)
+		"$ob" profile "${extra[@]}" --json "$work/r.json" -- "$loop" -n "$n" -call $CALL 2>"$out"
+		count=$(jq --arg c "$CALL" '.syscalls[] | select(.name == $c) | .count' "$work/r.json") ;;
+	bpftrace)
+		bpftrace -e "$BT" -c "$loop -n $n -call $CALL" >"$out" 2>&1
+		count=$(sed -n "s/^@count\[$nr\]: //p" "$out") ;;
+	strace)
+		n=$N_SLOW
+		strace -f -c -o "$work/strace.txt" "$loop" -n "$n" -call $CALL 2>"$out"
+		count=$(awk -v c="$CALL" '$NF == c {print $4}' "$work/strace.txt") ;;
+	perf-trace)
+		n=$N_SLOW
+		perf trace -s -o "$work/perf.txt" -- "$loop" -n "$n" -call $CALL 2>"$out"
+		count=$(awk -v c="$CALL" '$1 == c {s += $2} END {print s + 0}' "$work/perf.txt") ;;
+	esac
+	echo "$tool $(nspc "$out") ${count:-?} $n" >>"$work/results"
+}
+
+tools=(bare otelbench otelbench-raw otelbench-stk bpftrace)
+[[ $SLOW_TOOLS == 1 ]] && tools+=(strace perf-trace)
+for r in $(seq "$ROUNDS"); do
+	for t in "${tools[@]}"; do run "$t" "$r"; done
+	echo "round $r/$ROUNDS done" >&2
+done
+
+echo "date: $(date -u +%Y-%m-%dT%H:%MZ)  kernel: $(uname -r)  cpus: $(nproc)  load: $(cut -d' ' -f1-3 /proc/loadavg)  CALL=$CALL N=$N N_SLOW=$N_SLOW rounds=$ROUNDS"
+awk -v tools="${tools[*]}" -v call="$CALL" '
+function median(a, n,   i, j, t) {
+	for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j+1] = a[j]; a[j+1] = t }
+	return n % 2 ? a[(n+1)/2] : (a[n/2] + a[n/2+1]) / 2
+}
+{ k = $1; c[k]++; v[k, c[k]] = $2; cnt[k] = cnt[k] (cnt[k] == "" ? "" : ",") $3; want[k] = $4 }
+END {
+	n = split(tools, order, " ")
+	for (i = 1; i <= n; i++) { k = order[i]; for (j = 1; j <= c[k]; j++) tmp[j] = v[k, j]; med[k] = median(tmp, c[k]) }
+	printf "%-14s %12s %10s  %s\n", "tool", "ns/call", "slowdown", call " counted (want)"
+	for (i = 1; i <= n; i++) { k = order[i]
+		printf "%-14s %12.1f %9.2fx  %s (%d)\n", k, med[k], med[k] / med["bare"], cnt[k], want[k] }
+}' "$work/results"
