@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
 
 	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
@@ -26,6 +27,7 @@ type loadFlags struct {
 	jsonFile     string
 	noProgress   bool
 	maxErrorRate float64
+	cpuProfile   string
 }
 
 func (f *loadFlags) bind(fs *pflag.FlagSet, defaultEndpoint bool) {
@@ -57,6 +59,10 @@ func (f *loadFlags) bind(fs *pflag.FlagSet, defaultEndpoint bool) {
 	fs.StringVar(&f.jsonFile, "json", "", "also write the JSON report (schema otelbench.load/v1) to `FILE` (- for stdout, replacing the table)")
 	fs.BoolVar(&f.noProgress, "no-progress", false, "no live progress (it is off anyway when stderr is not a terminal)")
 	fs.Float64Var(&f.maxErrorRate, "max-error-rate", 1, "exit 1 when more than this fraction of requests fail (0..1)")
+	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the generator to `FILE`")
+	_ = fs.MarkHidden("cpuprofile")
+	fs.BoolVar(&c.NetHTTP, "net-http", false, "send through Go's net/http client instead of the lean HTTP/1.1 one (https always does)")
+	_ = fs.MarkHidden("net-http")
 }
 
 // config parses the string flags into the loadgen.Config; its errors are
@@ -117,6 +123,17 @@ func (f *loadFlags) writeReport(cmd *cobra.Command, rep *loadgen.Report) error {
 
 // run runs the load, writes the report and applies --max-error-rate.
 func (f *loadFlags) run(ctx context.Context, cmd *cobra.Command, cfg loadgen.Config) (*loadgen.Report, error) {
+	if f.cpuProfile != "" {
+		pf, err := os.Create(f.cpuProfile)
+		if err != nil {
+			return nil, fmt.Errorf("cpu profile: %w", err)
+		}
+		defer pf.Close()
+		if err := pprof.StartCPUProfile(pf); err != nil {
+			return nil, fmt.Errorf("cpu profile: %w", err)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	rep, err := loadgen.Run(ctx, cfg)
 	if errors.Is(err, loadgen.ErrInvalidConfig) || errors.Is(err, otlpgen.ErrInvalidConfig) {
 		return nil, exitcode.UsageError(err)

@@ -141,6 +141,10 @@ type Config struct {
 	Retry        int
 	RetryMaxWait time.Duration
 
+	// NetHTTP sends through net/http even for http:// endpoints (https://
+	// always does); otherwise a lean HTTP/1.1 client is used (h1.go).
+	NetHTTP bool
+
 	// Progress, when not nil, receives a live progress display (mpb).
 	Progress io.Writer
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -32,11 +33,22 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	return r.run(ctx)
 }
 
+// exchanger sends payloads for one worker.
+type exchanger interface {
+	send(ctx context.Context, p *otlpgen.Payload, buf *bytes.Buffer) (response, error)
+	close()
+}
+
+// netHTTPExchanger shares one net/http sender between workers.
+type netHTTPExchanger struct{ *sender }
+
+func (netHTTPExchanger) close() {}
+
 type runner struct {
 	cfg      Config
 	pool     *otlpgen.Pool
 	schedule []otlpgen.Signal
-	sender   *sender
+	exchange func(ctx context.Context) exchanger // one per worker
 	pacer    *Pacer
 	start    time.Time
 	next     atomic.Int64 // next send number
@@ -44,8 +56,17 @@ type runner struct {
 }
 
 func (r *runner) run(ctx context.Context) (*Report, error) {
-	r.sender = newSender(r.cfg, r.pool)
-	defer r.sender.close()
+	if strings.HasPrefix(r.cfg.Endpoint, "https:") || r.cfg.NetHTTP {
+		s := newSender(r.cfg, r.pool)
+		defer s.close()
+		r.exchange = func(context.Context) exchanger { return netHTTPExchanger{s} }
+	} else {
+		s, err := newH1Sender(r.cfg, r.pool)
+		if err != nil {
+			return nil, err
+		}
+		r.exchange = func(ctx context.Context) exchanger { return s.conn(ctx) }
+	}
 
 	// stopCtx ends the issuing of new requests (duration reached or ctx
 	// done); requests in flight run on ctx, so a timed stop lets them finish
@@ -76,6 +97,8 @@ func (r *runner) run(ctx context.Context) (*Report, error) {
 // worker sends until stopCtx is done or the request budget is spent.
 func (r *runner) worker(ctx, stopCtx context.Context) {
 	var buf bytes.Buffer
+	ex := r.exchange(ctx)
+	defer ex.close()
 	cycle := int64(len(r.schedule))
 	for stopCtx.Err() == nil {
 		n := r.next.Add(1) - 1
@@ -100,18 +123,18 @@ func (r *runner) worker(ctx, stopCtx context.Context) {
 		if r.pacer == nil {
 			intended = sent
 		}
-		r.exchange(ctx, p, intended, sent, late, &buf)
+		r.send(ctx, ex, p, intended, sent, late, &buf)
 	}
 }
 
-// exchange sends p, retrying retryable answers as configured, and records
+// send sends p, retrying retryable answers as configured, and records
 // every attempt and the request's latency.
-func (r *runner) exchange(ctx context.Context, p *otlpgen.Payload, intended, sent time.Time, late bool, buf *bytes.Buffer) {
+func (r *runner) send(ctx context.Context, ex exchanger, p *otlpgen.Payload, intended, sent time.Time, late bool, buf *bytes.Buffer) {
 	acc := r.acc[p.Signal]
 	gotResponse := false
 	for try := 0; ; try++ {
 		at := attempt{records: int64(p.Records), bytes: int64(len(p.Body))}
-		resp, err := r.sender.send(ctx, p, buf)
+		resp, err := ex.send(ctx, p, buf)
 		switch {
 		case err != nil && ctx.Err() != nil:
 			at.canceled = true

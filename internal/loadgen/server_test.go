@@ -95,12 +95,20 @@ func newAccountingServer(t *testing.T) *httptest.Server {
 func TestAccountingExact(t *testing.T) {
 	const cycles, records = 5, 7
 	perSignal := int64(cycles * len(outcomes))
-	for _, enc := range []otlpgen.Encoding{otlpgen.EncodingProto, otlpgen.EncodingJSON} {
-		t.Run(string(enc), func(t *testing.T) {
+	for _, tc := range []struct {
+		enc     otlpgen.Encoding
+		netHTTP bool
+	}{{otlpgen.EncodingProto, false}, {otlpgen.EncodingJSON, false}, {otlpgen.EncodingProto, true}, {otlpgen.EncodingJSON, true}} {
+		enc := tc.enc
+		name := string(enc) + "/h1"
+		if tc.netHTTP {
+			name = string(enc) + "/net-http"
+		}
+		t.Run(name, func(t *testing.T) {
 			srv := newAccountingServer(t)
 			defer srv.Close()
 			rep, err := Run(context.Background(), Config{
-				Endpoint: srv.URL, Requests: 3 * perSignal, Concurrency: 4,
+				Endpoint: srv.URL, Requests: 3 * perSignal, Concurrency: 4, NetHTTP: tc.netHTTP,
 				Payload: otlpgen.Config{Records: records, PoolSize: 2, Encoding: enc},
 			})
 			if err != nil {
@@ -253,6 +261,12 @@ func TestCoordinatedOmissionCorrection(t *testing.T) {
 }
 
 func TestCancelStillReports(t *testing.T) {
+	for _, netHTTP := range []bool{false, true} {
+		t.Run(map[bool]string{false: "h1", true: "net-http"}[netHTTP], func(t *testing.T) { testCancelStillReports(t, netHTTP) })
+	}
+}
+
+func testCancelStillReports(t *testing.T, netHTTP bool) {
 	release := make(chan struct{})
 	var arrived atomic.Int64
 	ctx, cancel := context.WithCancel(context.Background())
@@ -269,7 +283,7 @@ func TestCancelStillReports(t *testing.T) {
 	defer srv.Close()
 	defer close(release)
 	rep, err := Run(ctx, Config{
-		Endpoint: srv.URL, Duration: time.Minute, Concurrency: 2,
+		Endpoint: srv.URL, Duration: time.Minute, Concurrency: 2, NetHTTP: netHTTP,
 		Payload: otlpgen.Config{Records: 1, PoolSize: 1},
 	})
 	if err != nil {

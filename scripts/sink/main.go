@@ -24,20 +24,22 @@ import (
 
 func main() {
 	addr := flag.String("addr", "127.0.0.1:4318", "listen address")
+	capture := flag.String("capture", "", "write the first request body to this file (for wrk's lua script)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, *addr); err != nil {
+	if err := run(ctx, *addr, *capture); err != nil {
 		log.Fatal(err)
 	}
 }
 
-func run(ctx context.Context, addr string) error {
+func run(ctx context.Context, addr, capture string) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
 	var requests, bytes atomic.Int64
+	var captured atomic.Bool
 	buf := make(chan []byte, 64)
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var b []byte
@@ -45,6 +47,15 @@ func run(ctx context.Context, addr string) error {
 		case b = <-buf:
 		default:
 			b = make([]byte, 64<<10)
+		}
+		if capture != "" && captured.CompareAndSwap(false, true) {
+			body, err := io.ReadAll(r.Body)
+			if err == nil {
+				err = os.WriteFile(capture, body, 0o644)
+			}
+			if err != nil {
+				log.Printf("capture: %v", err)
+			}
 		}
 		n := int64(0)
 		for {
