@@ -1,0 +1,233 @@
+-- otelbench store schema (SQLite, WAL). Embedded by schema.go and applied by Open.
+--
+-- Two layers:
+--   1. raw: the write path. One row per accepted OTLP Export*ServiceRequest, stored exactly as
+--      received in protobuf encoding. The commit that earns the client its 200 writes only here.
+--   2. relational tables (resources, scopes, logs, spans, metrics, *_points): filled later by the
+--      projector from raw, in bounded slices. Each slice's rows and the projection high-water mark
+--      (projection_state.raw_id) commit in ONE transaction, so a crash never loses or duplicates
+--      projected rows: after restart projection resumes at raw_id + 1.
+--
+-- Conventions for the query side:
+--   * Times are int64 nanoseconds since the Unix epoch (OTLP fixed64), column suffix _unix_nano.
+--   * Trace and span IDs are lowercase hex TEXT (32 and 16 chars); an absent ID is NULL.
+--   * Attribute maps are JSON objects in TEXT (use json_extract / ->> ); bytes values are base64
+--     strings, non-finite doubles are the strings "NaN", "Infinity", "-Infinity".
+--   * service is the resource's service.name (NULL when absent), copied onto logs/spans rows so the
+--     per-service indexes need no join.
+--   * Enum columns hold the OTLP integer values (severity_number, kind, status_code,
+--     aggregation_temporality).
+
+-- schema_version lets later releases migrate; Open refuses a newer version than it knows.
+CREATE TABLE IF NOT EXISTS schema_version (
+	version INTEGER NOT NULL
+);
+
+-- raw holds accepted requests. id is assigned by the single writer and strictly increases
+-- (never reused, even if old rows are pruned). signal: 1 logs, 2 metrics, 3 traces.
+-- records is the caller's count of records (log records, spans, data points) in the payload.
+-- encoding: 0 = protobuf as received, 1 = zstd-compressed protobuf.
+CREATE TABLE IF NOT EXISTS raw (
+	id                 INTEGER PRIMARY KEY,
+	signal             INTEGER NOT NULL,
+	records            INTEGER NOT NULL,
+	received_unix_nano INTEGER NOT NULL,
+	encoding           INTEGER NOT NULL DEFAULT 0,
+	payload            BLOB    NOT NULL
+);
+
+-- projection_state has exactly one row: raw rows with id <= raw_id are projected.
+CREATE TABLE IF NOT EXISTS projection_state (
+	id     INTEGER PRIMARY KEY CHECK (id = 1),
+	raw_id INTEGER NOT NULL
+);
+INSERT OR IGNORE INTO projection_state(id, raw_id) VALUES (1, 0);
+
+-- resources are deduplicated by hash = FNV-128a over schema_url and the attributes with keys sorted.
+CREATE TABLE IF NOT EXISTS resources (
+	id           INTEGER PRIMARY KEY,
+	hash         BLOB NOT NULL UNIQUE,
+	service_name TEXT,
+	schema_url   TEXT NOT NULL DEFAULT '',
+	attributes   TEXT NOT NULL DEFAULT '{}'
+);
+CREATE INDEX IF NOT EXISTS resources_service ON resources(service_name);
+
+-- scopes (instrumentation scopes) are deduplicated the same way over name, version, schema_url
+-- and attributes.
+CREATE TABLE IF NOT EXISTS scopes (
+	id         INTEGER PRIMARY KEY,
+	hash       BLOB NOT NULL UNIQUE,
+	name       TEXT NOT NULL DEFAULT '',
+	version    TEXT NOT NULL DEFAULT '',
+	schema_url TEXT NOT NULL DEFAULT '',
+	attributes TEXT NOT NULL DEFAULT '{}'
+);
+
+-- logs: one row per LogRecord. body is the string body, or the JSON of a non-string body.
+CREATE TABLE IF NOT EXISTS logs (
+	id                      INTEGER PRIMARY KEY,
+	raw_id                  INTEGER NOT NULL,
+	resource_id             INTEGER NOT NULL REFERENCES resources(id),
+	scope_id                INTEGER NOT NULL REFERENCES scopes(id),
+	service                 TEXT,
+	time_unix_nano          INTEGER NOT NULL,
+	observed_time_unix_nano INTEGER NOT NULL,
+	severity_number         INTEGER NOT NULL,
+	severity_text           TEXT NOT NULL DEFAULT '',
+	body                    TEXT NOT NULL DEFAULT '',
+	attributes              TEXT NOT NULL DEFAULT '{}',
+	trace_id                TEXT,
+	span_id                 TEXT,
+	flags                   INTEGER NOT NULL DEFAULT 0,
+	event_name              TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX IF NOT EXISTS logs_time ON logs(time_unix_nano);
+CREATE INDEX IF NOT EXISTS logs_service_time ON logs(service, time_unix_nano);
+CREATE INDEX IF NOT EXISTS logs_trace ON logs(trace_id) WHERE trace_id IS NOT NULL;
+
+-- logs_fts indexes log bodies for substring search (trigram tokenizer: LIKE/GLOB and MATCH on
+-- 3+ character fragments). External content: the text lives in logs.body, rowid = logs.id.
+-- The projector inserts into it in the same transaction as the logs rows (no triggers).
+CREATE VIRTUAL TABLE IF NOT EXISTS logs_fts USING fts5(
+	body, content='logs', content_rowid='id', tokenize='trigram'
+);
+
+-- spans: one row per Span. parent_span_id IS NULL marks a root span. duration_nano = end - start.
+CREATE TABLE IF NOT EXISTS spans (
+	id                   INTEGER PRIMARY KEY,
+	raw_id               INTEGER NOT NULL,
+	resource_id          INTEGER NOT NULL REFERENCES resources(id),
+	scope_id             INTEGER NOT NULL REFERENCES scopes(id),
+	service              TEXT,
+	trace_id             TEXT NOT NULL,
+	span_id              TEXT NOT NULL,
+	parent_span_id       TEXT,
+	trace_state          TEXT NOT NULL DEFAULT '',
+	name                 TEXT NOT NULL,
+	kind                 INTEGER NOT NULL,
+	start_time_unix_nano INTEGER NOT NULL,
+	end_time_unix_nano   INTEGER NOT NULL,
+	duration_nano        INTEGER NOT NULL,
+	status_code          INTEGER NOT NULL,
+	status_message       TEXT NOT NULL DEFAULT '',
+	attributes           TEXT NOT NULL DEFAULT '{}',
+	flags                INTEGER NOT NULL DEFAULT 0,
+	dropped_attributes   INTEGER NOT NULL DEFAULT 0,
+	dropped_events       INTEGER NOT NULL DEFAULT 0,
+	dropped_links        INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS spans_trace ON spans(trace_id);
+CREATE INDEX IF NOT EXISTS spans_service_start ON spans(service, start_time_unix_nano);
+CREATE INDEX IF NOT EXISTS spans_root_start ON spans(start_time_unix_nano) WHERE parent_span_id IS NULL;
+
+-- span_events and span_links reference their span by spans.id (not by the OTLP span id).
+CREATE TABLE IF NOT EXISTS span_events (
+	span_row_id        INTEGER NOT NULL REFERENCES spans(id),
+	time_unix_nano     INTEGER NOT NULL,
+	name               TEXT NOT NULL,
+	attributes         TEXT NOT NULL DEFAULT '{}',
+	dropped_attributes INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS span_events_span ON span_events(span_row_id);
+
+CREATE TABLE IF NOT EXISTS span_links (
+	span_row_id        INTEGER NOT NULL REFERENCES spans(id),
+	trace_id           TEXT NOT NULL,
+	span_id            TEXT NOT NULL,
+	trace_state        TEXT NOT NULL DEFAULT '',
+	attributes         TEXT NOT NULL DEFAULT '{}',
+	flags              INTEGER NOT NULL DEFAULT 0,
+	dropped_attributes INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS span_links_span ON span_links(span_row_id);
+CREATE INDEX IF NOT EXISTS span_links_trace ON span_links(trace_id);
+
+-- metrics: one row per distinct metric stream identity (resource, scope, name, description, unit,
+-- type, temporality, monotonic), deduplicated by hash like resources.
+-- type: 'gauge' | 'sum' | 'histogram' | 'exponential_histogram' | 'summary'.
+-- temporality: 0 unspecified, 1 delta, 2 cumulative (sum/histogram/exp histogram only).
+CREATE TABLE IF NOT EXISTS metrics (
+	id          INTEGER PRIMARY KEY,
+	hash        BLOB NOT NULL UNIQUE,
+	resource_id INTEGER NOT NULL REFERENCES resources(id),
+	scope_id    INTEGER NOT NULL REFERENCES scopes(id),
+	service     TEXT,
+	name        TEXT NOT NULL,
+	description TEXT NOT NULL DEFAULT '',
+	unit        TEXT NOT NULL DEFAULT '',
+	type        TEXT NOT NULL,
+	temporality INTEGER NOT NULL DEFAULT 0,
+	monotonic   INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS metrics_name ON metrics(name);
+CREATE INDEX IF NOT EXISTS metrics_service_name ON metrics(service, name);
+
+-- number_points holds gauge and sum data points (metrics.type tells which). Exactly one of
+-- value_int / value_double is set, as in OTLP's NumberDataPoint oneof.
+CREATE TABLE IF NOT EXISTS number_points (
+	metric_id            INTEGER NOT NULL REFERENCES metrics(id),
+	raw_id               INTEGER NOT NULL,
+	time_unix_nano       INTEGER NOT NULL,
+	start_time_unix_nano INTEGER NOT NULL,
+	attributes           TEXT NOT NULL DEFAULT '{}',
+	value_int            INTEGER,
+	value_double         REAL,
+	flags                INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS number_points_metric_time ON number_points(metric_id, time_unix_nano);
+
+-- histogram_points: explicit-bucket histograms. bucket_counts and explicit_bounds are JSON arrays
+-- (len(bucket_counts) = len(explicit_bounds) + 1 when set). sum/min/max are NULL when absent.
+CREATE TABLE IF NOT EXISTS histogram_points (
+	metric_id            INTEGER NOT NULL REFERENCES metrics(id),
+	raw_id               INTEGER NOT NULL,
+	time_unix_nano       INTEGER NOT NULL,
+	start_time_unix_nano INTEGER NOT NULL,
+	attributes           TEXT NOT NULL DEFAULT '{}',
+	count                INTEGER NOT NULL,
+	sum                  REAL,
+	min                  REAL,
+	max                  REAL,
+	bucket_counts        TEXT NOT NULL DEFAULT '[]',
+	explicit_bounds      TEXT NOT NULL DEFAULT '[]',
+	flags                INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS histogram_points_metric_time ON histogram_points(metric_id, time_unix_nano);
+
+-- exp_histogram_points: base-2 exponential histograms. positive_buckets / negative_buckets are
+-- JSON arrays of counts starting at bucket index positive_offset / negative_offset.
+CREATE TABLE IF NOT EXISTS exp_histogram_points (
+	metric_id            INTEGER NOT NULL REFERENCES metrics(id),
+	raw_id               INTEGER NOT NULL,
+	time_unix_nano       INTEGER NOT NULL,
+	start_time_unix_nano INTEGER NOT NULL,
+	attributes           TEXT NOT NULL DEFAULT '{}',
+	count                INTEGER NOT NULL,
+	sum                  REAL,
+	min                  REAL,
+	max                  REAL,
+	scale                INTEGER NOT NULL,
+	zero_count           INTEGER NOT NULL,
+	zero_threshold       REAL NOT NULL DEFAULT 0,
+	positive_offset      INTEGER NOT NULL DEFAULT 0,
+	positive_buckets     TEXT NOT NULL DEFAULT '[]',
+	negative_offset      INTEGER NOT NULL DEFAULT 0,
+	negative_buckets     TEXT NOT NULL DEFAULT '[]',
+	flags                INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS exp_histogram_points_metric_time ON exp_histogram_points(metric_id, time_unix_nano);
+
+-- summary_points: quantiles is a JSON array of {"q": quantile, "v": value}.
+CREATE TABLE IF NOT EXISTS summary_points (
+	metric_id            INTEGER NOT NULL REFERENCES metrics(id),
+	raw_id               INTEGER NOT NULL,
+	time_unix_nano       INTEGER NOT NULL,
+	start_time_unix_nano INTEGER NOT NULL,
+	attributes           TEXT NOT NULL DEFAULT '{}',
+	count                INTEGER NOT NULL,
+	sum                  REAL NOT NULL,
+	quantiles            TEXT NOT NULL DEFAULT '[]',
+	flags                INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS summary_points_metric_time ON summary_points(metric_id, time_unix_nano);

@@ -1,0 +1,126 @@
+package store
+
+import (
+	"sync/atomic"
+	"time"
+)
+
+// SignalStats counts one signal's traffic since Open.
+type SignalStats struct {
+	// Requests and Records count appends committed durably (Append returned nil).
+	Requests uint64
+	Records  uint64
+	// Bytes is the committed payload bytes (protobuf, as appended).
+	Bytes uint64
+	// RecordsProjected counts records projected into the relational tables since Open
+	// (including backlog from before Open).
+	RecordsProjected uint64
+}
+
+// Stats is a snapshot of the store's counters. All counters start at zero at Open.
+type Stats struct {
+	Logs, Metrics, Traces SignalStats
+
+	// QueueRequests and QueueBytes are the appends queued or being committed now;
+	// MaxQueueRequests and MaxQueueBytes are the limits beyond which Append returns ErrQueueFull.
+	QueueRequests    int64
+	QueueBytes       int64
+	MaxQueueRequests int64
+	MaxQueueBytes    int64
+
+	// QueueFull counts appends rejected with ErrQueueFull.
+	QueueFull uint64
+	// Commits counts writer transactions committed; Requests/Commits is the group-commit factor.
+	Commits uint64
+	// CommitErrors counts writer transactions that failed (their callers got the error).
+	CommitErrors uint64
+
+	// LagRecords is the records committed but not yet projected (including backlog from before
+	// Open); LagSeconds is the age of the oldest unprojected request, 0 when caught up.
+	LagRecords int64
+	LagSeconds float64
+	// ProjectedRawID is the projection high-water mark: raw rows with id <= it are projected.
+	ProjectedRawID int64
+	// LastRawID is the id of the newest committed raw row.
+	LastRawID int64
+	// ProjectionSlices counts projection transactions committed; ProjectionErrors counts failed
+	// ones (retried).
+	ProjectionSlices uint64
+	ProjectionErrors uint64
+}
+
+// Signal returns the counters of sig (zero for an invalid signal).
+func (s Stats) Signal(sig Signal) SignalStats {
+	switch sig {
+	case SignalLogs:
+		return s.Logs
+	case SignalMetrics:
+		return s.Metrics
+	case SignalTraces:
+		return s.Traces
+	}
+	return SignalStats{}
+}
+
+// counters are the live atomics behind Stats.
+type counters struct {
+	requests, records, bytes, projected [numSignals]atomic.Uint64
+
+	queueFull, commits, commitErrors atomic.Uint64
+	slices, projectErrors            atomic.Uint64
+
+	lagRecords     atomic.Int64
+	oldestUnproj   atomic.Int64 // received_unix_nano of the oldest unprojected raw row, 0 if none
+	projectedRawID atomic.Int64
+	lastRawID      atomic.Int64
+}
+
+// committed counts a successfully committed batch.
+func (c *counters) committed(batch []*request) {
+	var lag int64
+	for _, r := range batch {
+		c.requests[r.sig].Add(1)
+		c.records[r.sig].Add(uint64(r.records))
+		c.bytes[r.sig].Add(uint64(len(r.payload)))
+		lag += int64(r.records)
+	}
+	c.lagRecords.Add(lag)
+	// The first batch after catching up becomes the oldest unprojected work.
+	c.oldestUnproj.CompareAndSwap(0, batch[0].received)
+}
+
+// Stats returns a snapshot of the counters. It takes no locks.
+func (s *Store) Stats() Stats {
+	c := &s.stats
+	sig := func(i Signal) SignalStats {
+		return SignalStats{
+			Requests:         c.requests[i].Load(),
+			Records:          c.records[i].Load(),
+			Bytes:            c.bytes[i].Load(),
+			RecordsProjected: c.projected[i].Load(),
+		}
+	}
+	st := Stats{
+		Logs:             sig(SignalLogs),
+		Metrics:          sig(SignalMetrics),
+		Traces:           sig(SignalTraces),
+		QueueRequests:    s.q.reqs.Load(),
+		QueueBytes:       s.q.bytes.Load(),
+		MaxQueueRequests: int64(s.q.maxReqs),
+		MaxQueueBytes:    s.q.maxBytes,
+		QueueFull:        c.queueFull.Load(),
+		Commits:          c.commits.Load(),
+		CommitErrors:     c.commitErrors.Load(),
+		LagRecords:       c.lagRecords.Load(),
+		ProjectedRawID:   c.projectedRawID.Load(),
+		LastRawID:        c.lastRawID.Load(),
+		ProjectionSlices: c.slices.Load(),
+		ProjectionErrors: c.projectErrors.Load(),
+	}
+	if st.ProjectedRawID < st.LastRawID {
+		if t := c.oldestUnproj.Load(); t > 0 {
+			st.LagSeconds = max(0, time.Since(time.Unix(0, t)).Seconds())
+		}
+	}
+	return st
+}

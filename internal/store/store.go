@@ -1,0 +1,357 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+)
+
+// Defaults for Config's zero values.
+const (
+	// DefaultQueueBytes bounds the payload bytes waiting for, or inside, a group commit.
+	DefaultQueueBytes int64 = 32 << 20
+	// DefaultQueueRequests bounds the requests waiting for, or inside, a group commit.
+	DefaultQueueRequests = 8192
+	// DefaultProjectSlice is how many raw rows one projection transaction takes at most.
+	DefaultProjectSlice = 256
+	// DefaultFileName is the database file inside Config.Dir.
+	DefaultFileName = "otelbench.db"
+	// DefaultReadConns is the size of the read-only pool behind ReadDB.
+	DefaultReadConns = 4
+)
+
+// Errors returned by Append and Close.
+var (
+	// ErrQueueFull means the group-commit queue is at its byte or request limit; retry later.
+	ErrQueueFull = errors.New("store: queue full")
+	// ErrClosed means Close has started; nothing more is accepted.
+	ErrClosed = errors.New("store: closed")
+	// ErrDiskFull means the commit failed for lack of space (SQLITE_FULL or ENOSPC); the batch
+	// was rolled back, nothing is corrupted, and later appends succeed once space returns.
+	ErrDiskFull = errors.New("store: disk full")
+)
+
+// Signal is an OTLP signal type. Its numeric value is stored in raw.signal.
+type Signal uint8
+
+// Signals. The zero value is invalid.
+const (
+	SignalLogs    Signal = 1
+	SignalMetrics Signal = 2
+	SignalTraces  Signal = 3
+)
+
+// numSignals sizes arrays indexed by Signal.
+const numSignals = 4
+
+// String returns "logs", "metrics" or "traces".
+func (s Signal) String() string {
+	switch s {
+	case SignalLogs:
+		return "logs"
+	case SignalMetrics:
+		return "metrics"
+	case SignalTraces:
+		return "traces"
+	}
+	return fmt.Sprintf("Signal(%d)", uint8(s))
+}
+
+// Valid reports whether s is one of the three signals.
+func (s Signal) Valid() bool { return s >= SignalLogs && s <= SignalTraces }
+
+// Signals lists the valid signals in order.
+var Signals = [...]Signal{SignalLogs, SignalMetrics, SignalTraces}
+
+// SyncMode is SQLite's synchronous setting for the write connection.
+type SyncMode string
+
+// Sync modes. Only SyncFull is durable: with it, Append returns nil only after the WAL holding the
+// payload is fsynced. SyncNormal may lose the last commits on power loss (not on a process crash);
+// SyncOff may lose commits on an OS crash. Neither corrupts the database in WAL mode.
+const (
+	SyncFull   SyncMode = "full"
+	SyncNormal SyncMode = "normal"
+	SyncOff    SyncMode = "off"
+)
+
+// Config configures Open. Zero values fall back to the Default* constants.
+type Config struct {
+	// Dir is the data directory; it is created if missing. Required.
+	Dir string
+	// Sync is the write connection's synchronous mode; "" means SyncFull.
+	Sync SyncMode
+	// QueueBytes bounds payload bytes queued or being committed; 0 means DefaultQueueBytes.
+	QueueBytes int64
+	// QueueRequests bounds requests queued or being committed; 0 means DefaultQueueRequests.
+	QueueRequests int
+	// ProjectSlice is the most raw rows one projection transaction takes; 0 means
+	// DefaultProjectSlice.
+	ProjectSlice int
+	// ReadConns sizes the read-only pool; 0 means DefaultReadConns.
+	ReadConns int
+	// NoProjection disables the projector (raw storage only); used by benchmarks that measure
+	// the write path alone.
+	NoProjection bool
+	// Logger receives projection errors and lifecycle events; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Validate reports a configuration error.
+func (c Config) Validate() error {
+	if c.Dir == "" {
+		return errors.New("store: config: Dir is required")
+	}
+	switch c.Sync {
+	case "", SyncFull, SyncNormal, SyncOff:
+	default:
+		return fmt.Errorf("store: config: unknown sync mode %q (want full, normal or off)", c.Sync)
+	}
+	if c.QueueBytes < 0 || c.QueueRequests < 0 || c.ProjectSlice < 0 || c.ReadConns < 0 {
+		return errors.New("store: config: negative limit")
+	}
+	return nil
+}
+
+func (c Config) withDefaults() Config {
+	if c.Sync == "" {
+		c.Sync = SyncFull
+	}
+	if c.QueueBytes == 0 {
+		c.QueueBytes = DefaultQueueBytes
+	}
+	if c.QueueRequests == 0 {
+		c.QueueRequests = DefaultQueueRequests
+	}
+	if c.ProjectSlice == 0 {
+		c.ProjectSlice = DefaultProjectSlice
+	}
+	if c.ReadConns == 0 {
+		c.ReadConns = DefaultReadConns
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c
+}
+
+// Store is an open database. Its methods are safe for concurrent use.
+type Store struct {
+	cfg  Config
+	path string
+
+	writeDB   *sql.DB // one connection, owned by the writer goroutine
+	projectDB *sql.DB // one connection, owned by the projector goroutine
+	readDB    *sql.DB // read-only pool for queries
+
+	// writeMu serialises write transactions of the writer and the projector inside the
+	// process, so neither ever meets SQLITE_BUSY and SQLite's sleeping busy handler.
+	writeMu sync.Mutex
+
+	q queue
+
+	stats counters
+
+	subMu   sync.Mutex
+	subs    map[int]chan struct{}
+	nextSub int
+
+	writerDone    chan struct{}
+	projectStop   context.CancelFunc
+	projectDone   chan struct{}
+	projectWake   chan struct{}
+	closeOnce     sync.Once
+	closeErr      error
+	closeCtxErr   error
+	closed        atomic.Bool
+	nextRawID     int64 // owned by the writer goroutine
+}
+
+// Open opens (creating if needed) the database in cfg.Dir, applies the schema, and starts the
+// writer and projector goroutines. Close stops them.
+func Open(ctx context.Context, cfg Config) (*Store, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("store: create data dir: %w", err)
+	}
+	s := &Store{
+		cfg:         cfg,
+		path:        filepath.Join(cfg.Dir, DefaultFileName),
+		subs:        map[int]chan struct{}{},
+		writerDone:  make(chan struct{}),
+		projectDone: make(chan struct{}),
+		projectWake: make(chan struct{}, 1),
+	}
+	s.q.init(cfg.QueueRequests, cfg.QueueBytes)
+	if err := s.openDBs(ctx); err != nil {
+		s.closeDBs()
+		return nil, err
+	}
+	if err := s.loadState(ctx); err != nil {
+		s.closeDBs()
+		return nil, err
+	}
+	go s.runWriter()
+	pctx, cancel := context.WithCancel(context.Background())
+	s.projectStop = cancel
+	if cfg.NoProjection {
+		close(s.projectDone)
+	} else {
+		go s.runProjector(pctx)
+	}
+	return s, nil
+}
+
+// dsn builds a modernc.org/sqlite DSN for the database file with the given pragmas.
+func (s *Store) dsn(pragmas ...string) string {
+	v := "file:" + s.path + "?_txlock=immediate"
+	for _, p := range pragmas {
+		v += "&_pragma=" + p
+	}
+	return v
+}
+
+func (s *Store) openDBs(ctx context.Context) error {
+	// Shared pragmas: busy_timeout only matters for other processes (sqlite3 CLI) holding locks;
+	// inside the process writeMu prevents contention. cache_size is in KiB when negative.
+	common := []string{"busy_timeout(10000)", "foreign_keys(off)", "cache_size(-16384)", "temp_store(memory)"}
+	var err error
+	s.writeDB, err = sql.Open("sqlite", s.dsn(append(common, "journal_mode(wal)", "synchronous("+string(s.cfg.Sync)+")")...))
+	if err != nil {
+		return fmt.Errorf("store: open write connection: %w", err)
+	}
+	s.writeDB.SetMaxOpenConns(1)
+	s.writeDB.SetMaxIdleConns(1)
+	s.writeDB.SetConnMaxLifetime(0)
+	s.writeDB.SetConnMaxIdleTime(0)
+	if err := s.applySchema(ctx); err != nil {
+		return err
+	}
+	// The projector's commits need not be durable: projection is re-derived from raw, and its
+	// rows and high-water mark commit atomically, so NORMAL loses at most recent slices on power
+	// loss and they are projected again.
+	s.projectDB, err = sql.Open("sqlite", s.dsn(append(common, "synchronous(normal)")...))
+	if err != nil {
+		return fmt.Errorf("store: open projection connection: %w", err)
+	}
+	s.projectDB.SetMaxOpenConns(1)
+	s.projectDB.SetMaxIdleConns(1)
+	s.projectDB.SetConnMaxLifetime(0)
+	s.projectDB.SetConnMaxIdleTime(0)
+	if err := s.projectDB.PingContext(ctx); err != nil {
+		return fmt.Errorf("store: open projection connection: %w", err)
+	}
+	s.readDB, err = sql.Open("sqlite", s.dsn(append(common, "query_only(true)")...))
+	if err != nil {
+		return fmt.Errorf("store: open read pool: %w", err)
+	}
+	s.readDB.SetMaxOpenConns(s.cfg.ReadConns)
+	s.readDB.SetMaxIdleConns(s.cfg.ReadConns)
+	if err := s.readDB.PingContext(ctx); err != nil {
+		return fmt.Errorf("store: open read pool: %w", err)
+	}
+	return nil
+}
+
+func (s *Store) closeDBs() error {
+	var errs []error
+	for _, db := range []*sql.DB{s.readDB, s.projectDB, s.writeDB} {
+		if db != nil {
+			errs = append(errs, db.Close())
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// ReadDB returns the read-only connection pool for queries. It must not be closed by the caller
+// and is invalid after Close.
+func (s *Store) ReadDB() *sql.DB { return s.readDB }
+
+// Path returns the database file path.
+func (s *Store) Path() string { return s.path }
+
+// Close refuses new appends (ErrClosed), commits everything already queued, stops the projector
+// after its current slice, and closes the database. Every queued append is answered before Close
+// returns. If ctx ends before the queue is drained, the requests not yet in a commit are failed
+// with ErrClosed, the commit in progress finishes, and Close returns ctx.Err() after closing the
+// database: no goroutine outlives Close. Calling Close again returns the first call's result.
+func (s *Store) Close(ctx context.Context) error {
+	s.closeOnce.Do(func() {
+		s.closed.Store(true)
+		s.q.close()
+		select {
+		case <-s.writerDone:
+		case <-ctx.Done():
+			s.q.abort()
+			<-s.writerDone
+			s.closeCtxErr = ctx.Err()
+		}
+		s.projectStop()
+		<-s.projectDone
+		s.closeErr = s.closeDBs()
+		s.subMu.Lock()
+		for _, ch := range s.subs {
+			close(ch)
+		}
+		s.subs = nil
+		s.subMu.Unlock()
+	})
+	if s.closeErr != nil {
+		return fmt.Errorf("store: close: %w", s.closeErr)
+	}
+	return s.closeCtxErr
+}
+
+// ProjectedNotify subscribes to projection progress: the channel receives (without blocking the
+// projector; signals coalesce) after each projection slice commits, and is closed by Close. The
+// returned func unsubscribes and is idempotent.
+func (s *Store) ProjectedNotify() (<-chan struct{}, func()) {
+	ch := make(chan struct{}, 1)
+	s.subMu.Lock()
+	if s.subs == nil {
+		s.subMu.Unlock()
+		close(ch)
+		return ch, func() {}
+	}
+	id := s.nextSub
+	s.nextSub++
+	s.subs[id] = ch
+	s.subMu.Unlock()
+	var once sync.Once
+	return ch, func() {
+		once.Do(func() {
+			s.subMu.Lock()
+			if c, ok := s.subs[id]; ok {
+				delete(s.subs, id)
+				close(c)
+			}
+			s.subMu.Unlock()
+		})
+	}
+}
+
+func (s *Store) notifyProjected() {
+	s.subMu.Lock()
+	for _, ch := range s.subs {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	}
+	s.subMu.Unlock()
+}
+
+// now is the clock; a variable only so the code reads plainly (tests do not replace it).
+func now() time.Time { return time.Now() }

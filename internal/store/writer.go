@@ -1,0 +1,167 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"syscall"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// Append queues one OTLP Export*ServiceRequest in protobuf encoding and blocks until the group
+// commit holding it is durable (per Config.Sync) or fails. records is the caller's count of
+// records in the payload (log records, spans or data points); it feeds Stats and raw.records.
+// Append does not retain payload after it returns, and the caller must not modify payload
+// before it returns.
+//
+// Append returns nil only when the payload is committed. It returns ErrQueueFull or ErrClosed at
+// once without queuing, ErrDiskFull (wrapped) when the commit failed for lack of space, another
+// wrapped error when the commit failed otherwise, or ctx.Err() when ctx ended while the request
+// was still queued (it is then dropped, not stored). Once the writer has taken the request into a
+// commit, Append waits for that commit's result even if ctx ends, so nil always means stored
+// and an error always means not stored.
+func (s *Store) Append(ctx context.Context, sig Signal, payload []byte, records int) error {
+	if !sig.Valid() {
+		return fmt.Errorf("store: append: invalid signal %d", uint8(sig))
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	r := &request{sig: sig, payload: payload, records: records, received: now().UnixNano(), done: make(chan error, 1)}
+	if err := s.q.push(r); err != nil {
+		if errors.Is(err, ErrQueueFull) {
+			s.stats.queueFull.Add(1)
+		}
+		return err
+	}
+	select {
+	case err := <-r.done:
+		return err
+	case <-ctx.Done():
+		if r.state.CompareAndSwap(stateQueued, stateCancelled) {
+			return ctx.Err()
+		}
+		return <-r.done
+	}
+}
+
+// runWriter is the single writer goroutine: it owns writeDB, takes every queued request, commits
+// them in one transaction and answers each. It stops when the queue is closed and drained.
+func (s *Store) runWriter() {
+	defer close(s.writerDone)
+	w := rawWriter{s: s}
+	defer w.closeStmts()
+	var buf, live []*request
+	for {
+		batch, ok := s.q.take(buf[:0])
+		if !ok {
+			return
+		}
+		live = live[:0]
+		var cancelled int
+		var cancelledBytes int64
+		for _, r := range batch {
+			if r.state.CompareAndSwap(stateQueued, stateTaken) {
+				live = append(live, r)
+			} else {
+				cancelled++
+				cancelledBytes += int64(len(r.payload))
+			}
+		}
+		s.q.release(cancelled, cancelledBytes)
+		if len(live) > 0 {
+			err := w.commit(live)
+			var bytes int64
+			for _, r := range live {
+				bytes += int64(len(r.payload))
+			}
+			if err == nil {
+				s.stats.committed(live)
+				s.wakeProjector()
+			} else {
+				s.stats.commitErrors.Add(1)
+				s.cfg.Logger.Warn("store: group commit failed", "requests", len(live), "err", err)
+			}
+			// Release before answering so a caller that retries at once finds room.
+			s.q.release(len(live), bytes)
+			for _, r := range live {
+				r.done <- err
+			}
+		}
+		clear(batch)
+		buf = batch
+	}
+}
+
+// rawWriter holds the writer goroutine's prepared multi-row insert into raw.
+type rawWriter struct {
+	s   *Store
+	ins *bulkInsert
+}
+
+// commit stores batch in one transaction. On error nothing of the batch is stored.
+func (w *rawWriter) commit(batch []*request) error {
+	s := w.s
+	if w.ins == nil {
+		ins, err := newBulkInsert(s.writeDB, "raw", "id", "signal", "records", "received_unix_nano", "payload")
+		if err != nil {
+			return classify("prepare", err)
+		}
+		w.ins = ins
+	}
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	tx, err := s.writeDB.Begin()
+	if err != nil {
+		return classify("begin", err)
+	}
+	id := s.nextRawID
+	for _, r := range batch {
+		if err = w.ins.add(tx, id, int64(r.sig), int64(r.records), r.received, r.payload); err != nil {
+			break
+		}
+		id++
+	}
+	if err == nil {
+		err = w.ins.flush(tx)
+	}
+	if err != nil {
+		w.ins.reset()
+		tx.Rollback()
+		return classify("insert raw", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return classify("commit", err)
+	}
+	s.nextRawID = id
+	s.stats.commits.Add(1)
+	s.stats.lastRawID.Store(id - 1)
+	return nil
+}
+
+func (w *rawWriter) closeStmts() {
+	if w.ins != nil {
+		w.ins.close()
+	}
+}
+
+// classify wraps a SQLite error from action, mapping lack of space to ErrDiskFull.
+func classify(action string, err error) error {
+	if isDiskFull(err) {
+		return fmt.Errorf("store: %s: %w (%v)", action, ErrDiskFull, err)
+	}
+	return fmt.Errorf("store: %s: %w", action, err)
+}
+
+func isDiskFull(err error) bool {
+	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
+		return true
+	}
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		return se.Code()&0xff == sqlite3.SQLITE_FULL
+	}
+	return false
+}
