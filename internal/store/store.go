@@ -165,15 +165,15 @@ type Store struct {
 	subs    map[int]chan struct{}
 	nextSub int
 
-	writerDone    chan struct{}
-	projectStop   context.CancelFunc
-	projectDone   chan struct{}
-	projectWake   chan struct{}
-	closeOnce     sync.Once
-	closeErr      error
-	closeCtxErr   error
-	closed        atomic.Bool
-	nextRawID     int64 // owned by the writer goroutine
+	writerDone  chan struct{}
+	projectStop context.CancelFunc
+	projectDone chan struct{}
+	projectWake chan struct{}
+	closeOnce   sync.Once
+	closeErr    error
+	closeCtxErr error
+	closed      atomic.Bool
+	nextRawID   int64 // owned by the writer goroutine
 }
 
 // Open opens (creating if needed) the database in cfg.Dir, applies the schema, and starts the
