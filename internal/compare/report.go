@@ -174,13 +174,21 @@ func (r *Report) warn(c Config, a float64) {
 		}
 	}
 	seen := map[string]bool{}
+	add := func(w string) {
+		// "all samples are equal" (fds, errors) is no news; the too-few-rounds
+		// warning is already said once above.
+		if seen[w] || strings.Contains(w, "all samples are equal") ||
+			(strings.Contains(w, "to detect a difference") && !abstats.CanDetect(c.Rounds, c.Rounds, a)) {
+			return
+		}
+		seen[w] = true
+		r.Warnings = append(r.Warnings, w)
+	}
 	for _, res := range r.Results {
-		for _, w := range res.Comparison.Warnings {
-			// The too-few-samples warning is already said once above.
-			// "all samples are equal" (fds, errors) is no news.
-			if !seen[w] && abstats.CanDetect(c.Rounds, c.Rounds, a) && !strings.Contains(w, "all samples are equal") {
-				seen[w] = true
-				r.Warnings = append(r.Warnings, res.Label+": "+w)
+		c := res.Comparison
+		for _, ws := range [][]string{c.Base.Warnings, c.Head.Warnings, c.Warnings} {
+			for _, w := range ws {
+				add(w)
 			}
 		}
 	}

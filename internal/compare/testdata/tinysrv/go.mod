@@ -1,0 +1,3 @@
+module tinysrv
+
+go 1.22
