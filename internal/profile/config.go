@@ -54,6 +54,10 @@ type Target struct {
 	Duration time.Duration
 	// ProcRoot is the procfs mount ("" = "/proc").
 	ProcRoot string
+	// Attached, if set, is called once tracing is live (for a command:
+	// just before it starts running), with the target's PID. It must not
+	// block.
+	Attached func(pid int)
 }
 
 // Validate reports a usage error in t.

@@ -53,6 +53,9 @@ func ProfileCPU(ctx context.Context, cfg CPUConfig) (*CPUReport, error) {
 		return nil, err
 	}
 	runtime.UnlockOSThread()
+	if cfg.Attached != nil {
+		cfg.Attached(tr.pid)
+	}
 
 	rep := &CPUReport{PID: tr.pid, Command: cfg.Command, Freq: cfg.Freq, Started: time.Now()}
 	snap := func() { syms.snapshot(sess.pids()...) }

@@ -133,3 +133,96 @@ func hasFunction(frames []Frame, fn string) bool {
 	}
 	return false
 }
+
+// stdinFstatProgram waits for a line on stdin, makes N fstat calls, prints
+// "done" and waits for stdin to close: a target for PID mode.
+const stdinFstatProgram = `package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"syscall"
+)
+
+func main() {
+	n, _ := strconv.Atoi(os.Args[1])
+	r := bufio.NewReader(os.Stdin)
+	fmt.Println("ready")
+	if _, err := r.ReadString('\n'); err != nil {
+		os.Exit(1)
+	}
+	var st syscall.Stat_t
+	for i := 0; i < n; i++ {
+		syscall.Fstat(0, &st)
+	}
+	fmt.Println("done")
+	io.Copy(io.Discard, r)
+}
+`
+
+// forkProgram makes N fstat calls and then runs itself as a child that
+// makes M: fstat counts tell whether the child was followed.
+const forkProgram = `package main
+
+import (
+	"os"
+	"os/exec"
+	"strconv"
+	"syscall"
+)
+
+func fstats(n int) {
+	var st syscall.Stat_t
+	for i := 0; i < n; i++ {
+		syscall.Fstat(0, &st)
+	}
+}
+
+func main() {
+	if os.Args[1] == "child" {
+		m, _ := strconv.Atoi(os.Args[2])
+		fstats(m)
+		return
+	}
+	n, _ := strconv.Atoi(os.Args[1])
+	fstats(n)
+	if err := exec.Command("/proc/self/exe", "child", os.Args[2]).Run(); err != nil {
+		os.Exit(3)
+	}
+}
+`
+
+// threadsProgram makes N fstat calls on each of two locked OS threads.
+const threadsProgram = `package main
+
+import (
+	"os"
+	"runtime"
+	"strconv"
+	"sync"
+	"syscall"
+)
+
+func main() {
+	n, _ := strconv.Atoi(os.Args[1])
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := 0; i < 2; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			runtime.LockOSThread()
+			<-start
+			var st syscall.Stat_t
+			for j := 0; j < n; j++ {
+				syscall.Fstat(0, &st)
+			}
+		}()
+	}
+	close(start)
+	wg.Wait()
+}
+`

@@ -62,6 +62,9 @@ func TraceSyscalls(ctx context.Context, cfg SyscallConfig) (*SyscallReport, erro
 		return nil, err
 	}
 	runtime.UnlockOSThread()
+	if cfg.Attached != nil {
+		cfg.Attached(tr.pid)
+	}
 
 	rep := &SyscallReport{PID: tr.pid, Command: cfg.Command, Arch: tab.Arch(), Attach: cfg.Attach, Started: time.Now()}
 	snap := func() {
