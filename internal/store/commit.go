@@ -1,0 +1,253 @@
+package store
+
+import (
+	"database/sql"
+	"errors"
+	"fmt"
+)
+
+// maxCacheEntries bounds each id cache; a full cache is simply cleared.
+const maxCacheEntries = 1 << 16
+
+// inserts are the projector's prepared statements, all on the projection connection and
+// prepared before any transaction (database/sql cannot prepare on a connection a transaction
+// holds).
+type inserts struct {
+	upsertResource, upsertScope, upsertMetric, setHWM *sql.Stmt
+
+	logs, logsFTS, spans, events, links *bulkInsert
+	numbers, hists, exps, summaries     *bulkInsert
+}
+
+func newInserts(db *sql.DB) (*inserts, error) {
+	ins := &inserts{}
+	var errs []error
+	prep := func(q string) *sql.Stmt {
+		st, err := db.Prepare(q)
+		errs = append(errs, err)
+		return st
+	}
+	bulk := func(table string, cols ...string) *bulkInsert {
+		b, err := newBulkInsert(db, table, cols...)
+		errs = append(errs, err)
+		return b
+	}
+	ins.upsertResource = prep(`INSERT INTO resources(hash, service_name, schema_url, attributes) VALUES (?,?,?,?)
+		ON CONFLICT(hash) DO UPDATE SET hash = excluded.hash RETURNING id`)
+	ins.upsertScope = prep(`INSERT INTO scopes(hash, name, version, schema_url, attributes) VALUES (?,?,?,?,?)
+		ON CONFLICT(hash) DO UPDATE SET hash = excluded.hash RETURNING id`)
+	ins.upsertMetric = prep(`INSERT INTO metrics(hash, resource_id, scope_id, service, name, description, unit, type, temporality, monotonic)
+		VALUES (?,?,?,?,?,?,?,?,?,?) ON CONFLICT(hash) DO UPDATE SET hash = excluded.hash RETURNING id`)
+	ins.setHWM = prep(`UPDATE projection_state SET raw_id = ? WHERE id = 1`)
+	ins.logs = bulk("logs", "id", "raw_id", "resource_id", "scope_id", "service", "time_unix_nano", "observed_time_unix_nano",
+		"severity_number", "severity_text", "body", "attributes", "trace_id", "span_id", "flags", "event_name")
+	ins.logsFTS = bulk("logs_fts", "rowid", "body")
+	ins.spans = bulk("spans", "id", "raw_id", "resource_id", "scope_id", "service", "trace_id", "span_id", "parent_span_id",
+		"trace_state", "name", "kind", "start_time_unix_nano", "end_time_unix_nano", "duration_nano", "status_code",
+		"status_message", "attributes", "flags", "dropped_attributes", "dropped_events", "dropped_links")
+	ins.events = bulk("span_events", "span_row_id", "time_unix_nano", "name", "attributes", "dropped_attributes")
+	ins.links = bulk("span_links", "span_row_id", "trace_id", "span_id", "trace_state", "attributes", "flags", "dropped_attributes")
+	ins.numbers = bulk("number_points", "metric_id", "raw_id", "time_unix_nano", "start_time_unix_nano", "attributes",
+		"value_int", "value_double", "flags")
+	ins.hists = bulk("histogram_points", "metric_id", "raw_id", "time_unix_nano", "start_time_unix_nano", "attributes",
+		"count", "sum", "min", "max", "bucket_counts", "explicit_bounds", "flags")
+	ins.exps = bulk("exp_histogram_points", "metric_id", "raw_id", "time_unix_nano", "start_time_unix_nano", "attributes",
+		"count", "sum", "min", "max", "scale", "zero_count", "zero_threshold", "positive_offset", "positive_buckets",
+		"negative_offset", "negative_buckets", "flags")
+	ins.summaries = bulk("summary_points", "metric_id", "raw_id", "time_unix_nano", "start_time_unix_nano", "attributes",
+		"count", "sum", "quantiles", "flags")
+	if err := errors.Join(errs...); err != nil {
+		ins.close()
+		return nil, err
+	}
+	return ins, nil
+}
+
+func (ins *inserts) bulks() []*bulkInsert {
+	return []*bulkInsert{ins.logs, ins.logsFTS, ins.spans, ins.events, ins.links, ins.numbers, ins.hists, ins.exps, ins.summaries}
+}
+
+func (ins *inserts) reset() {
+	if ins == nil {
+		return
+	}
+	for _, b := range ins.bulks() {
+		if b != nil {
+			b.reset()
+		}
+	}
+}
+
+func (ins *inserts) close() {
+	if ins == nil {
+		return
+	}
+	for _, st := range []*sql.Stmt{ins.upsertResource, ins.upsertScope, ins.upsertMetric, ins.setHWM} {
+		if st != nil {
+			st.Close()
+		}
+	}
+	for _, b := range ins.bulks() {
+		if b != nil {
+			b.close()
+		}
+	}
+}
+
+// resolve returns the database id for hash from cache, or runs the upsert in tx.
+func resolve(tx *sql.Tx, cache map[[16]byte]int64, hash [16]byte, st *sql.Stmt, args ...any) (int64, error) {
+	if id, ok := cache[hash]; ok {
+		return id, nil
+	}
+	var id int64
+	if err := tx.Stmt(st).QueryRow(args...).Scan(&id); err != nil {
+		return 0, err
+	}
+	if len(cache) >= maxCacheEntries {
+		clear(cache)
+	}
+	cache[hash] = id
+	return id, nil
+}
+
+// commitStage writes the staged slice and the new high-water mark in one transaction, under
+// the in-process write lock. On error everything is rolled back and the caller resets caches.
+func (p *projector) commitStage(hwm int64) error {
+	s := p.s
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	tx, err := p.db.Begin()
+	if err != nil {
+		return fmt.Errorf("begin projection: %w", err)
+	}
+	if err := p.writeStage(tx, hwm); err != nil {
+		tx.Rollback()
+		return classify("project", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return classify("commit projection", err)
+	}
+	return nil
+}
+
+func (p *projector) writeStage(tx *sql.Tx, hwm int64) error {
+	st, ins := &p.stage, p.ins
+	resIDs := make([]int64, len(st.resources))
+	for i, r := range st.resources {
+		id, err := resolve(tx, p.resCache, r.hash, ins.upsertResource, r.hash[:], r.service, r.schemaURL, r.attrs)
+		if err != nil {
+			return fmt.Errorf("upsert resource: %w", err)
+		}
+		resIDs[i] = id
+	}
+	scopeIDs := make([]int64, len(st.scopes))
+	for i, sc := range st.scopes {
+		id, err := resolve(tx, p.scopeCache, sc.hash, ins.upsertScope, sc.hash[:], sc.name, sc.version, sc.schemaURL, sc.attrs)
+		if err != nil {
+			return fmt.Errorf("upsert scope: %w", err)
+		}
+		scopeIDs[i] = id
+	}
+	metricIDs := make([]int64, len(st.metrics))
+	for i, m := range st.metrics {
+		id, err := resolve(tx, p.metricCache, m.hash, ins.upsertMetric, m.hash[:], resIDs[m.res], scopeIDs[m.scope],
+			st.resources[m.res].service, m.name, m.description, m.unit, m.typ, m.temporality, m.monotonic)
+		if err != nil {
+			return fmt.Errorf("upsert metric: %w", err)
+		}
+		metricIDs[i] = id
+	}
+	if err := p.writeLogs(tx, resIDs, scopeIDs); err != nil {
+		return err
+	}
+	if err := p.writeSpans(tx, resIDs, scopeIDs); err != nil {
+		return err
+	}
+	if err := p.writePoints(tx, metricIDs); err != nil {
+		return err
+	}
+	for _, b := range ins.bulks() {
+		if err := b.flush(tx); err != nil {
+			return err
+		}
+	}
+	if _, err := tx.Stmt(ins.setHWM).Exec(hwm); err != nil {
+		return fmt.Errorf("update projection state: %w", err)
+	}
+	return nil
+}
+
+func (p *projector) writeLogs(tx *sql.Tx, resIDs, scopeIDs []int64) error {
+	st, ins := &p.stage, p.ins
+	for i := range st.logs {
+		l := &st.logs[i]
+		if err := ins.logs.add(tx, l.id, l.rawID, resIDs[l.res], scopeIDs[l.scope], st.resources[l.res].service,
+			l.time, l.observed, l.severity, l.severityText, l.body, l.attrs, l.traceID, l.spanID, l.flags, l.event); err != nil {
+			return fmt.Errorf("insert logs: %w", err)
+		}
+		if l.body != "" {
+			if err := ins.logsFTS.add(tx, l.id, l.body); err != nil {
+				return fmt.Errorf("index log bodies: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+func (p *projector) writeSpans(tx *sql.Tx, resIDs, scopeIDs []int64) error {
+	st, ins := &p.stage, p.ins
+	for i := range st.spans {
+		s := &st.spans[i]
+		if err := ins.spans.add(tx, s.id, s.rawID, resIDs[s.res], scopeIDs[s.scope], st.resources[s.res].service,
+			s.traceID, s.spanID, s.parent, s.traceState, s.name, s.kind, s.start, s.end, s.end-s.start,
+			s.statusCode, s.statusMsg, s.attrs, s.flags, s.dropAttrs, s.dropEv, s.dropLink); err != nil {
+			return fmt.Errorf("insert spans: %w", err)
+		}
+	}
+	// Events and links reference spans rows, which must exist first only logically (no foreign
+	// key enforcement), so they can be flushed in any order.
+	for i := range st.events {
+		e := &st.events[i]
+		if err := ins.events.add(tx, e.spanRow, e.time, e.name, e.attrs, e.dropped); err != nil {
+			return fmt.Errorf("insert span events: %w", err)
+		}
+	}
+	for i := range st.links {
+		l := &st.links[i]
+		if err := ins.links.add(tx, l.spanRow, l.traceID, l.spanID, l.traceState, l.attrs, l.flags, l.dropped); err != nil {
+			return fmt.Errorf("insert span links: %w", err)
+		}
+	}
+	return nil
+}
+
+func (p *projector) writePoints(tx *sql.Tx, metricIDs []int64) error {
+	st, ins := &p.stage, p.ins
+	for i := range st.numbers {
+		n := &st.numbers[i]
+		if err := ins.numbers.add(tx, metricIDs[n.metric], n.rawID, n.time, n.start, n.attrs, n.vint, n.vdouble, n.flags); err != nil {
+			return fmt.Errorf("insert number points: %w", err)
+		}
+	}
+	for i := range st.hists {
+		h := &st.hists[i]
+		if err := ins.hists.add(tx, metricIDs[h.metric], h.rawID, h.time, h.start, h.attrs, h.count, h.sum, h.min, h.max,
+			h.buckets, h.bounds, h.flags); err != nil {
+			return fmt.Errorf("insert histogram points: %w", err)
+		}
+	}
+	for i := range st.exps {
+		e := &st.exps[i]
+		if err := ins.exps.add(tx, metricIDs[e.metric], e.rawID, e.time, e.start, e.attrs, e.count, e.sum, e.min, e.max,
+			e.scale, e.zeroCount, e.zeroThreshold, e.posOffset, e.posBuckets, e.negOffset, e.negBuckets, e.flags); err != nil {
+			return fmt.Errorf("insert exponential histogram points: %w", err)
+		}
+	}
+	for i := range st.sums {
+		s := &st.sums[i]
+		if err := ins.summaries.add(tx, metricIDs[s.metric], s.rawID, s.time, s.start, s.attrs, s.count, s.sum, s.quantiles, s.flags); err != nil {
+			return fmt.Errorf("insert summary points: %w", err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,232 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// maxSliceRecords bounds the records one projection transaction takes (beyond the first raw
+// row), so a slice of large requests still commits in bounded time.
+const maxSliceRecords = 8192
+
+// rawRow is one raw request read by the projector.
+type rawRow struct {
+	id       int64
+	sig      Signal
+	records  int64
+	received int64
+	encoding int64
+	payload  []byte
+}
+
+// wakeProjector nudges the projector after a commit; it never blocks.
+func (s *Store) wakeProjector() {
+	select {
+	case s.projectWake <- struct{}{}:
+	default:
+	}
+}
+
+// runProjector projects raw rows slice by slice until ctx is cancelled. A failed slice is
+// rolled back and retried with backoff; the slice in progress when ctx ends is finished.
+func (s *Store) runProjector(ctx context.Context) {
+	defer close(s.projectDone)
+	p := newProjector(s)
+	defer p.close()
+	backoff := 50 * time.Millisecond
+	for ctx.Err() == nil {
+		n, err := p.projectSlice()
+		if err != nil {
+			s.stats.projectErrors.Add(1)
+			s.cfg.Logger.Warn("store: projection slice failed; retrying", "after_raw_id", p.hwm, "err", err)
+			p.reset()
+			select {
+			case <-ctx.Done():
+			case <-time.After(backoff):
+			}
+			backoff = min(2*backoff, 5*time.Second)
+			continue
+		}
+		backoff = 50 * time.Millisecond
+		if n > 0 {
+			s.notifyProjected()
+			continue
+		}
+		select {
+		case <-ctx.Done():
+		case <-s.projectWake:
+		}
+	}
+}
+
+// projector is the state owned by the projector goroutine.
+type projector struct {
+	s  *Store
+	db *sql.DB
+
+	hwm        int64 // projected raw id, as committed
+	nextLogID  int64
+	nextSpanID int64
+	loaded     bool
+
+	selectRaw *sql.Stmt
+	rows      []rawRow
+	zdec      *zstd.Decoder
+
+	resCache, scopeCache, metricCache map[[16]byte]int64
+
+	stage stage
+	ins   *inserts
+}
+
+func newProjector(s *Store) *projector {
+	p := &projector{s: s, db: s.projectDB}
+	p.reset()
+	return p
+}
+
+func (p *projector) close() {
+	if p.selectRaw != nil {
+		p.selectRaw.Close()
+	}
+	if p.zdec != nil {
+		p.zdec.Close()
+	}
+	p.ins.close()
+}
+
+// reset forgets every cached id after a failed transaction, whose inserts were rolled back.
+func (p *projector) reset() {
+	p.loaded = false
+	p.resCache = map[[16]byte]int64{}
+	p.scopeCache = map[[16]byte]int64{}
+	p.metricCache = map[[16]byte]int64{}
+	p.ins.reset()
+}
+
+// load reads the high-water mark and the next row ids from the database.
+func (p *projector) load() error {
+	err := p.db.QueryRow(`SELECT
+		(SELECT raw_id FROM projection_state WHERE id = 1),
+		COALESCE((SELECT max(id) FROM logs), 0) + 1,
+		COALESCE((SELECT max(id) FROM spans), 0) + 1`).Scan(&p.hwm, &p.nextLogID, &p.nextSpanID)
+	if err != nil {
+		return fmt.Errorf("read projection state: %w", err)
+	}
+	if p.ins == nil {
+		if p.ins, err = newInserts(p.db); err != nil {
+			return err
+		}
+	}
+	if p.selectRaw == nil {
+		p.selectRaw, err = p.db.Prepare(`SELECT id, signal, records, received_unix_nano, encoding, payload
+			FROM raw WHERE id > ? ORDER BY id LIMIT ?`)
+		if err != nil {
+			return fmt.Errorf("prepare raw select: %w", err)
+		}
+	}
+	p.loaded = true
+	return nil
+}
+
+// readRaw loads up to limit raw rows after the high-water mark into p.rows.
+func (p *projector) readRaw(limit int) error {
+	p.rows = p.rows[:0]
+	rows, err := p.selectRaw.Query(p.hwm, limit)
+	if err != nil {
+		return fmt.Errorf("read raw: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var r rawRow
+		var sig int64
+		if err := rows.Scan(&r.id, &sig, &r.records, &r.received, &r.encoding, &r.payload); err != nil {
+			return fmt.Errorf("read raw: %w", err)
+		}
+		r.sig = Signal(sig)
+		p.rows = append(p.rows, r)
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read raw: %w", err)
+	}
+	return nil
+}
+
+// projectSlice projects the next slice of raw rows in one transaction and returns how many raw
+// rows it projected (0 when caught up).
+func (p *projector) projectSlice() (int, error) {
+	if !p.loaded {
+		if err := p.load(); err != nil {
+			return 0, err
+		}
+	}
+	limit := p.s.cfg.ProjectSlice
+	if err := p.readRaw(limit + 1); err != nil {
+		return 0, err
+	}
+	if len(p.rows) == 0 {
+		return 0, nil
+	}
+	// Decode and stage outside the write lock: this is the CPU-heavy part.
+	p.stage.reset(p.nextLogID, p.nextSpanID)
+	var records int64
+	n := 0
+	for n < len(p.rows) && n < limit && (n == 0 || records+p.rows[n].records <= maxSliceRecords) {
+		r := &p.rows[n]
+		if err := p.stageRow(r); err != nil {
+			// An undecodable payload (validated at ingest, so this means a bug or a damaged
+			// row) must not stall projection forever: skip it, loudly.
+			p.s.cfg.Logger.Error("store: skipping unprojectable raw row", "raw_id", r.id, "signal", r.sig, "err", err)
+		}
+		records += r.records
+		n++
+	}
+	last := p.rows[n-1].id
+	if err := p.commitStage(last); err != nil {
+		return 0, err
+	}
+	p.hwm = last
+	p.nextLogID, p.nextSpanID = p.stage.nextLogID, p.stage.nextSpanID
+	p.account(n)
+	return n, nil
+}
+
+// account updates Stats after a slice of n rows committed.
+func (p *projector) account(n int) {
+	c := &p.s.stats
+	var lag int64
+	for _, r := range p.rows[:n] {
+		c.projected[r.sig].Add(uint64(r.records))
+		lag += r.records
+	}
+	c.lagRecords.Add(-lag)
+	c.projectedRawID.Store(p.hwm)
+	c.slices.Add(1)
+	if n < len(p.rows) {
+		c.oldestUnproj.Store(p.rows[n].received)
+	} else if cur := c.oldestUnproj.Load(); c.lastRawID.Load() <= p.hwm {
+		c.oldestUnproj.CompareAndSwap(cur, 0)
+	}
+	clear(p.rows)
+}
+
+// payload returns r's protobuf payload, decompressing it if needed.
+func (p *projector) payload(r *rawRow) ([]byte, error) {
+	switch r.encoding {
+	case 0:
+		return r.payload, nil
+	case 1:
+		if p.zdec == nil {
+			var err error
+			if p.zdec, err = zstd.NewReader(nil, zstd.WithDecoderConcurrency(1)); err != nil {
+				return nil, err
+			}
+		}
+		return p.zdec.DecodeAll(r.payload, nil)
+	}
+	return nil, fmt.Errorf("unknown raw encoding %d", r.encoding)
+}

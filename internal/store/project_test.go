@@ -1,0 +1,485 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+var (
+	testTraceID = pcommon.TraceID{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}
+	testSpanID  = pcommon.SpanID{0xa, 0xb, 0xc, 0xd, 0xe, 0xf, 0x10, 0x11}
+	testParent  = pcommon.SpanID{1, 1, 1, 1, 1, 1, 1, 1}
+)
+
+const (
+	testTraceHex = "0102030405060708090a0b0c0d0e0f10"
+	testSpanHex  = "0a0b0c0d0e0f1011"
+)
+
+// makeLogs builds a logs request of n records for service svc; record i has body "<prefix> i".
+func makeLogs(svc, prefix string, n int) plog.Logs {
+	ld := plog.NewLogs()
+	rl := ld.ResourceLogs().AppendEmpty()
+	rl.Resource().Attributes().PutStr("service.name", svc)
+	rl.Resource().Attributes().PutStr("host.name", "h1")
+	sl := rl.ScopeLogs().AppendEmpty()
+	sl.Scope().SetName("test-scope")
+	sl.Scope().SetVersion("1.0")
+	for i := range n {
+		lr := sl.LogRecords().AppendEmpty()
+		lr.SetTimestamp(pcommon.Timestamp(1_700_000_000_000_000_000 + int64(i)))
+		lr.SetObservedTimestamp(pcommon.Timestamp(1_700_000_000_000_000_500 + int64(i)))
+		lr.SetSeverityNumber(plog.SeverityNumberWarn)
+		lr.SetSeverityText("WARN")
+		lr.Body().SetStr(fmt.Sprintf("%s %d", prefix, i))
+		lr.Attributes().PutInt("i", int64(i))
+		lr.Attributes().PutStr("quote", `a "b"`)
+		lr.SetTraceID(testTraceID)
+		lr.SetSpanID(testSpanID)
+	}
+	return ld
+}
+
+func appendLogs(t testing.TB, s *Store, ld plog.Logs) {
+	t.Helper()
+	var m plog.ProtoMarshaler
+	b, err := m.MarshalLogs(ld)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Append(context.Background(), SignalLogs, b, ld.LogRecordCount()); err != nil {
+		t.Fatalf("Append logs: %v", err)
+	}
+}
+
+func appendTraces(t testing.TB, s *Store, td ptrace.Traces) {
+	t.Helper()
+	var m ptrace.ProtoMarshaler
+	b, err := m.MarshalTraces(td)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Append(context.Background(), SignalTraces, b, td.SpanCount()); err != nil {
+		t.Fatalf("Append traces: %v", err)
+	}
+}
+
+func appendMetrics(t testing.TB, s *Store, md pmetric.Metrics) {
+	t.Helper()
+	var m pmetric.ProtoMarshaler
+	b, err := m.MarshalMetrics(md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Append(context.Background(), SignalMetrics, b, md.DataPointCount()); err != nil {
+		t.Fatalf("Append metrics: %v", err)
+	}
+}
+
+// waitProjected waits until everything committed is projected.
+func waitProjected(t testing.TB, s *Store) {
+	t.Helper()
+	waitFor(t, "projection to catch up", func() bool {
+		st := s.Stats()
+		return st.ProjectedRawID == st.LastRawID
+	})
+}
+
+// queryStrings runs q and returns each row's columns formatted with %v.
+func queryRows(t testing.TB, db *sql.DB, q string, args ...any) [][]string {
+	t.Helper()
+	rows, err := db.Query(q, args...)
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	defer rows.Close()
+	cols, _ := rows.Columns()
+	var out [][]string
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			t.Fatal(err)
+		}
+		row := make([]string, len(cols))
+		for i, v := range vals {
+			if b, ok := v.([]byte); ok {
+				v = string(b)
+			}
+			row[i] = fmt.Sprint(v)
+		}
+		out = append(out, row)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestProjectLogs(t *testing.T) {
+	s := openTest(t, Config{})
+	appendLogs(t, s, makeLogs("checkout", "hello world", 3))
+	ld := makeLogs("payments", "charge card", 2)
+	// A non-string body is stored as JSON; an empty body as "".
+	lrs := ld.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords()
+	lrs.At(0).Body().SetEmptyMap().PutStr("msg", "structured")
+	lrs.At(1).Body().SetEmptyBytes() // bytes body (empty)
+	lrs.At(1).SetTraceID(pcommon.TraceID{})
+	appendLogs(t, s, ld)
+	waitProjected(t, s)
+
+	got := queryRows(t, s.ReadDB(), `SELECT l.service, r.service_name, sc.name, sc.version, l.time_unix_nano,
+		l.observed_time_unix_nano, l.severity_number, l.severity_text, l.body, l.attributes ->> '$.i',
+		l.attributes ->> '$.quote', l.trace_id, l.span_id, l.raw_id
+		FROM logs l JOIN resources r ON r.id = l.resource_id JOIN scopes sc ON sc.id = l.scope_id ORDER BY l.id`)
+	want := [][]string{
+		{"checkout", "checkout", "test-scope", "1.0", "1700000000000000000", "1700000000000000500", "13", "WARN", "hello world 0", "0", `a "b"`, testTraceHex, testSpanHex, "1"},
+		{"checkout", "checkout", "test-scope", "1.0", "1700000000000000001", "1700000000000000501", "13", "WARN", "hello world 1", "1", `a "b"`, testTraceHex, testSpanHex, "1"},
+		{"checkout", "checkout", "test-scope", "1.0", "1700000000000000002", "1700000000000000502", "13", "WARN", "hello world 2", "2", `a "b"`, testTraceHex, testSpanHex, "1"},
+		{"payments", "payments", "test-scope", "1.0", "1700000000000000000", "1700000000000000500", "13", "WARN", `{"msg":"structured"}`, "0", `a "b"`, testTraceHex, testSpanHex, "2"},
+		{"payments", "payments", "test-scope", "1.0", "1700000000000000001", "1700000000000000501", "13", "WARN", `""`, "1", `a "b"`, "<nil>", testSpanHex, "2"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("logs rows (-want +got):\n%s", diff)
+	}
+	// Resources and scopes are deduplicated: two services, one scope.
+	if n := countRows(t, s, "resources"); n != 2 {
+		t.Errorf("resources: got %d, want 2", n)
+	}
+	if n := countRows(t, s, "scopes"); n != 1 {
+		t.Errorf("scopes: got %d, want 1", n)
+	}
+	// The trigram index finds substrings of bodies.
+	fts := queryRows(t, s.ReadDB(), `SELECT l.body FROM logs_fts f JOIN logs l ON l.id = f.rowid
+		WHERE logs_fts MATCH 'lo wor' ORDER BY l.id`)
+	if diff := cmp.Diff([][]string{{"hello world 0"}, {"hello world 1"}, {"hello world 2"}}, fts); diff != "" {
+		t.Errorf("FTS match (-want +got):\n%s", diff)
+	}
+	st := s.Stats()
+	if st.Logs.RecordsProjected != 5 || st.LagRecords != 0 || st.LagSeconds != 0 {
+		t.Errorf("Stats: got projected %d, lag %d records %.3fs; want 5, 0, 0", st.Logs.RecordsProjected, st.LagRecords, st.LagSeconds)
+	}
+}
+
+func makeTraces() ptrace.Traces {
+	td := ptrace.NewTraces()
+	rs := td.ResourceSpans().AppendEmpty()
+	rs.Resource().Attributes().PutStr("service.name", "frontend")
+	ss := rs.ScopeSpans().AppendEmpty()
+	ss.Scope().SetName("tracer")
+	root := ss.Spans().AppendEmpty()
+	root.SetTraceID(testTraceID)
+	root.SetSpanID(testParent)
+	root.SetName("GET /")
+	root.SetKind(ptrace.SpanKindServer)
+	root.SetStartTimestamp(1000)
+	root.SetEndTimestamp(5000)
+	root.Status().SetCode(ptrace.StatusCodeError)
+	root.Status().SetMessage("boom")
+	root.Attributes().PutStr("http.method", "GET")
+	root.TraceState().FromRaw("k=v")
+	ev := root.Events().AppendEmpty()
+	ev.SetName("exception")
+	ev.SetTimestamp(2000)
+	ev.Attributes().PutStr("exception.type", "E")
+	child := ss.Spans().AppendEmpty()
+	child.SetTraceID(testTraceID)
+	child.SetSpanID(testSpanID)
+	child.SetParentSpanID(testParent)
+	child.SetName("db")
+	child.SetKind(ptrace.SpanKindClient)
+	child.SetStartTimestamp(1500)
+	child.SetEndTimestamp(2500)
+	link := child.Links().AppendEmpty()
+	link.SetTraceID(pcommon.TraceID{0xff, 1})
+	link.SetSpanID(pcommon.SpanID{0xee, 2})
+	link.Attributes().PutBool("sampled", true)
+	return td
+}
+
+func TestProjectTraces(t *testing.T) {
+	s := openTest(t, Config{})
+	appendTraces(t, s, makeTraces())
+	waitProjected(t, s)
+	got := queryRows(t, s.ReadDB(), `SELECT service, trace_id, span_id, parent_span_id, trace_state, name, kind,
+		start_time_unix_nano, end_time_unix_nano, duration_nano, status_code, status_message, attributes
+		FROM spans ORDER BY id`)
+	want := [][]string{
+		{"frontend", testTraceHex, "0101010101010101", "<nil>", "k=v", "GET /", "2", "1000", "5000", "4000", "2", "boom", `{"http.method":"GET"}`},
+		{"frontend", testTraceHex, testSpanHex, "0101010101010101", "", "db", "3", "1500", "2500", "1000", "0", "", "{}"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("spans (-want +got):\n%s", diff)
+	}
+	roots := queryRows(t, s.ReadDB(), `SELECT name FROM spans WHERE parent_span_id IS NULL`)
+	if diff := cmp.Diff([][]string{{"GET /"}}, roots); diff != "" {
+		t.Errorf("root spans (-want +got):\n%s", diff)
+	}
+	events := queryRows(t, s.ReadDB(), `SELECT s.name, e.name, e.time_unix_nano, e.attributes FROM span_events e JOIN spans s ON s.id = e.span_row_id`)
+	if diff := cmp.Diff([][]string{{"GET /", "exception", "2000", `{"exception.type":"E"}`}}, events); diff != "" {
+		t.Errorf("span events (-want +got):\n%s", diff)
+	}
+	links := queryRows(t, s.ReadDB(), `SELECT s.name, l.trace_id, l.span_id, l.attributes FROM span_links l JOIN spans s ON s.id = l.span_row_id`)
+	if diff := cmp.Diff([][]string{{"db", "ff010000000000000000000000000000", "ee02000000000000", `{"sampled":true}`}}, links); diff != "" {
+		t.Errorf("span links (-want +got):\n%s", diff)
+	}
+}
+
+// makeMetrics builds one metric of each of the five types.
+func makeMetrics() pmetric.Metrics {
+	md := pmetric.NewMetrics()
+	rm := md.ResourceMetrics().AppendEmpty()
+	rm.Resource().Attributes().PutStr("service.name", "api")
+	sm := rm.ScopeMetrics().AppendEmpty()
+	sm.Scope().SetName("meter")
+
+	g := sm.Metrics().AppendEmpty()
+	g.SetName("temp")
+	g.SetUnit("Cel")
+	dp := g.SetEmptyGauge().DataPoints().AppendEmpty()
+	dp.SetTimestamp(100)
+	dp.SetDoubleValue(21.5)
+	dp.Attributes().PutStr("room", "a")
+
+	sum := sm.Metrics().AppendEmpty()
+	sum.SetName("requests")
+	sum.SetDescription("served")
+	s := sum.SetEmptySum()
+	s.SetIsMonotonic(true)
+	s.SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	for i := range 2 {
+		dp := s.DataPoints().AppendEmpty()
+		dp.SetStartTimestamp(50)
+		dp.SetTimestamp(pcommon.Timestamp(100 + i))
+		dp.SetIntValue(int64(7 + i))
+	}
+
+	h := sm.Metrics().AppendEmpty()
+	h.SetName("latency")
+	hh := h.SetEmptyHistogram()
+	hh.SetAggregationTemporality(pmetric.AggregationTemporalityDelta)
+	hdp := hh.DataPoints().AppendEmpty()
+	hdp.SetTimestamp(100)
+	hdp.SetCount(6)
+	hdp.SetSum(12.5)
+	hdp.SetMin(0.5)
+	hdp.BucketCounts().FromRaw([]uint64{1, 2, 3})
+	hdp.ExplicitBounds().FromRaw([]float64{1, 2.5})
+
+	e := sm.Metrics().AppendEmpty()
+	e.SetName("size")
+	eh := e.SetEmptyExponentialHistogram()
+	eh.SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	edp := eh.DataPoints().AppendEmpty()
+	edp.SetTimestamp(100)
+	edp.SetCount(10)
+	edp.SetScale(3)
+	edp.SetZeroCount(1)
+	edp.SetZeroThreshold(0.001)
+	edp.Positive().SetOffset(-2)
+	edp.Positive().BucketCounts().FromRaw([]uint64{4, 5})
+	edp.Negative().BucketCounts().FromRaw([]uint64{})
+
+	q := sm.Metrics().AppendEmpty()
+	q.SetName("rtt")
+	qdp := q.SetEmptySummary().DataPoints().AppendEmpty()
+	qdp.SetTimestamp(100)
+	qdp.SetCount(3)
+	qdp.SetSum(9)
+	qv := qdp.QuantileValues().AppendEmpty()
+	qv.SetQuantile(0.5)
+	qv.SetValue(2)
+	qv = qdp.QuantileValues().AppendEmpty()
+	qv.SetQuantile(0.99)
+	qv.SetValue(4)
+	return md
+}
+
+func TestProjectMetrics(t *testing.T) {
+	s := openTest(t, Config{})
+	appendMetrics(t, s, makeMetrics())
+	appendMetrics(t, s, makeMetrics()) // same streams again: metrics rows are deduplicated
+	waitProjected(t, s)
+	db := s.ReadDB()
+	tests := []struct {
+		name  string
+		query string
+		want  [][]string
+	}{
+		{"metrics", `SELECT service, name, description, unit, type, temporality, monotonic FROM metrics ORDER BY id`, [][]string{
+			{"api", "temp", "", "Cel", "gauge", "0", "0"},
+			{"api", "requests", "served", "", "sum", "2", "1"},
+			{"api", "latency", "", "", "histogram", "1", "0"},
+			{"api", "size", "", "", "exponential_histogram", "2", "0"},
+			{"api", "rtt", "", "", "summary", "0", "0"},
+		}},
+		{"number points", `SELECT m.name, p.time_unix_nano, p.start_time_unix_nano, p.attributes, p.value_int, p.value_double, p.raw_id
+			FROM number_points p JOIN metrics m ON m.id = p.metric_id ORDER BY p.raw_id, p.rowid`, [][]string{
+			{"temp", "100", "0", `{"room":"a"}`, "<nil>", "21.5", "1"},
+			{"requests", "100", "50", "{}", "7", "<nil>", "1"},
+			{"requests", "101", "50", "{}", "8", "<nil>", "1"},
+			{"temp", "100", "0", `{"room":"a"}`, "<nil>", "21.5", "2"},
+			{"requests", "100", "50", "{}", "7", "<nil>", "2"},
+			{"requests", "101", "50", "{}", "8", "<nil>", "2"},
+		}},
+		{"histogram points", `SELECT m.name, count, sum, min, max, bucket_counts, explicit_bounds FROM histogram_points p
+			JOIN metrics m ON m.id = p.metric_id WHERE raw_id = 1`, [][]string{
+			{"latency", "6", "12.5", "0.5", "<nil>", "[1,2,3]", "[1,2.5]"},
+		}},
+		{"exponential histogram points", `SELECT m.name, count, sum, scale, zero_count, zero_threshold, positive_offset,
+			positive_buckets, negative_offset, negative_buckets FROM exp_histogram_points p JOIN metrics m ON m.id = p.metric_id
+			WHERE raw_id = 1`, [][]string{
+			{"size", "10", "<nil>", "3", "1", "0.001", "-2", "[4,5]", "0", "[]"},
+		}},
+		{"summary points", `SELECT m.name, count, sum, quantiles FROM summary_points p JOIN metrics m ON m.id = p.metric_id
+			WHERE raw_id = 1`, [][]string{
+			{"rtt", "3", "9", `[{"q":0.5,"v":2},{"q":0.99,"v":4}]`},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, queryRows(t, db, tt.query)); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+	if st := s.Stats(); st.Metrics.RecordsProjected != 12 || st.Metrics.Records != 12 {
+		t.Errorf("Stats metrics: got %d records, %d projected; want 12, 12", st.Metrics.Records, st.Metrics.RecordsProjected)
+	}
+}
+
+// TestProjectionRetriesWithoutDuplicates makes a projection transaction fail part-way (a trigger
+// aborts inserts into span_links, after logs and spans rows of the same slice were written),
+// then lets it succeed: the retry must leave exactly one copy of every row.
+func TestProjectionRetriesWithoutDuplicates(t *testing.T) {
+	s := openTest(t, Config{})
+	other, err := sql.Open("sqlite", "file:"+s.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if _, err := other.Exec(`CREATE TRIGGER fail_links BEFORE INSERT ON span_links BEGIN SELECT RAISE(ABORT, 'injected failure'); END`); err != nil {
+		t.Fatal(err)
+	}
+	// Hold the write lock so all three appends commit before the projector's first slice.
+	release := holdWriteLock(t, s.Path())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		appendLogs(t, s, makeLogs("svc", "retry me", 4))
+		appendTraces(t, s, makeTraces())
+		appendMetrics(t, s, makeMetrics())
+	}()
+	waitFor(t, "appends queued", func() bool { return s.Stats().QueueRequests >= 1 })
+	release()
+	<-done
+	waitFor(t, "a failed projection", func() bool { return s.Stats().ProjectionErrors > 0 })
+	if n := countRows(t, s, "logs"); n != 0 {
+		t.Fatalf("logs after failed slice: got %d, want 0 (rolled back)", n)
+	}
+	if _, err := other.Exec(`DROP TRIGGER fail_links`); err != nil {
+		t.Fatal(err)
+	}
+	waitProjected(t, s)
+	for table, want := range map[string]int{"logs": 4, "spans": 2, "span_links": 1, "span_events": 1, "number_points": 3,
+		"metrics": 5, "resources": 3, "summary_points": 1} {
+		if got := countRows(t, s, table); got != want {
+			t.Errorf("%s rows: got %d, want %d", table, got, want)
+		}
+	}
+	var ftsRows int
+	if err := s.ReadDB().QueryRow(`SELECT count(*) FROM logs_fts WHERE logs_fts MATCH 'retry'`).Scan(&ftsRows); err != nil || ftsRows != 4 {
+		t.Errorf("FTS rows: got %d (%v), want 4", ftsRows, err)
+	}
+}
+
+// TestProjectionResumes stores raw rows with projection off, then reopens with projection on:
+// the backlog shows as lag, is projected, and a further reopen projects nothing twice.
+func TestProjectionResumes(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(context.Background(), Config{Dir: dir, NoProjection: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 30 {
+		appendLogs(t, s, makeLogs("svc", fmt.Sprintf("batch%d", i), 3))
+	}
+	if err := s.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	s, err = Open(context.Background(), Config{Dir: dir, ProjectSlice: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitProjected(t, s)
+	if st := s.Stats(); st.Logs.RecordsProjected != 90 || st.ProjectionSlices < 5 || st.LagRecords != 0 {
+		t.Errorf("Stats: got %d projected in %d slices, lag %d; want 90 in >= 5, lag 0", st.Logs.RecordsProjected, st.ProjectionSlices, st.LagRecords)
+	}
+	if err := s.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	s = openTest(t, Config{Dir: dir})
+	appendLogs(t, s, makeLogs("svc", "after", 1))
+	waitProjected(t, s)
+	if n := countRows(t, s, "logs"); n != 91 {
+		t.Errorf("logs rows: got %d, want 91", n)
+	}
+	var dups int
+	if err := s.ReadDB().QueryRow(`SELECT count(*) FROM (SELECT body FROM logs GROUP BY body HAVING count(*) > 1)`).Scan(&dups); err != nil || dups != 0 {
+		t.Errorf("duplicated bodies: got %d (%v), want 0", dups, err)
+	}
+}
+
+func TestProjectedNotify(t *testing.T) {
+	s := openTest(t, Config{})
+	ch, unsubscribe := s.ProjectedNotify()
+	defer unsubscribe()
+	appendLogs(t, s, makeLogs("svc", "notify", 1))
+	<-ch
+	if st := s.Stats(); st.ProjectionSlices == 0 {
+		t.Errorf("notified before any slice committed")
+	}
+	unsubscribe()
+	if _, ok := <-ch; ok {
+		t.Errorf("channel still open after unsubscribe")
+	}
+}
+
+// TestAttributesJSON checks the JSON encoder against encoding/json for the value types.
+func TestAttributesJSON(t *testing.T) {
+	m := pcommon.NewMap()
+	m.PutStr("s", "tab\t\"q\" \x01 é \xff")
+	m.PutInt("i", -42)
+	m.PutDouble("d", 1.5e300)
+	m.PutBool("b", true)
+	m.PutEmptyBytes("by").FromRaw([]byte{0, 1, 2})
+	sl := m.PutEmptySlice("sl")
+	sl.AppendEmpty().SetInt(1)
+	sl.AppendEmpty().SetStr("x")
+	m.PutEmptyMap("m").PutStr("k", "v")
+	m.PutEmpty("nil")
+	got := appendJSONMap(nil, m)
+	var decoded map[string]any
+	if err := json.Unmarshal(got, &decoded); err != nil {
+		t.Fatalf("invalid JSON %s: %v", got, err)
+	}
+	want := map[string]any{
+		"s": "tab\t\"q\" \x01 é \ufffd", "i": -42.0, "d": 1.5e300, "b": true, "by": "AAEC",
+		"sl": []any{1.0, "x"}, "m": map[string]any{"k": "v"}, "nil": nil,
+	}
+	if diff := cmp.Diff(want, decoded); diff != "" {
+		t.Errorf("decoded JSON (-want +got):\n%s", diff)
+	}
+}

@@ -1,0 +1,363 @@
+package store
+
+import (
+	"fmt"
+	"hash/fnv"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+// stage holds one projection slice decoded into rows, built outside the write lock. Rows refer
+// to resources, scopes and metrics by index into the slice-local tables; commitStage resolves
+// those to database ids.
+type stage struct {
+	nextLogID, nextSpanID int64
+
+	resources []resourceEntry
+	resIndex  map[[16]byte]int
+	scopes    []scopeEntry
+	scopeIdx  map[[16]byte]int
+	metrics   []metricEntry
+	metricIdx map[[16]byte]int
+
+	logs    []logRow
+	spans   []spanRow
+	events  []eventRow
+	links   []linkRow
+	numbers []numberPoint
+	hists   []histPoint
+	exps    []expHistPoint
+	sums    []summaryPoint
+
+	buf []byte // JSON scratch
+}
+
+type resourceEntry struct {
+	hash      [16]byte
+	service   any // string or nil
+	schemaURL string
+	attrs     string
+}
+
+type scopeEntry struct {
+	hash                     [16]byte
+	name, version, schemaURL string
+	attrs                    string
+}
+
+type metricEntry struct {
+	hash                    [16]byte
+	res, scope              int
+	name, description, unit string
+	typ                     string
+	temporality             int64
+	monotonic               bool
+}
+
+type logRow struct {
+	id, rawID                        int64
+	res, scope                       int
+	time, observed                   int64
+	severity                         int64
+	severityText, body, attrs, event string
+	traceID, spanID                  any
+	flags                            int64
+}
+
+type spanRow struct {
+	id, rawID                          int64
+	res, scope                         int
+	traceID, spanID, parent            any
+	traceState, name                   string
+	kind                               int64
+	start, end                         int64
+	statusCode                         int64
+	statusMsg, attrs                   string
+	flags, dropAttrs, dropEv, dropLink int64
+}
+
+type eventRow struct {
+	spanRow     int64
+	time        int64
+	name, attrs string
+	dropped     int64
+}
+
+type linkRow struct {
+	spanRow           int64
+	traceID, spanID   any
+	traceState, attrs string
+	flags, dropped    int64
+}
+
+type pointHead struct {
+	metric      int
+	rawID       int64
+	time, start int64
+	attrs       string
+	flags       int64
+}
+
+type numberPoint struct {
+	pointHead
+	vint, vdouble any
+}
+
+type histPoint struct {
+	pointHead
+	count           int64
+	sum, min, max   any
+	buckets, bounds string
+}
+
+type expHistPoint struct {
+	pointHead
+	count                  int64
+	sum, min, max          any
+	scale                  int64
+	zeroCount              int64
+	zeroThreshold          float64
+	posOffset, negOffset   int64
+	posBuckets, negBuckets string
+}
+
+type summaryPoint struct {
+	pointHead
+	count     int64
+	sum       float64
+	quantiles string
+}
+
+func (st *stage) reset(nextLogID, nextSpanID int64) {
+	st.nextLogID, st.nextSpanID = nextLogID, nextSpanID
+	st.resources = st.resources[:0]
+	st.scopes = st.scopes[:0]
+	st.metrics = st.metrics[:0]
+	if st.resIndex == nil {
+		st.resIndex = map[[16]byte]int{}
+		st.scopeIdx = map[[16]byte]int{}
+		st.metricIdx = map[[16]byte]int{}
+	}
+	clear(st.resIndex)
+	clear(st.scopeIdx)
+	clear(st.metricIdx)
+	st.logs = st.logs[:0]
+	st.spans = st.spans[:0]
+	st.events = st.events[:0]
+	st.links = st.links[:0]
+	st.numbers = st.numbers[:0]
+	st.hists = st.hists[:0]
+	st.exps = st.exps[:0]
+	st.sums = st.sums[:0]
+}
+
+// records returns the number of projected rows staged (for sizing and tests).
+func (st *stage) records() int {
+	return len(st.logs) + len(st.spans) + len(st.numbers) + len(st.hists) + len(st.exps) + len(st.sums)
+}
+
+// json renders f's output into a string using the scratch buffer.
+func (st *stage) json(f func([]byte) []byte) string {
+	st.buf = f(st.buf[:0])
+	return string(st.buf)
+}
+
+func (st *stage) attrs(m pcommon.Map) string {
+	if m.Len() == 0 {
+		return "{}"
+	}
+	return st.json(func(b []byte) []byte { return appendJSONMap(b, m) })
+}
+
+// resource stages a resource and returns its slice-local index.
+func (st *stage) resource(r pcommon.Resource, schemaURL string) int {
+	attrs := r.Attributes()
+	st.buf = appendJSONMapSorted(st.buf[:0], attrs)
+	h := fnv.New128a()
+	h.Write([]byte(schemaURL))
+	h.Write([]byte{0})
+	h.Write(st.buf)
+	var key [16]byte
+	h.Sum(key[:0])
+	if i, ok := st.resIndex[key]; ok {
+		return i
+	}
+	e := resourceEntry{hash: key, schemaURL: schemaURL, attrs: string(st.buf)}
+	if v, ok := attrs.Get("service.name"); ok {
+		e.service = v.AsString()
+	}
+	st.resources = append(st.resources, e)
+	st.resIndex[key] = len(st.resources) - 1
+	return len(st.resources) - 1
+}
+
+// scope stages an instrumentation scope and returns its slice-local index.
+func (st *stage) scope(s pcommon.InstrumentationScope, schemaURL string) int {
+	st.buf = appendJSONMapSorted(st.buf[:0], s.Attributes())
+	h := fnv.New128a()
+	for _, part := range []string{s.Name(), s.Version(), schemaURL} {
+		h.Write([]byte(part))
+		h.Write([]byte{0})
+	}
+	h.Write(st.buf)
+	var key [16]byte
+	h.Sum(key[:0])
+	if i, ok := st.scopeIdx[key]; ok {
+		return i
+	}
+	st.scopes = append(st.scopes, scopeEntry{hash: key, name: s.Name(), version: s.Version(), schemaURL: schemaURL, attrs: string(st.buf)})
+	st.scopeIdx[key] = len(st.scopes) - 1
+	return len(st.scopes) - 1
+}
+
+// stageRow decodes one raw row into the stage.
+func (p *projector) stageRow(r *rawRow) error {
+	payload, err := p.payload(r)
+	if err != nil {
+		return err
+	}
+	switch r.sig {
+	case SignalLogs:
+		var u plog.ProtoUnmarshaler
+		ld, err := u.UnmarshalLogs(payload)
+		if err != nil {
+			return fmt.Errorf("decode logs: %w", err)
+		}
+		p.stage.addLogs(r.id, ld)
+	case SignalTraces:
+		var u ptrace.ProtoUnmarshaler
+		td, err := u.UnmarshalTraces(payload)
+		if err != nil {
+			return fmt.Errorf("decode traces: %w", err)
+		}
+		p.stage.addTraces(r.id, td)
+	case SignalMetrics:
+		var u pmetric.ProtoUnmarshaler
+		md, err := u.UnmarshalMetrics(payload)
+		if err != nil {
+			return fmt.Errorf("decode metrics: %w", err)
+		}
+		p.stage.addMetrics(r.id, md)
+	default:
+		return fmt.Errorf("unknown signal %d", r.sig)
+	}
+	return nil
+}
+
+func (st *stage) addLogs(rawID int64, ld plog.Logs) {
+	rls := ld.ResourceLogs()
+	for i := range rls.Len() {
+		rl := rls.At(i)
+		res := st.resource(rl.Resource(), rl.SchemaUrl())
+		sls := rl.ScopeLogs()
+		for j := range sls.Len() {
+			sl := sls.At(j)
+			scope := st.scope(sl.Scope(), sl.SchemaUrl())
+			lrs := sl.LogRecords()
+			for k := range lrs.Len() {
+				lr := lrs.At(k)
+				tid, sid := lr.TraceID(), lr.SpanID()
+				row := logRow{
+					id:           st.nextLogID,
+					rawID:        rawID,
+					res:          res,
+					scope:        scope,
+					time:         int64(lr.Timestamp()),
+					observed:     int64(lr.ObservedTimestamp()),
+					severity:     int64(lr.SeverityNumber()),
+					severityText: lr.SeverityText(),
+					attrs:        st.attrs(lr.Attributes()),
+					event:        lr.EventName(),
+					traceID:      hexID(tid[:]),
+					spanID:       hexID(sid[:]),
+					flags:        int64(lr.Flags()),
+				}
+				switch body := lr.Body(); body.Type() {
+				case pcommon.ValueTypeStr:
+					row.body = body.Str()
+				case pcommon.ValueTypeEmpty:
+				default:
+					row.body = st.json(func(b []byte) []byte { return appendJSONValue(b, body) })
+				}
+				st.logs = append(st.logs, row)
+				st.nextLogID++
+			}
+		}
+	}
+}
+
+func (st *stage) addTraces(rawID int64, td ptrace.Traces) {
+	rss := td.ResourceSpans()
+	for i := range rss.Len() {
+		rs := rss.At(i)
+		res := st.resource(rs.Resource(), rs.SchemaUrl())
+		sss := rs.ScopeSpans()
+		for j := range sss.Len() {
+			ss := sss.At(j)
+			scope := st.scope(ss.Scope(), ss.SchemaUrl())
+			spans := ss.Spans()
+			for k := range spans.Len() {
+				sp := spans.At(k)
+				tid, sid, pid := sp.TraceID(), sp.SpanID(), sp.ParentSpanID()
+				row := spanRow{
+					id:         st.nextSpanID,
+					rawID:      rawID,
+					res:        res,
+					scope:      scope,
+					traceID:    hexID(tid[:]),
+					spanID:     hexID(sid[:]),
+					parent:     hexID(pid[:]),
+					traceState: sp.TraceState().AsRaw(),
+					name:       sp.Name(),
+					kind:       int64(sp.Kind()),
+					start:      int64(sp.StartTimestamp()),
+					end:        int64(sp.EndTimestamp()),
+					statusCode: int64(sp.Status().Code()),
+					statusMsg:  sp.Status().Message(),
+					attrs:      st.attrs(sp.Attributes()),
+					flags:      int64(sp.Flags()),
+					dropAttrs:  int64(sp.DroppedAttributesCount()),
+					dropEv:     int64(sp.DroppedEventsCount()),
+					dropLink:   int64(sp.DroppedLinksCount()),
+				}
+				// The schema requires ids; an all-zero id (invalid per OTLP) is kept as zeros.
+				if row.traceID == nil {
+					row.traceID = "00000000000000000000000000000000"
+				}
+				if row.spanID == nil {
+					row.spanID = "0000000000000000"
+				}
+				st.spans = append(st.spans, row)
+				evs := sp.Events()
+				for e := range evs.Len() {
+					ev := evs.At(e)
+					st.events = append(st.events, eventRow{
+						spanRow: row.id, time: int64(ev.Timestamp()), name: ev.Name(),
+						attrs: st.attrs(ev.Attributes()), dropped: int64(ev.DroppedAttributesCount()),
+					})
+				}
+				links := sp.Links()
+				for l := range links.Len() {
+					ln := links.At(l)
+					ltid, lsid := ln.TraceID(), ln.SpanID()
+					lr := linkRow{
+						spanRow: row.id, traceID: hexID(ltid[:]), spanID: hexID(lsid[:]),
+						traceState: ln.TraceState().AsRaw(), attrs: st.attrs(ln.Attributes()),
+						flags: int64(ln.Flags()), dropped: int64(ln.DroppedAttributesCount()),
+					}
+					if lr.traceID == nil {
+						lr.traceID = "00000000000000000000000000000000"
+					}
+					if lr.spanID == nil {
+						lr.spanID = "0000000000000000"
+					}
+					st.links = append(st.links, lr)
+				}
+				st.nextSpanID++
+			}
+		}
+	}
+}

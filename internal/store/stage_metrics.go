@@ -1,0 +1,165 @@
+package store
+
+import (
+	"encoding/binary"
+	"hash/fnv"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+)
+
+// Metric type names stored in metrics.type.
+const (
+	metricGauge        = "gauge"
+	metricSum          = "sum"
+	metricHistogram    = "histogram"
+	metricExpHistogram = "exponential_histogram"
+	metricSummary      = "summary"
+)
+
+// metric stages a metric stream identity and returns its slice-local index.
+func (st *stage) metric(res, scope int, m pmetric.Metric, typ string, temporality int64, monotonic bool) int {
+	h := fnv.New128a()
+	h.Write(st.resources[res].hash[:])
+	h.Write(st.scopes[scope].hash[:])
+	for _, part := range []string{m.Name(), m.Description(), m.Unit(), typ} {
+		h.Write([]byte(part))
+		h.Write([]byte{0})
+	}
+	var tail [9]byte
+	binary.LittleEndian.PutUint64(tail[:8], uint64(temporality))
+	if monotonic {
+		tail[8] = 1
+	}
+	h.Write(tail[:])
+	var key [16]byte
+	h.Sum(key[:0])
+	if i, ok := st.metricIdx[key]; ok {
+		return i
+	}
+	st.metrics = append(st.metrics, metricEntry{
+		hash: key, res: res, scope: scope, name: m.Name(), description: m.Description(),
+		unit: m.Unit(), typ: typ, temporality: temporality, monotonic: monotonic,
+	})
+	st.metricIdx[key] = len(st.metrics) - 1
+	return len(st.metrics) - 1
+}
+
+func (st *stage) head(metric int, rawID int64, attrs pcommon.Map, t, start pcommon.Timestamp, flags pmetric.DataPointFlags) pointHead {
+	return pointHead{metric: metric, rawID: rawID, time: int64(t), start: int64(start), attrs: st.attrs(attrs), flags: int64(flags)}
+}
+
+// optFloat returns f, or nil (SQL NULL) when the optional field is absent.
+func optFloat(has bool, f float64) any {
+	if !has {
+		return nil
+	}
+	return f
+}
+
+func (st *stage) addMetrics(rawID int64, md pmetric.Metrics) {
+	rms := md.ResourceMetrics()
+	for i := range rms.Len() {
+		rm := rms.At(i)
+		res := st.resource(rm.Resource(), rm.SchemaUrl())
+		sms := rm.ScopeMetrics()
+		for j := range sms.Len() {
+			sm := sms.At(j)
+			scope := st.scope(sm.Scope(), sm.SchemaUrl())
+			ms := sm.Metrics()
+			for k := range ms.Len() {
+				st.addMetric(rawID, res, scope, ms.At(k))
+			}
+		}
+	}
+}
+
+func (st *stage) addMetric(rawID int64, res, scope int, m pmetric.Metric) {
+	switch m.Type() {
+	case pmetric.MetricTypeGauge:
+		id := st.metric(res, scope, m, metricGauge, 0, false)
+		st.addNumbers(id, rawID, m.Gauge().DataPoints())
+	case pmetric.MetricTypeSum:
+		s := m.Sum()
+		id := st.metric(res, scope, m, metricSum, int64(s.AggregationTemporality()), s.IsMonotonic())
+		st.addNumbers(id, rawID, s.DataPoints())
+	case pmetric.MetricTypeHistogram:
+		h := m.Histogram()
+		id := st.metric(res, scope, m, metricHistogram, int64(h.AggregationTemporality()), false)
+		dps := h.DataPoints()
+		for i := range dps.Len() {
+			dp := dps.At(i)
+			st.hists = append(st.hists, histPoint{
+				pointHead: st.head(id, rawID, dp.Attributes(), dp.Timestamp(), dp.StartTimestamp(), dp.Flags()),
+				count:     int64(dp.Count()),
+				sum:       optFloat(dp.HasSum(), dp.Sum()),
+				min:       optFloat(dp.HasMin(), dp.Min()),
+				max:       optFloat(dp.HasMax(), dp.Max()),
+				buckets:   st.json(func(b []byte) []byte { return appendJSONUints(b, dp.BucketCounts()) }),
+				bounds:    st.json(func(b []byte) []byte { return appendJSONFloats(b, dp.ExplicitBounds()) }),
+			})
+		}
+	case pmetric.MetricTypeExponentialHistogram:
+		h := m.ExponentialHistogram()
+		id := st.metric(res, scope, m, metricExpHistogram, int64(h.AggregationTemporality()), false)
+		dps := h.DataPoints()
+		for i := range dps.Len() {
+			dp := dps.At(i)
+			pos, neg := dp.Positive(), dp.Negative()
+			st.exps = append(st.exps, expHistPoint{
+				pointHead:     st.head(id, rawID, dp.Attributes(), dp.Timestamp(), dp.StartTimestamp(), dp.Flags()),
+				count:         int64(dp.Count()),
+				sum:           optFloat(dp.HasSum(), dp.Sum()),
+				min:           optFloat(dp.HasMin(), dp.Min()),
+				max:           optFloat(dp.HasMax(), dp.Max()),
+				scale:         int64(dp.Scale()),
+				zeroCount:     int64(dp.ZeroCount()),
+				zeroThreshold: dp.ZeroThreshold(),
+				posOffset:     int64(pos.Offset()),
+				posBuckets:    st.json(func(b []byte) []byte { return appendJSONUints(b, pos.BucketCounts()) }),
+				negOffset:     int64(neg.Offset()),
+				negBuckets:    st.json(func(b []byte) []byte { return appendJSONUints(b, neg.BucketCounts()) }),
+			})
+		}
+	case pmetric.MetricTypeSummary:
+		id := st.metric(res, scope, m, metricSummary, 0, false)
+		dps := m.Summary().DataPoints()
+		for i := range dps.Len() {
+			dp := dps.At(i)
+			qs := dp.QuantileValues()
+			st.sums = append(st.sums, summaryPoint{
+				pointHead: st.head(id, rawID, dp.Attributes(), dp.Timestamp(), dp.StartTimestamp(), dp.Flags()),
+				count:     int64(dp.Count()),
+				sum:       dp.Sum(),
+				quantiles: st.json(func(b []byte) []byte {
+					b = append(b, '[')
+					for q := range qs.Len() {
+						if q > 0 {
+							b = append(b, ',')
+						}
+						b = append(b, `{"q":`...)
+						b = appendJSONFloat(b, qs.At(q).Quantile())
+						b = append(b, `,"v":`...)
+						b = appendJSONFloat(b, qs.At(q).Value())
+						b = append(b, '}')
+					}
+					return append(b, ']')
+				}),
+			})
+		}
+	}
+}
+
+func (st *stage) addNumbers(metric int, rawID int64, dps pmetric.NumberDataPointSlice) {
+	for i := range dps.Len() {
+		dp := dps.At(i)
+		p := numberPoint{pointHead: st.head(metric, rawID, dp.Attributes(), dp.Timestamp(), dp.StartTimestamp(), dp.Flags())}
+		switch dp.ValueType() {
+		case pmetric.NumberDataPointValueTypeInt:
+			p.vint = dp.IntValue()
+		case pmetric.NumberDataPointValueTypeDouble:
+			p.vdouble = dp.DoubleValue()
+		}
+		st.numbers = append(st.numbers, p)
+	}
+}
