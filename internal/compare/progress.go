@@ -24,7 +24,7 @@ func newProgress(ctx context.Context, w io.Writer, total int) *progress {
 	}
 	empty := ""
 	pr.desc.Store(&empty)
-	pr.p = mpb.NewWithContext(ctx, mpb.WithOutput(w), mpb.WithWidth(32))
+	pr.p = mpb.NewWithContext(ctx, mpb.WithOutput(w), mpb.WithWidth(80), mpb.WithAutoRefresh())
 	pr.bar = pr.p.AddBar(int64(total),
 		mpb.PrependDecorators(
 			decor.Name("compare ", decor.WC{}),

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/otelbench/otelbench/internal/abstats"
 	"github.com/otelbench/otelbench/internal/compare/shellwords"
 )
 
@@ -44,6 +45,10 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 	}
 
+	if a := alpha(c.Alpha); !abstats.CanDetect(c.Rounds, c.Rounds, a) {
+		fmt.Fprintf(c.Log, "compare: warning: %d rounds per side can never show a significant difference at α=%g (needs %d): the verdict will be inconclusive\n",
+			c.Rounds, a, abstats.MinSamples(a))
+	}
 	r := &runner{cfg: c, tmp: tmp, serve: serveWords, procs: sampler}
 	rep := newReport(c)
 	if err := r.prepare(ctx, rep); err != nil {

@@ -7,6 +7,9 @@ import (
 	"github.com/otelbench/otelbench/internal/profile"
 )
 
+// attachTimeout bounds the wait for the syscall tracer to go live.
+const attachTimeout = 30 * time.Second
+
 // syscallTrace counts the server's syscalls while the load runs.
 type syscallTrace struct {
 	done  chan struct{}
@@ -15,8 +18,10 @@ type syscallTrace struct {
 	err   error
 }
 
-// startSyscallTrace starts counting pid's syscalls until stop; when enabled
-// is false it is a no-op that counts nothing.
+// startSyscallTrace starts counting pid's syscalls and returns once the
+// tracer is attached (so the load's first requests are counted), has
+// failed, or ctx ends. When enabled is false it is a no-op that counts
+// nothing.
 func startSyscallTrace(ctx context.Context, enabled bool, pid int) *syscallTrace {
 	t := &syscallTrace{done: make(chan struct{}), stopf: func() {}}
 	if !enabled {
@@ -24,14 +29,25 @@ func startSyscallTrace(ctx context.Context, enabled bool, pid int) *syscallTrace
 		return t
 	}
 	ctx, t.stopf = context.WithCancel(ctx)
+	attached := make(chan struct{})
+	cfg := profile.SyscallConfig{Target: profile.Target{PID: pid}}
+	cfg.Attached = func(int) { close(attached) }
 	go func() { // owned by t: ends when stop cancels ctx
 		defer close(t.done)
-		t.total, t.err = traceSyscalls(ctx, pid)
+		rep, err := profile.TraceSyscalls(ctx, cfg)
+		if err != nil {
+			t.err = err
+			return
+		}
+		t.total = rep.Total()
 	}()
+	wait := time.NewTimer(attachTimeout)
+	defer wait.Stop()
 	select {
-	case <-time.After(attachGrace):
+	case <-attached:
 	case <-t.done: // failed to attach: stop reports why
 	case <-ctx.Done():
+	case <-wait.C:
 	}
 	return t
 }
@@ -41,20 +57,4 @@ func (t *syscallTrace) stop() (uint64, error) {
 	t.stopf()
 	<-t.done
 	return t.total, t.err
-}
-
-// attachGrace is how long a round waits after starting the tracer before
-// it starts the load: TraceSyscalls attaches synchronously and does not say
-// when it is done, so without the wait the first requests of a round would
-// go uncounted (by a varying amount). The idle server's own syscalls in this
-// window are counted on both sides alike.
-const attachGrace = 500 * time.Millisecond
-
-// traceSyscalls counts pid's syscalls until ctx is done.
-func traceSyscalls(ctx context.Context, pid int) (uint64, error) {
-	rep, err := profile.TraceSyscalls(ctx, profile.SyscallConfig{Target: profile.Target{PID: pid}})
-	if err != nil {
-		return 0, err
-	}
-	return rep.Total(), nil
 }
