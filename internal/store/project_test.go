@@ -49,10 +49,14 @@ func makeLogs(svc, prefix string, n int) plog.Logs {
 	return ld
 }
 
+var (
+	logsMarshaler   plog.ProtoMarshaler
+	logsUnmarshaler plog.ProtoUnmarshaler
+)
+
 func appendLogs(t testing.TB, s *Store, ld plog.Logs) {
 	t.Helper()
-	var m plog.ProtoMarshaler
-	b, err := m.MarshalLogs(ld)
+	b, err := logsMarshaler.MarshalLogs(ld)
 	if err != nil {
 		t.Fatal(err)
 	}

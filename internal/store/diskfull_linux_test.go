@@ -1,0 +1,120 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+)
+
+// TestDiskFull fills a real 2 MiB tmpfs: every Append either returns nil and its record is there
+// after reopening, or returns an error (ErrDiskFull once space runs out); after space is freed,
+// appends succeed again and the database passes integrity_check.
+func TestDiskFull(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to mount a tmpfs")
+	}
+	mnt := t.TempDir()
+	if err := syscall.Mount("tmpfs", mnt, "tmpfs", 0, "size=2m"); err != nil {
+		t.Skipf("mount tmpfs: %v (needs root and mount permission)", err)
+	}
+	defer syscall.Unmount(mnt, syscall.MNT_DETACH)
+	// Reserve space to free later, so the test can show recovery.
+	filler := filepath.Join(mnt, "filler")
+	if err := os.WriteFile(filler, make([]byte, 512<<10), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(mnt, "data")
+	cfg := Config{Dir: dir, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	s, err := Open(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	var acked []string
+	diskFull := 0
+	payload := func(i int) (string, []byte) {
+		// Random hex keeps the payload incompressible and large: the disk fills in a few
+		// hundred appends.
+		noise := make([]byte, 2048)
+		for j := range noise {
+			noise[j] = "0123456789abcdef"[rng.IntN(16)]
+		}
+		body := fmt.Sprintf("full-%d-%s", i, noise)
+		ld := makeLogs("disk", "", 1)
+		ld.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0).Body().SetStr(body)
+		b, err := logsMarshaler.MarshalLogs(ld)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return body, b
+	}
+	for i := 0; i < 3000 && diskFull < 20; i++ {
+		body, b := payload(i)
+		err := s.Append(context.Background(), SignalLogs, b, 1)
+		switch {
+		case err == nil:
+			acked = append(acked, body)
+		case errors.Is(err, ErrDiskFull):
+			diskFull++
+		default:
+			t.Logf("append %d: non-disk-full error: %v", i, err)
+		}
+	}
+	if diskFull == 0 {
+		t.Fatalf("the disk never filled after %d appends", len(acked))
+	}
+	t.Logf("%d appends acked, %d failed with ErrDiskFull", len(acked), diskFull)
+	if err := os.Remove(filler); err != nil {
+		t.Fatal(err)
+	}
+	body, b := payload(-1)
+	if err := s.Append(context.Background(), SignalLogs, b, 1); err != nil {
+		t.Fatalf("append after freeing space: %v", err)
+	}
+	acked = append(acked, body)
+	if err := s.Close(context.Background()); err != nil {
+		t.Logf("close: %v", err)
+	}
+
+	s, err = Open(context.Background(), Config{Dir: dir, NoProjection: true})
+	if err != nil {
+		t.Fatalf("reopen: %v", err)
+	}
+	defer s.Close(context.Background())
+	checkIntegrity(t, s)
+	var n int
+	if err := s.ReadDB().QueryRow(`SELECT count(*) FROM raw`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != len(acked) {
+		t.Errorf("raw rows after reopen: got %d, want %d acked", n, len(acked))
+	}
+	// Every acked record's payload decodes to its body.
+	rows, err := s.ReadDB().Query(`SELECT payload FROM raw ORDER BY id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	i := 0
+	for rows.Next() {
+		var p []byte
+		if err := rows.Scan(&p); err != nil {
+			t.Fatal(err)
+		}
+		ld, err := (&logsUnmarshaler).UnmarshalLogs(p)
+		if err != nil {
+			t.Fatalf("raw row %d: %v", i, err)
+		}
+		if got := ld.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0).Body().Str(); i < len(acked) && got != acked[i] {
+			t.Errorf("raw row %d: body %.20q, want %.20q", i, got, acked[i])
+		}
+		i++
+	}
+}
