@@ -56,6 +56,7 @@ reasons are on stderr), 2 for usage errors.`,
 	f.DurationVar(&cfg.Watch, "watch", 0, "repeat every `INTERVAL` until interrupted")
 	f.IntVar(&cfg.Rounds, "rounds", 0, "with --watch, stop after `N` rounds (0: until interrupted)")
 	f.StringVar(&cfg.ProcRoot, "proc", procfd.DefaultProcRoot, "proc mount to read (`DIR`)")
+	f.IntVar(&cfg.Workers, "workers", procfd.DefaultWorkers, "goroutines reading one large fd directory with the readdir method (`N`, 1-8)")
 	f.BoolVar(&cfg.Threads, "threads", false, "list threads that have a descriptor table of their own")
 	return cmd
 }

@@ -72,6 +72,8 @@ func TestExitCodes(t *testing.T) {
 		{"threads", []string{"--threads", self}, 0, "THREADS", "", 2},
 		{"readdir", []string{"--method", "readdir", self}, 0, "readdir", "", 2},
 		{"help", []string{"--help"}, 0, "Usage:", "", -1},
+		{"workers", []string{"--workers", "2", "--method", "readdir", self}, 0, "readdir", "", 2},
+		{"bad workers", []string{"--workers", "99", self}, 2, "", "--workers 99", 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

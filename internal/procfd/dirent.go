@@ -44,15 +44,16 @@ func countDirents(buf []byte) (int, error) {
 	return n, nil
 }
 
-// isDotOrDotDot reports whether the NUL-terminated name is "." or "..".
+// isDotOrDotDot reports whether the NUL-terminated (or unterminated) name
+// is "." or "..".
 func isDotOrDotDot(name []byte) bool {
-	if len(name) < 2 || name[0] != '.' {
+	if len(name) == 0 || name[0] != '.' {
 		return false
 	}
-	if name[1] == 0 {
+	if len(name) == 1 || name[1] == 0 {
 		return true
 	}
-	return len(name) >= 3 && name[1] == '.' && name[2] == 0
+	return name[1] == '.' && (len(name) == 2 || name[2] == 0)
 }
 
 // appendNumericNames appends to dst the names in the getdents64 records of
@@ -79,9 +80,16 @@ func appendNumericNames(dst []int, buf []byte) ([]int, error) {
 	return dst, nil
 }
 
-// parseID parses a NUL-terminated (or unterminated) decimal name of at most
-// 10 digits with no sign; ok is false for anything else, including 0.
+// parseID parses a process or thread ID: a decimal name (see parseFDName)
+// other than 0.
 func parseID(name []byte) (int, bool) {
+	v, ok := parseFDName(name)
+	return v, ok && v > 0
+}
+
+// parseFDName parses a NUL-terminated (or unterminated) decimal name of at
+// most 10 digits, no sign, at most 2^31-1; ok is false for anything else.
+func parseFDName(name []byte) (int, bool) {
 	v := 0
 	i := 0
 	for ; i < len(name) && name[i] != 0; i++ {
@@ -91,8 +99,44 @@ func parseID(name []byte) (int, bool) {
 		}
 		v = v*10 + int(c-'0')
 	}
-	if i == 0 || v == 0 || v > 1<<31-1 {
+	if i == 0 || v > 1<<31-1 {
 		return 0, false
 	}
 	return v, true
+}
+
+// countFDsBelow reads the getdents64 records of an fd directory in buf (in
+// ascending fd order, as procfs lists them) and returns how many name a
+// descriptor below hi, the first descriptor >= hi it met (-1 if none: the
+// records end below hi) and the highest descriptor below hi (-1 if none).
+// Names that are not numbers count as below hi; "." and ".." do not count.
+func countFDsBelow(buf []byte, hi int) (n, above, last int, err error) {
+	above, last = -1, -1
+	for off := 0; off < len(buf); {
+		rest := buf[off:]
+		if len(rest) < direntMinReclen {
+			return n, above, last, fmt.Errorf("%w: %d trailing bytes at offset %d", ErrBadDirent, len(rest), off)
+		}
+		reclen := int(binary.NativeEndian.Uint16(rest[direntReclenOff:]))
+		if reclen < direntMinReclen || reclen > len(rest) {
+			return n, above, last, fmt.Errorf("%w: record length %d at offset %d of %d", ErrBadDirent, reclen, off, len(buf))
+		}
+		off += reclen
+		if binary.NativeEndian.Uint64(rest[direntInoOff:]) == 0 {
+			continue
+		}
+		name := rest[direntNameOff:reclen]
+		fd, ok := parseFDName(name)
+		switch {
+		case !ok && isDotOrDotDot(name):
+		case !ok:
+			n++
+		case fd >= hi:
+			return n, fd, last, nil
+		default:
+			n++
+			last = fd
+		}
+	}
+	return n, above, last, nil
 }

@@ -112,11 +112,11 @@ func FuzzCountDirents(f *testing.F) {
 	for i, n := range []string{".", "..", "0", "1", "12345", "self"} {
 		b = appendDirent(b, uint64(i+1), n)
 	}
-	f.Add(b)
-	f.Add(b[:27])
-	f.Add([]byte{})
-	f.Add(make([]byte, 24))
-	f.Fuzz(func(t *testing.T, buf []byte) {
+	f.Add(b, 2)
+	f.Add(b[:27], 0)
+	f.Add([]byte{}, 5)
+	f.Add(make([]byte, 24), 1<<40)
+	f.Fuzz(func(t *testing.T, buf []byte, hi int) {
 		n, err := countDirents(buf)
 		names, ok := refCount(buf)
 		if ok != (err == nil) {
@@ -138,6 +138,30 @@ func FuzzCountDirents(f *testing.F) {
 		}
 		if ok && !slices.Equal(ids, want) {
 			t.Fatalf("appendNumericNames = %v, want %v", ids, want)
+		}
+		// refCount's names are those before any malformed record; that
+		// countFDsBelow stops at the first descriptor >= hi without reading
+		// further is fine.
+		below, above, last, err := countFDsBelow(buf, hi)
+		wb, wa, wl := 0, -1, -1
+		for _, s := range names {
+			v, err := strconv.ParseUint(s, 10, 31)
+			if err != nil || len(s) > 10 {
+				wb++
+				continue
+			}
+			if int(v) >= hi {
+				wa = int(v)
+				break
+			}
+			wb++
+			wl = int(v)
+		}
+		if wantErr := !ok && wa < 0; (err != nil) != wantErr {
+			t.Fatalf("countFDsBelow error %v, want error %v", err, wantErr)
+		}
+		if below != wb || above != wa || last != wl {
+			t.Fatalf("countFDsBelow(hi=%d) = %d %d %d, want %d %d %d (%q)", hi, below, above, last, wb, wa, wl, names)
 		}
 	})
 }

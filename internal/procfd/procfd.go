@@ -94,17 +94,46 @@ type FS struct {
 	// ownPIDs is true when the mount's PIDs are the caller's: root/self
 	// names os.Getpid(). Only then can kcmp(2) compare its tasks.
 	ownPIDs bool
+	// workers is how many goroutines read one large fd directory.
+	workers int
 }
+
+// Options configures an FS beyond its root.
+type Options struct {
+	// Workers is how many goroutines read one large procfs fd directory at
+	// once with MethodReaddir (0 means DefaultWorkers, which reads it
+	// sequentially). Parallel readers shorten the wall-clock time of a
+	// count when CPUs are idle; they do not reduce its CPU time, which is
+	// the kernel's per-entry dcache work (see readdirCount).
+	Workers int
+}
+
+// DefaultWorkers reads an fd directory with one reader: on the busy 2-core
+// machine the benchmarks ran on, more readers did not shorten a count
+// (docs/benchmarks/fdcount.md).
+const DefaultWorkers = 1
+
+// MaxWorkers caps Options.Workers: past a few readers the kernel's locks on
+// the one task serialise them.
+const MaxWorkers = 8
 
 // NewFS returns an FS for the proc mount at procRoot ("" means
 // DefaultProcRoot). It runs statfs once to decide whether the mount is
 // procfs; a directory that is not procfs is accepted and counted with
 // MethodReaddir (fixtures laid out as <root>/<pid>/fd/<n>).
 func NewFS(procRoot string) (*FS, error) {
+	return NewFSOptions(procRoot, Options{})
+}
+
+// NewFSOptions is NewFS with Options.
+func NewFSOptions(procRoot string, opts Options) (*FS, error) {
 	if procRoot == "" {
 		procRoot = DefaultProcRoot
 	}
-	return newFS(procRoot)
+	if opts.Workers < 0 || opts.Workers > MaxWorkers {
+		return nil, fmt.Errorf("%w: workers %d not in 0..%d", ErrInvalidConfig, opts.Workers, MaxWorkers)
+	}
+	return newFS(procRoot, opts)
 }
 
 // Root returns the directory the FS reads.

@@ -20,12 +20,15 @@ var direntBufPool = sync.Pool{New: func() any {
 	return &b
 }}
 
-func newFS(root string) (*FS, error) {
+func newFS(root string, opts Options) (*FS, error) {
 	var sfs unix.Statfs_t
 	if err := retryEINTR(func() error { return unix.Statfs(root, &sfs) }); err != nil {
 		return nil, fmt.Errorf("statfs %s: %w", root, err)
 	}
-	fs := &FS{root: root, fsType: int64(sfs.Type), procfs: int64(sfs.Type) == ProcSuperMagic}
+	fs := &FS{root: root, fsType: int64(sfs.Type), procfs: int64(sfs.Type) == ProcSuperMagic, workers: opts.Workers}
+	if fs.workers == 0 {
+		fs.workers = DefaultWorkers
+	}
 	if fs.procfs {
 		fs.probeSelf()
 	}
@@ -73,7 +76,7 @@ func (fs *FS) count(pid, tid int, m Method) (int, Method, error) {
 		n, err := statCount(path)
 		return n, MethodStat, err
 	case MethodReaddir:
-		n, err := readdirCount(path)
+		n, err := fs.readdirCount(path)
 		return n, MethodReaddir, err
 	case MethodAuto, "":
 		if fs.procfs {
@@ -82,7 +85,7 @@ func (fs *FS) count(pid, tid int, m Method) (int, Method, error) {
 				return n, MethodStat, err
 			}
 		}
-		n, err := readdirCount(path)
+		n, err := fs.readdirCount(path)
 		if err != nil && fs.procfs && fs.statProbed && fs.statSize && errors.Is(err, ErrPermission) {
 			// The directory is refused (another user's process) but the
 			// kernel reports sizes and the size was 0: that is the count.
@@ -116,17 +119,9 @@ func statCount(path string) (int, error) {
 	return int(st.Size), nil
 }
 
-// readdirCount counts the entries of the directory at path with getdents64
-// into a pooled buffer.
-func readdirCount(path string) (int, error) {
-	fd, err := openDir(path)
-	if err != nil {
-		return 0, pathErr("open", path, err)
-	}
-	defer closeFD(fd)
-	bp := direntBufPool.Get().(*[]byte)
-	defer direntBufPool.Put(bp)
-	buf := *bp
+// countFD counts the entries of the open directory fd, reading it through
+// buf.
+func countFD(fd int, path string, buf []byte) (int, error) {
 	total := 0
 	for {
 		n, err := getdents(fd, buf)

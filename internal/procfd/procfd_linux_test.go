@@ -386,3 +386,41 @@ func TestSelf(t *testing.T) {
 		t.Errorf("Self moved by %d, want 3", after-before)
 	}
 }
+
+// TestParallelReaddirAgrees counts children holding many descriptors, dense
+// and sparse, with the stat fast path and with readdir by 1, 2, 3 and 8
+// readers: every count must agree.
+func TestParallelReaddirAgrees(t *testing.T) {
+	base := newProcFS(t)
+	specs := []string{"0", "2700", "5000", "sparse"}
+	if !testing.Short() {
+		specs = append(specs, "19000")
+	}
+	for _, spec := range specs {
+		t.Run(spec, func(t *testing.T) {
+			pid := startHolderSpec(t, spec)
+			names, err := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/fd")
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := len(names)
+			if n, _, err := base.CountMethod(pid, MethodReaddir); err != nil || n != want {
+				t.Errorf("default workers: readdir = %d %v, want %d", n, err, want)
+			}
+			if base.StatSizeSupported() {
+				if n, _, err := base.CountMethod(pid, MethodStat); err != nil || n != want {
+					t.Errorf("stat = %d %v, want %d", n, err, want)
+				}
+			}
+			for _, w := range []int{1, 2, 3, 8} {
+				pfs, err := NewFSOptions("", Options{Workers: w})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if n, _, err := pfs.CountMethod(pid, MethodReaddir); err != nil || n != want {
+					t.Errorf("workers %d: readdir = %d %v, want %d", w, n, err, want)
+				}
+			}
+		})
+	}
+}

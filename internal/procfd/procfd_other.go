@@ -2,7 +2,7 @@
 
 package procfd
 
-func newFS(string) (*FS, error) { return nil, ErrNotSupported }
+func newFS(string, Options) (*FS, error) { return nil, ErrNotSupported }
 
 func (fs *FS) count(int, int, Method) (int, Method, error) { return 0, "", ErrNotSupported }
 

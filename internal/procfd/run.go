@@ -28,6 +28,9 @@ type Config struct {
 	All bool
 	// Top keeps only the Top largest processes with All (0 keeps all).
 	Top int
+	// Workers is how many goroutines read one large fd directory with the
+	// readdir method (0 means DefaultWorkers; see Options.Workers).
+	Workers int
 	// Threads lists the descriptor tables of each process's threads.
 	Threads bool
 	// JSON writes JSON (one indented document; one line per round with
@@ -62,6 +65,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("%w: --top needs --all", ErrInvalidConfig)
 	case c.Watch < 0:
 		return fmt.Errorf("%w: --watch %s is negative", ErrInvalidConfig, c.Watch)
+	case c.Workers < 0 || c.Workers > MaxWorkers:
+		return fmt.Errorf("%w: --workers %d not in 0..%d", ErrInvalidConfig, c.Workers, MaxWorkers)
 	case c.Rounds < 0:
 		return fmt.Errorf("%w: --rounds %d is negative", ErrInvalidConfig, c.Rounds)
 	}
@@ -121,7 +126,7 @@ func Run(ctx context.Context, cfg Config) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
-	fs, err := NewFS(cfg.ProcRoot)
+	fs, err := NewFSOptions(cfg.ProcRoot, Options{Workers: cfg.Workers})
 	if err != nil {
 		return err
 	}

@@ -1,3 +1,5 @@
+//go:build linux
+
 package procfd
 
 import (
@@ -38,6 +40,8 @@ func TestConfigValidate(t *testing.T) {
 		{"negative watch", Config{All: true, Watch: -time.Second}, ErrInvalidConfig},
 		{"negative rounds", Config{All: true, Rounds: -1}, ErrInvalidConfig},
 		{"zero pid", Config{PIDs: []int{0}}, ErrInvalidConfig},
+		{"workers", Config{All: true, Workers: 2}, nil},
+		{"too many workers", Config{All: true, Workers: MaxWorkers + 1}, ErrInvalidConfig},
 		{"bad method", Config{All: true, Method: "fast"}, ErrInvalidMethod},
 	}
 	for _, tt := range tests {

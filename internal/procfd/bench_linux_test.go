@@ -1,0 +1,276 @@
+package procfd
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/procfs"
+	"golang.org/x/sys/unix"
+)
+
+// holderEnv makes the test binary a descriptor holder (see runHolder).
+const holderEnv = "PROCFD_TEST_HOLD_FDS"
+
+func init() {
+	// Not TestMain: a holder must not run goleak or the tests.
+	if v := os.Getenv(holderEnv); v != "" {
+		os.Exit(runHolder(v))
+	}
+}
+
+// sparseFDs are the descriptor numbers a "sparse" holder fills: runs and
+// gaps that cross parallel reading ranges.
+var sparseFDs = func() []int {
+	var fds []int
+	for fd := 10; fd < 3000; fd++ {
+		fds = append(fds, fd)
+	}
+	fds = append(fds, 4095, 4096, 4097, 6143, 6144, 9000)
+	for fd := 12000; fd < 12500; fd += 3 {
+		fds = append(fds, fd)
+	}
+	return append(fds, 19990)
+}()
+
+// runHolder raises RLIMIT_NOFILE's soft limit to the hard one, holds more
+// open descriptors (dups of /dev/null: spec is a count, or "sparse" for
+// sparseFDs), says "ready" and waits for stdin to close.
+func runHolder(spec string) int {
+	var lim unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &lim); err == nil && lim.Cur < lim.Max {
+		lim.Cur = lim.Max
+		_ = unix.Setrlimit(unix.RLIMIT_NOFILE, &lim)
+	}
+	fd, err := unix.Open(os.DevNull, unix.O_RDONLY, 0)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if spec == "sparse" {
+		for _, to := range sparseFDs {
+			if err := unix.Dup2(fd, to); err != nil {
+				fmt.Fprintf(os.Stderr, "dup2 %d: %v\n", to, err)
+				return 1
+			}
+		}
+	} else {
+		n, _ := strconv.Atoi(spec)
+		for i := 1; i < n; i++ {
+			if _, err := unix.Dup(fd); err != nil {
+				fmt.Fprintf(os.Stderr, "dup %d: %v\n", i, err)
+				return 1
+			}
+		}
+	}
+	fmt.Println("ready")
+	_, _ = io.Copy(io.Discard, os.Stdin)
+	return 0
+}
+
+// startHolder starts a child process holding n extra descriptors and returns
+// its PID; the child exits at the end of the benchmark.
+func startHolder(tb testing.TB, n int) int {
+	tb.Helper()
+	return startHolderSpec(tb, strconv.Itoa(n))
+}
+
+func startHolderSpec(tb testing.TB, spec string) int {
+	tb.Helper()
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), holderEnv+"="+spec)
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		stdin.Close()
+		cmd.Wait()
+	})
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil || line != "ready\n" {
+		tb.Fatalf("holder of %s fds: %q %v", spec, line, err)
+	}
+	return cmd.Process.Pid
+}
+
+// BenchmarkCount counts a child holding N descriptors with each method, side
+// by side: the stat fast path, the getdents64 fallback (default readers,
+// and one reader: readdir-seq), prometheus/procfs
+// (FileDescriptorsLen, which has the same fast path, and the same function
+// forced onto its Readdirnames path by a non-procfs root that symlinks to
+// the real /proc/PID), and `ls /proc/PID/fd | wc -l`.
+func BenchmarkCount(b *testing.B) {
+	for _, n := range benchSizes() {
+		want, methods := benchMethods(b, n)
+		for _, m := range methods {
+			b.Run(fmt.Sprintf("N=%d/%s", n, m.name), func(b *testing.B) {
+				got, err := m.count()
+				if err != nil || got < want-1 || got > want+1 {
+					b.Fatalf("%s counted %d, %v; want %d", m.name, got, err, want)
+				}
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, err := m.count(); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/fd")
+			})
+		}
+	}
+}
+
+// BenchmarkSideBySide times every method once per iteration, round-robin,
+// so that the load of a shared machine hits all of them alike, and reports
+// each method's median time (µs) and the median of the per-round ratios of
+// prometheus/procfs's readdir path to this package's fallback. Run it with
+// a fixed count: -benchtime=50x.
+func BenchmarkSideBySide(b *testing.B) {
+	for _, n := range benchSizes() {
+		want, methods := benchMethods(b, n)
+		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
+			times := make([][]float64, len(methods))
+			var ratioSeq, ratioPar []float64
+			round := make([]float64, len(methods))
+			rng := rand.New(rand.NewPCG(1, 2))
+			for b.Loop() {
+				// A random order per round: ls-wc forks processes that evict
+				// the caches the method after it would find warm.
+				for _, i := range rng.Perm(len(methods)) {
+					m := methods[i]
+					t0 := time.Now()
+					got, err := m.count()
+					round[i] = float64(time.Since(t0).Nanoseconds()) / 1e3
+					if err != nil || got < want-1 || got > want+1 {
+						b.Fatalf("%s counted %d, %v; want %d", m.name, got, err, want)
+					}
+					times[i] = append(times[i], round[i])
+				}
+				ratioPar = append(ratioPar, round[4]/round[1])
+				ratioSeq = append(ratioSeq, round[4]/round[2])
+			}
+			for i, m := range methods {
+				b.ReportMetric(median(times[i]), m.name+"-µs")
+			}
+			b.ReportMetric(median(ratioPar), "procfs-readdir/readdir")
+			b.ReportMetric(median(ratioSeq), "procfs-readdir/readdir-seq")
+		})
+	}
+}
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+func benchSizes() []int {
+	if testing.Short() {
+		return []int{100, 1000}
+	}
+	return []int{100, 1000, 10000, 19000}
+}
+
+type benchMethod struct {
+	name  string
+	count func() (int, error)
+}
+
+// benchMethods starts a child holding n more descriptors and returns its
+// descriptor count and the methods to count it with (the order is relied
+// on by BenchmarkSideBySide).
+func benchMethods(b *testing.B, n int) (int, []benchMethod) {
+	pfs, err := NewFS("")
+	if err != nil {
+		b.Fatal(err)
+	}
+	seq, err := NewFSOptions("", Options{Workers: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	pid := startHolder(b, n)
+	want, _, err := seq.CountMethod(pid, MethodReaddir)
+	if err != nil || want < n {
+		b.Fatalf("holder %d: %d fds, %v", pid, want, err)
+	}
+	promReal, err := procfs.NewFS("/proc")
+	if err != nil {
+		b.Fatal(err)
+	}
+	// A root that is not procfs makes procfs.FS.isReal false, so
+	// FileDescriptorsLen takes its Readdirnames path through the symlink
+	// into the real /proc/PID: the library's own fallback code.
+	fakeRoot := b.TempDir()
+	if err := os.Symlink(filepath.Join("/proc", strconv.Itoa(pid)), filepath.Join(fakeRoot, strconv.Itoa(pid))); err != nil {
+		b.Fatal(err)
+	}
+	promReaddir, err := procfs.NewFS(fakeRoot)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return want, []benchMethod{
+		{"stat", func() (int, error) { c, _, err := pfs.CountMethod(pid, MethodStat); return c, err }},
+		{"readdir", func() (int, error) { c, _, err := pfs.CountMethod(pid, MethodReaddir); return c, err }},
+		{"readdir-seq", func() (int, error) { c, _, err := seq.CountMethod(pid, MethodReaddir); return c, err }},
+		{"procfs-len", func() (int, error) { return procLen(promReal, pid) }},
+		{"procfs-readdir", func() (int, error) { return procLen(promReaddir, pid) }},
+		{"ls-wc", func() (int, error) { return lsWC(pid) }},
+	}
+}
+
+func procLen(fs procfs.FS, pid int) (int, error) {
+	p, err := fs.Proc(pid)
+	if err != nil {
+		return 0, err
+	}
+	return p.FileDescriptorsLen()
+}
+
+func lsWC(pid int) (int, error) {
+	out, err := exec.Command("sh", "-c", "ls /proc/"+strconv.Itoa(pid)+"/fd | wc -l").Output()
+	if err != nil {
+		return 0, err
+	}
+	return strconv.Atoi(strings.TrimSpace(string(out)))
+}
+
+// BenchmarkAll counts every process on the machine, as fdcount --all does
+// (without the output).
+func BenchmarkAll(b *testing.B) {
+	for _, m := range []Method{MethodAuto, MethodReaddir} {
+		b.Run(string(m), func(b *testing.B) {
+			cfg := Config{All: true, Method: m}
+			pfs, err := NewFS("")
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := collect(pfs, &cfg); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
