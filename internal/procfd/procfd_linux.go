@@ -172,9 +172,29 @@ func retryEINTR(f func() error) error {
 func pathErr(op, path string, err error) error {
 	switch {
 	case errors.Is(err, unix.ENOENT), errors.Is(err, unix.ESRCH):
-		return fmt.Errorf("%s %s: %w (%w)", op, path, ErrNoProcess, err)
+		return &syscallError{op: op, path: path, kind: ErrNoProcess, errno: err}
 	case errors.Is(err, unix.EACCES), errors.Is(err, unix.EPERM):
-		return fmt.Errorf("%s %s: %w (%w; reading another user's fd directory needs ptrace access: run as root, or use --method auto/stat on Linux 6.2+)", op, path, ErrPermission, err)
+		return &syscallError{op: op, path: path, kind: ErrPermission, errno: err,
+			hint: "reading another user's fd directory needs ptrace access: run as root, or count with --method auto or stat on Linux 6.2+"}
 	}
 	return fmt.Errorf("%s %s: %w", op, path, err)
 }
+
+// syscallError is a system call on path that failed for a reason the
+// package names with a sentinel (kind); errors.Is matches both kind and the
+// errno.
+type syscallError struct {
+	op, path    string
+	kind, errno error
+	hint        string
+}
+
+func (e *syscallError) Error() string {
+	s := e.op + " " + e.path + ": " + e.kind.Error()
+	if e.hint != "" {
+		s += " (" + e.hint + ")"
+	}
+	return s
+}
+
+func (e *syscallError) Unwrap() []error { return []error{e.kind, e.errno} }
