@@ -315,6 +315,18 @@ func TestThreadWithOwnTable(t *testing.T) {
 	if want := r.after - 1; own.FDs != want {
 		t.Errorf("thread table FDs = %d, want %d", own.FDs, want)
 	}
+
+	// Without kcmp (a mount of another PID namespace), threads are grouped
+	// by count; this thread's table holds k more than the leader's did.
+	noKcmp := *pfs
+	noKcmp.ownPIDs = false
+	tables, grouping, err = noKcmp.Tables(pid, MethodAuto)
+	if err != nil || grouping != GroupingCount {
+		t.Fatalf("Tables without kcmp: %v, grouping %q", err, grouping)
+	}
+	if len(tables) < 2 || slices.Contains(tables[0].TIDs, r.tid) {
+		t.Errorf("without kcmp, thread %d not in a table of its own: %+v", r.tid, tables)
+	}
 }
 
 // waitGone waits (bounded) until thread tid of pid has exited.

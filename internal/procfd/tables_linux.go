@@ -31,40 +31,24 @@ func (fs *FS) Tables(pid int, m Method) ([]Table, Grouping, error) {
 		grouping = GroupingCount
 	}
 	for _, tid := range tids {
-		same, ok := -1, true
-		for i := range tables {
-			if i == 0 && len(tables[0].TIDs) == 0 && tid == pid {
-				same = 0 // the leader's table is /proc/PID/fd
-				break
-			}
-			rep := pid
-			if i > 0 {
-				rep = tables[i].TIDs[0]
-			}
-			eq, err := fs.sameTable(pid, rep, tid, tables[i].FDs, m, grouping)
-			if err != nil {
-				ok = false // the thread went away
-				break
-			}
-			if eq {
-				same = i
-				break
-			}
-		}
+		i, err := fs.tableOf(pid, tid, tables, m, grouping)
 		switch {
-		case !ok:
-		case same >= 0:
-			tables[same].TIDs = append(tables[same].TIDs, tid)
-		default:
-			c, used, err := fs.CountTask(pid, tid, m)
-			if errors.Is(err, ErrNoProcess) {
-				continue
-			}
-			if err != nil {
-				return nil, "", err
-			}
-			tables = append(tables, Table{TIDs: []int{tid}, FDs: c, Method: used})
+		case errors.Is(err, ErrNoProcess) || errors.Is(err, unix.ESRCH):
+			continue // the thread exited
+		case err != nil:
+			return nil, "", err
+		case i >= 0:
+			tables[i].TIDs = append(tables[i].TIDs, tid)
+			continue
 		}
+		c, used, err := fs.CountTask(pid, tid, m)
+		if errors.Is(err, ErrNoProcess) {
+			continue
+		}
+		if err != nil {
+			return nil, "", err
+		}
+		tables = append(tables, Table{TIDs: []int{tid}, FDs: c, Method: used})
 	}
 	for i := range tables {
 		slices.Sort(tables[i].TIDs)
@@ -72,21 +56,39 @@ func (fs *FS) Tables(pid int, m Method) ([]Table, Grouping, error) {
 	return tables, grouping, nil
 }
 
-// sameTable reports whether thread tid uses the table of thread rep, whose
-// count is repFDs.
-func (fs *FS) sameTable(pid, rep, tid, repFDs int, m Method, g Grouping) (bool, error) {
-	if g == GroupingKcmp {
+// tableOf returns the index of the table thread tid uses, or -1 for a
+// table not seen yet. Table 0 is the leader's (/proc/PID/fd); each other
+// table is represented by its first thread.
+func (fs *FS) tableOf(pid, tid int, tables []Table, m Method, g Grouping) (int, error) {
+	if tid == pid {
+		return 0, nil
+	}
+	if g == GroupingCount {
+		c, _, err := fs.CountTask(pid, tid, m)
+		if err != nil {
+			return -1, err
+		}
+		for i, t := range tables {
+			if c == t.FDs {
+				return i, nil
+			}
+		}
+		return -1, nil
+	}
+	for i, t := range tables {
+		rep := pid
+		if i > 0 {
+			rep = t.TIDs[0]
+		}
 		r, err := kcmp(rep, tid, kcmpFiles)
 		if err != nil {
-			return false, fmt.Errorf("kcmp %d %d: %w", rep, tid, err)
+			return -1, fmt.Errorf("kcmp %d %d: %w", rep, tid, err)
 		}
-		return r == 0, nil
+		if r == 0 {
+			return i, nil
+		}
 	}
-	c, _, err := fs.CountTask(pid, tid, m)
-	if err != nil {
-		return false, err
-	}
-	return c == repFDs, nil
+	return -1, nil
 }
 
 // kcmpWorks reports whether kcmp(2) can compare pid with itself.
