@@ -1,18 +1,66 @@
 package main
 
 import (
-	"errors"
+	"log/slog"
+	"os"
 
 	"github.com/spf13/cobra"
+
+	"github.com/otelbench/otelbench/internal/exitcode"
+	"github.com/otelbench/otelbench/internal/ingestsrv"
+	"github.com/otelbench/otelbench/internal/store"
 )
 
-// newServeCmd is a placeholder until its issue lands; it fails loudly.
+// authTokenEnv supplies --auth-token without putting it on the command line
+// (where ps(1) shows it).
+const authTokenEnv = "OTELBENCH_AUTH_TOKEN"
+
 func newServeCmd() *cobra.Command {
-	return &cobra.Command{
+	var (
+		cfg  ingestsrv.Config
+		sync string
+	)
+	cmd := &cobra.Command{
 		Use:   "serve",
-		Short: "(not built yet)",
-		RunE: func(*cobra.Command, []string) error {
-			return errors.New("serve: not built yet")
+		Short: "Serve a durable OTLP/HTTP ingest target (SQLite, group commit)",
+		Long: `serve accepts OTLP/HTTP (POST /v1/logs, /v1/metrics, /v1/traces; protobuf or
+JSON; identity, gzip or zstd) and answers 200 only once the data is on disk in
+a SQLite database (WAL, group commit, fsync per --sync). Overload and shutdown
+answer 503 with Retry-After. GET /healthz, /api/v1/stats (JSON) and /metrics
+(Prometheus) report what was stored and rejected. SIGINT/SIGTERM drain the
+queue, commit and exit 0.`,
+		Example: `  otelbench serve
+  otelbench serve --addr 127.0.0.1:4318 --data /var/lib/otelbench --pprof
+  OTELBENCH_AUTH_TOKEN=s3cret otelbench serve --addr 0.0.0.0:4318 --auth-ingest`,
+		Args: usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg.Sync = store.SyncMode(sync)
+			if cfg.AuthToken == "" {
+				cfg.AuthToken = os.Getenv(authTokenEnv)
+			}
+			if err := cfg.Validate(); err != nil {
+				return exitcode.UsageError(err)
+			}
+			cfg.Logger = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
+			srv, err := ingestsrv.New(cmd.Context(), cfg)
+			if err != nil {
+				return err
+			}
+			return srv.ListenAndServe(cmd.Context())
 		},
 	}
+	f := cmd.Flags()
+	f.StringVar(&cfg.Addr, "addr", ingestsrv.DefaultAddr, "listen address (loopback by default)")
+	f.StringVar(&cfg.DataDir, "data", ingestsrv.DefaultDataDir, "data directory (SQLite database)")
+	f.Int64Var(&cfg.QueueBytes, "queue-bytes", store.DefaultQueueBytes, "group-commit queue limit in payload bytes (503 beyond)")
+	f.IntVar(&cfg.QueueRequests, "queue-requests", store.DefaultQueueRequests, "group-commit queue limit in requests (503 beyond)")
+	f.Int64Var(&cfg.MaxBody, "max-body", ingestsrv.DefaultMaxBody, "request body limit in bytes, before and after decompression (413 beyond)")
+	f.Int64Var(&cfg.InflightBytes, "inflight-bytes", ingestsrv.DefaultInflightBytes, "memory budget of requests in flight (503 beyond)")
+	f.StringVar(&sync, "sync", string(store.SyncFull), "durability: full (fsync each group commit), normal or off (not durable)")
+	f.BoolVar(&cfg.Pprof, "pprof", false, "mount net/http/pprof under /debug/pprof/")
+	f.StringVar(&cfg.AuthToken, "auth-token", "", "require 'Authorization: Bearer TOKEN' on the API, /metrics and pprof (or $"+authTokenEnv+")")
+	f.BoolVar(&cfg.AuthIngest, "auth-ingest", false, "require the bearer token on the OTLP routes too")
+	f.BoolVar(&cfg.NoProjection, "no-projection", false, "store raw payloads only, no relational projection (write-path benchmarks)")
+	f.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", ingestsrv.DefaultShutdownTimeout, "bound on the drain at shutdown")
+	return cmd
 }

@@ -27,13 +27,16 @@ var (
 
 // ReadBody reads r, compressed with c, and returns the decompressed bytes,
 // appended to dst[:0] (dst may come from a pool; pass nil otherwise). sizeHint
-// is the compressed length if known (Content-Length), else -1.
+// is the compressed length if known (Content-Length), else -1. grow, if not
+// nil, is called with the number of bytes before every allocation of the
+// output buffer; an error from it aborts the read and is returned as is (the
+// server charges a memory budget this way and answers 503 when it is spent).
 //
 // It fails with ErrTooLarge as soon as more than limit bytes are read from r
 // or produced by decompression, so it never holds more than limit bytes of
 // body, whatever the compression ratio. Corrupt compressed data fails with an
 // error wrapping ErrCorrupt; errors reading r are returned wrapped.
-func ReadBody(dst []byte, r io.Reader, c Compression, limit, sizeHint int64) ([]byte, error) {
+func ReadBody(dst []byte, r io.Reader, c Compression, limit, sizeHint int64, grow func(int64) error) ([]byte, error) {
 	if limit <= 0 {
 		return nil, fmt.Errorf("read body: limit %d must be positive", limit)
 	}
@@ -43,7 +46,7 @@ func ReadBody(dst []byte, r io.Reader, c Compression, limit, sizeHint int64) ([]
 	src := &limitedReader{r: r, n: limit}
 	switch c {
 	case CompressionNone:
-		return readLimited(dst, src, limit, sizeHint)
+		return readLimited(dst, src, limit, sizeHint, grow)
 	case CompressionGzip:
 		zr, _ := gzipReaders.Get().(*gzip.Reader)
 		var err error
@@ -55,7 +58,7 @@ func ReadBody(dst []byte, r io.Reader, c Compression, limit, sizeHint int64) ([]
 		if err != nil {
 			return nil, decompressErr("gzip", src, err)
 		}
-		out, err := readLimited(dst, zr, limit, guess(sizeHint))
+		out, err := readLimited(dst, zr, limit, guess(sizeHint), grow)
 		zr.Reset(bytes.NewReader(nil)) //nolint:errcheck // drop the reference to src; an empty reader fails harmlessly
 		gzipReaders.Put(zr)
 		if err != nil {
@@ -77,7 +80,7 @@ func ReadBody(dst []byte, r io.Reader, c Compression, limit, sizeHint int64) ([]
 			zstdReaders.Put(zr)
 			return nil, decompressErr("zstd", src, err)
 		}
-		out, err := readLimited(dst, zr, limit, guess(sizeHint))
+		out, err := readLimited(dst, zr, limit, guess(sizeHint), grow)
 		_ = zr.Reset(nil)
 		zstdReaders.Put(zr)
 		if err != nil {
@@ -99,6 +102,10 @@ func guess(compressed int64) int64 {
 // decompressErr classifies an error met while decompressing: the limit and
 // network errors pass through, everything else is corrupt input.
 func decompressErr(format string, src *limitedReader, err error) error {
+	var ge growError
+	if errors.As(err, &ge) {
+		return ge.err
+	}
 	if errors.Is(err, ErrTooLarge) {
 		return err
 	}
@@ -111,7 +118,7 @@ func decompressErr(format string, src *limitedReader, err error) error {
 // readLimited appends all of r to dst[:0], failing with ErrTooLarge once more
 // than limit bytes arrive. The buffer grows geometrically but never beyond
 // limit+1 bytes.
-func readLimited(dst []byte, r io.Reader, limit, sizeHint int64) ([]byte, error) {
+func readLimited(dst []byte, r io.Reader, limit, sizeHint int64, grow func(int64) error) ([]byte, error) {
 	want := int64(initialGuess)
 	if sizeHint >= 0 {
 		want = sizeHint + 1 // +1 so that a body of exactly sizeHint bytes sees EOF without growing
@@ -119,6 +126,9 @@ func readLimited(dst []byte, r io.Reader, limit, sizeHint int64) ([]byte, error)
 	want = min(want, limit+1)
 	b := dst[:0]
 	if int64(cap(b)) < want {
+		if err := charge(grow, want); err != nil {
+			return nil, err
+		}
 		b = make([]byte, 0, want)
 	}
 	for {
@@ -127,6 +137,9 @@ func readLimited(dst []byte, r io.Reader, limit, sizeHint int64) ([]byte, error)
 				return nil, fmt.Errorf("%w: more than %d bytes", ErrTooLarge, limit)
 			}
 			next := min(max(2*int64(cap(b)), initialGuess), limit+1)
+			if err := charge(grow, next); err != nil {
+				return nil, err
+			}
 			nb := make([]byte, len(b), next)
 			copy(nb, b)
 			b = nb
@@ -143,6 +156,23 @@ func readLimited(dst []byte, r io.Reader, limit, sizeHint int64) ([]byte, error)
 			return nil, err
 		}
 	}
+}
+
+// growError marks an error of the grow callback so that decompressErr passes
+// it through unclassified.
+type growError struct{ err error }
+
+func (g growError) Error() string { return g.err.Error() }
+func (g growError) Unwrap() error { return g.err }
+
+func charge(grow func(int64) error, n int64) error {
+	if grow == nil {
+		return nil
+	}
+	if err := grow(n); err != nil {
+		return growError{err}
+	}
+	return nil
 }
 
 // limitedReader reads at most n bytes from r and fails with ErrTooLarge when

@@ -31,7 +31,7 @@ func TestReadBodyRoundTrip(t *testing.T) {
 					if hint > tt.limit {
 						continue // the early Content-Length check is tested below
 					}
-					got, err := ReadBody(nil, iotest.HalfReader(bytes.NewReader(body)), c, tt.limit, hint)
+					got, err := ReadBody(nil, iotest.HalfReader(bytes.NewReader(body)), c, tt.limit, hint, nil)
 					if !errors.Is(err, tt.err) {
 						t.Fatalf("hint %d: error = %v, want %v", hint, err, tt.err)
 					}
@@ -55,10 +55,10 @@ func TestReadBodyCompressedOverLimit(t *testing.T) {
 		t.Run(c.String(), func(t *testing.T) {
 			body, _ := Compress(nil, data, c)
 			limit := int64(len(body) / 2)
-			if _, err := ReadBody(nil, bytes.NewReader(body), c, limit, int64(len(body))); !errors.Is(err, ErrTooLarge) {
+			if _, err := ReadBody(nil, bytes.NewReader(body), c, limit, int64(len(body)), nil); !errors.Is(err, ErrTooLarge) {
 				t.Errorf("with Content-Length: error = %v, want ErrTooLarge", err)
 			}
-			if _, err := ReadBody(nil, bytes.NewReader(body), c, limit, -1); !errors.Is(err, ErrTooLarge) {
+			if _, err := ReadBody(nil, bytes.NewReader(body), c, limit, -1, nil); !errors.Is(err, ErrTooLarge) {
 				t.Errorf("chunked: error = %v, want ErrTooLarge", err)
 			}
 		})
@@ -77,7 +77,7 @@ func TestReadBodyCorrupt(t *testing.T) {
 		{"zstd truncated", CompressionZstd, truncated(t, CompressionZstd)},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := ReadBody(nil, bytes.NewReader(tt.body), tt.c, 1<<20, -1)
+			_, err := ReadBody(nil, bytes.NewReader(tt.body), tt.c, 1<<20, -1, nil)
 			if !errors.Is(err, ErrCorrupt) {
 				t.Errorf("error = %v, want ErrCorrupt", err)
 			}
@@ -89,7 +89,7 @@ func TestReadBodyTransportError(t *testing.T) {
 	boom := errors.New("connection reset")
 	body, _ := Compress(nil, bytes.Repeat([]byte("x"), 1<<16), CompressionGzip)
 	r := io.MultiReader(bytes.NewReader(body[:len(body)/2]), iotest.ErrReader(boom))
-	_, err := ReadBody(nil, r, CompressionGzip, 1<<20, -1)
+	_, err := ReadBody(nil, r, CompressionGzip, 1<<20, -1, nil)
 	if !errors.Is(err, boom) || errors.Is(err, ErrCorrupt) {
 		t.Errorf("error = %v, want the transport error, not ErrCorrupt", err)
 	}
@@ -124,7 +124,7 @@ func TestReadBodyBomb(t *testing.T) {
 			var before, after runtime.MemStats
 			runtime.GC()
 			runtime.ReadMemStats(&before)
-			_, err = ReadBody(nil, bytes.NewReader(bomb), tt.c, limit, int64(len(bomb)))
+			_, err = ReadBody(nil, bytes.NewReader(bomb), tt.c, limit, int64(len(bomb)), nil)
 			runtime.ReadMemStats(&after)
 			if !errors.Is(err, ErrTooLarge) {
 				t.Fatalf("error = %v, want ErrTooLarge", err)
@@ -147,10 +147,40 @@ func BenchmarkReadBody(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				var err error
-				buf, err = ReadBody(buf, bytes.NewReader(body), c, 1<<20, int64(len(body)))
+				buf, err = ReadBody(buf, bytes.NewReader(body), c, 1<<20, int64(len(body)), nil)
 				if err != nil {
 					b.Fatal(err)
 				}
+			}
+		})
+	}
+}
+
+func TestReadBodyGrowBudget(t *testing.T) {
+	overBudget := errors.New("over budget")
+	data := bytes.Repeat([]byte("y"), 1<<20)
+	for _, c := range []Compression{CompressionNone, CompressionGzip, CompressionZstd} {
+		t.Run(c.String(), func(t *testing.T) {
+			body, _ := Compress(nil, data, c)
+			var charged int64
+			grow := func(n int64) error {
+				if charged+n > 256<<10 {
+					return overBudget
+				}
+				charged += n
+				return nil
+			}
+			_, err := ReadBody(nil, bytes.NewReader(body), c, 4<<20, -1, grow)
+			if !errors.Is(err, overBudget) || errors.Is(err, ErrCorrupt) {
+				t.Fatalf("error = %v, want the budget's error unclassified", err)
+			}
+			charged = 0
+			got, err := ReadBody(nil, bytes.NewReader(body), c, 4<<20, -1, func(n int64) error { charged += n; return nil })
+			if err != nil || len(got) != len(data) {
+				t.Fatalf("got %d bytes, %v; want %d", len(got), err, len(data))
+			}
+			if charged < int64(cap(got)) {
+				t.Errorf("charged %d bytes for a %d-byte buffer", charged, cap(got))
 			}
 		})
 	}

@@ -81,7 +81,7 @@ func fuzzReadBody(f *testing.F, c otlpcodec.Compression) {
 	}
 	const limit = 1 << 12
 	f.Fuzz(func(t *testing.T, body []byte) {
-		out, err := otlpcodec.ReadBody(nil, bytes.NewReader(body), c, limit, -1)
+		out, err := otlpcodec.ReadBody(nil, bytes.NewReader(body), c, limit, -1, nil)
 		if err != nil {
 			if !errors.Is(err, otlpcodec.ErrCorrupt) && !errors.Is(err, otlpcodec.ErrTooLarge) {
 				t.Fatalf("error %v is neither ErrCorrupt nor ErrTooLarge", err)

@@ -1,0 +1,114 @@
+package ingestsrv
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/otelbench/otelbench/internal/store"
+)
+
+// Defaults for Config's zero values.
+const (
+	// DefaultAddr is loopback only: exposing the server is a deliberate act.
+	DefaultAddr = "127.0.0.1:4318"
+	// DefaultDataDir holds the SQLite database.
+	DefaultDataDir = "./otelbench-data"
+	// DefaultMaxBody caps a request body before and after decompression.
+	// OpenTelemetry SDK exporters send batches of 512 records, far below it.
+	DefaultMaxBody int64 = 4 << 20
+	// DefaultInflightBytes is the memory budget of requests in flight:
+	// body buffers plus an allowance for decoding (DecodeFactor).
+	DefaultInflightBytes int64 = 48 << 20
+	// DefaultShutdownTimeout bounds the drain on shutdown.
+	DefaultShutdownTimeout = 30 * time.Second
+	// DefaultRetryAfter is the Retry-After of 503 answers, in seconds.
+	DefaultRetryAfter = 1
+)
+
+// DecodeFactor is how many bytes of decoded pdata one body byte is charged
+// for while it is decoded (measured: pdata's structs take 2-3x the protobuf).
+const DecodeFactor = 3
+
+// Config configures New. Zero values fall back to the Default* constants.
+type Config struct {
+	// Addr is the listen address of ListenAndServe ("" means DefaultAddr).
+	Addr string
+	// DataDir is the store's directory ("" means DefaultDataDir).
+	DataDir string
+	// QueueBytes and QueueRequests bound the store's group-commit queue
+	// (0 means the store's defaults).
+	QueueBytes    int64
+	QueueRequests int
+	// MaxBody caps a request body before and after decompression (0 means
+	// DefaultMaxBody); larger bodies get 413.
+	MaxBody int64
+	// InflightBytes is the memory budget of requests being read, decoded or
+	// committed (0 means DefaultInflightBytes); beyond it requests get 503.
+	InflightBytes int64
+	// Sync is the store's durability mode ("" means store.SyncFull).
+	Sync store.SyncMode
+	// Pprof mounts net/http/pprof under /debug/pprof/ (behind auth).
+	Pprof bool
+	// AuthToken, if set, requires "Authorization: Bearer <token>" on every
+	// route but /healthz and (unless AuthIngest) the OTLP routes.
+	AuthToken string
+	// AuthIngest extends AuthToken to the OTLP routes.
+	AuthIngest bool
+	// ShutdownTimeout bounds the drain after the context ends (0 means
+	// DefaultShutdownTimeout); in-flight requests still running after it
+	// are cut off, the store is closed regardless.
+	ShutdownTimeout time.Duration
+	// NoProjection stores raw payloads only (store.Config.NoProjection);
+	// benchmarks of the write path use it.
+	NoProjection bool
+	// Logger receives lifecycle events and errors (nil means slog.Default()).
+	Logger *slog.Logger
+}
+
+// Validate reports a configuration error.
+func (c Config) Validate() error {
+	if c.QueueBytes < 0 || c.QueueRequests < 0 || c.MaxBody < 0 || c.InflightBytes < 0 || c.ShutdownTimeout < 0 {
+		return errors.New("ingestsrv: config: negative limit")
+	}
+	switch c.Sync {
+	case "", store.SyncFull, store.SyncNormal, store.SyncOff:
+	default:
+		return fmt.Errorf("ingestsrv: config: unknown sync mode %q (want full, normal or off)", c.Sync)
+	}
+	if c.AuthIngest && c.AuthToken == "" {
+		return errors.New("ingestsrv: config: AuthIngest needs AuthToken")
+	}
+	d := c.withDefaults()
+	if d.InflightBytes < d.MaxBody*(1+DecodeFactor) {
+		return fmt.Errorf("ingestsrv: config: in-flight budget %d cannot hold one %d-byte body and its decoding (%d bytes)",
+			d.InflightBytes, d.MaxBody, d.MaxBody*(1+DecodeFactor))
+	}
+	return nil
+}
+
+func (c Config) withDefaults() Config {
+	if c.Addr == "" {
+		c.Addr = DefaultAddr
+	}
+	if c.DataDir == "" {
+		c.DataDir = DefaultDataDir
+	}
+	if c.MaxBody == 0 {
+		c.MaxBody = DefaultMaxBody
+	}
+	if c.InflightBytes == 0 {
+		c.InflightBytes = DefaultInflightBytes
+	}
+	if c.Sync == "" {
+		c.Sync = store.SyncFull
+	}
+	if c.ShutdownTimeout == 0 {
+		c.ShutdownTimeout = DefaultShutdownTimeout
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c
+}

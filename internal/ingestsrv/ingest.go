@@ -1,0 +1,184 @@
+package ingestsrv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"sync/atomic"
+
+	"github.com/otelbench/otelbench/internal/otlpcodec"
+	"github.com/otelbench/otelbench/internal/store"
+)
+
+// errOverloaded means the in-flight memory budget is spent.
+var errOverloaded = errors.New("server overloaded: in-flight memory budget spent")
+
+// budget is a non-blocking byte semaphore: charge fails at once when the
+// total would exceed max, so overload turns into 503s, never into memory.
+type budget struct {
+	max  int64
+	used atomic.Int64
+}
+
+func (b *budget) charge(n int64) error {
+	if b.used.Add(n) > b.max {
+		b.used.Add(-n)
+		return errOverloaded
+	}
+	return nil
+}
+
+func (b *budget) release(n int64) { b.used.Add(-n) }
+
+// storeSignal maps the codec's signal to the store's.
+func storeSignal(sig otlpcodec.Signal) store.Signal {
+	switch sig {
+	case otlpcodec.SignalLogs:
+		return store.SignalLogs
+	case otlpcodec.SignalMetrics:
+		return store.SignalMetrics
+	}
+	return store.SignalTraces
+}
+
+// ingestHandler serves POST <sig.Path()>.
+func (s *Server) ingestHandler(sig otlpcodec.Signal) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		// The request's encoding, when it is one of ours, is also the
+		// encoding of every answer, errors included.
+		enc, encErr := otlpcodec.ParseContentType(r.Header.Get("Content-Type"))
+		if r.Method != http.MethodPost {
+			w.Header().Set("Allow", http.MethodPost)
+			s.reject(w, enc, http.StatusMethodNotAllowed, reasonMethod, otlpcodec.CodeUnimplemented,
+				fmt.Sprintf("method %s not allowed, use POST", r.Method))
+			return
+		}
+		if encErr != nil {
+			s.reject(w, 0, http.StatusUnsupportedMediaType, reasonUnsupportedMedia, otlpcodec.CodeInvalidArgument, encErr.Error())
+			return
+		}
+		comp, err := otlpcodec.ParseCompression(r.Header.Get("Content-Encoding"))
+		if err != nil {
+			s.reject(w, enc, http.StatusUnsupportedMediaType, reasonUnsupportedMedia, otlpcodec.CodeInvalidArgument, err.Error())
+			return
+		}
+		if s.draining.Load() {
+			s.retryLater(w, enc, reasonShuttingDown, "server shutting down")
+			return
+		}
+		s.ingest(w, r, sig, enc, comp)
+	}
+}
+
+// ingest reads, decodes, validates and stores one request, charging its
+// memory to the budget from the first byte until the answer.
+func (s *Server) ingest(w http.ResponseWriter, r *http.Request, sig otlpcodec.Signal, enc otlpcodec.Encoding, comp otlpcodec.Compression) {
+	var charged int64
+	defer func() { s.budget.release(charged) }()
+	grow := func(n int64) error {
+		if err := s.budget.charge(n); err != nil {
+			return err
+		}
+		charged += n
+		return nil
+	}
+	body, err := otlpcodec.ReadBody(nil, r.Body, comp, s.cfg.MaxBody, r.ContentLength, grow)
+	if err != nil {
+		s.rejectRead(w, enc, err)
+		return
+	}
+	if err := grow(int64(len(body)) * DecodeFactor); err != nil {
+		s.rejectRead(w, enc, err)
+		return
+	}
+	req, err := otlpcodec.Decode(sig, enc, body)
+	if err != nil {
+		s.reject(w, enc, http.StatusBadRequest, reasonDecode, otlpcodec.CodeInvalidArgument, err.Error())
+		return
+	}
+	// The decoded structures are garbage now; the payload (the body itself
+	// on the protobuf fast path, a re-encoding otherwise) is what stays.
+	s.budget.release(int64(len(body)) * DecodeFactor)
+	charged -= int64(len(body)) * DecodeFactor
+	if enc == otlpcodec.EncodingJSON || req.Rejected > 0 {
+		if err := grow(int64(len(req.Payload))); err != nil {
+			s.rejectRead(w, enc, err)
+			return
+		}
+	}
+	if req.Records > 0 {
+		if err := s.store.Append(r.Context(), storeSignal(sig), req.Payload, req.Records); err != nil {
+			s.rejectStore(w, enc, err)
+			return
+		}
+	}
+	s.stats.accepted(sig, req.Records, len(req.Payload))
+	if req.Rejected > 0 || req.Message != "" {
+		resp, err := otlpcodec.Response(sig, enc, req.Rejected, req.Message)
+		if err != nil { // unreachable: encoding a two-field message
+			s.log.Error("encode partial success", "err", err)
+		}
+		writeBody(w, enc, http.StatusOK, resp)
+		return
+	}
+	writeBody(w, enc, http.StatusOK, otlpcodec.SuccessResponse(sig, enc))
+}
+
+// rejectRead answers a failure to read or decode the body.
+func (s *Server) rejectRead(w http.ResponseWriter, enc otlpcodec.Encoding, err error) {
+	switch {
+	case errors.Is(err, otlpcodec.ErrTooLarge):
+		s.reject(w, enc, http.StatusRequestEntityTooLarge, reasonTooLarge, otlpcodec.CodeInvalidArgument,
+			fmt.Sprintf("%v (limit %d bytes before and after decompression)", err, s.cfg.MaxBody))
+	case errors.Is(err, errOverloaded):
+		s.retryLater(w, enc, reasonQueueFull, err.Error())
+	default: // corrupt compression, or the client's connection failed mid-body
+		s.reject(w, enc, http.StatusBadRequest, reasonDecode, otlpcodec.CodeInvalidArgument, err.Error())
+	}
+}
+
+// rejectStore answers a failed store.Append.
+func (s *Server) rejectStore(w http.ResponseWriter, enc otlpcodec.Encoding, err error) {
+	switch {
+	case errors.Is(err, store.ErrQueueFull):
+		s.retryLater(w, enc, reasonQueueFull, "ingest queue full, retry later")
+	case errors.Is(err, store.ErrClosed):
+		s.retryLater(w, enc, reasonShuttingDown, "server shutting down")
+	case errors.Is(err, store.ErrDiskFull):
+		s.log.Error("store append: disk full", "err", err)
+		s.reject(w, enc, http.StatusInsufficientStorage, reasonStorage, otlpcodec.CodeResourceExhausted,
+			"disk full: nothing was stored, retry later")
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		// The client is gone; nobody reads this answer. Not a 200.
+		s.retryLater(w, enc, reasonStorage, "request cancelled before commit")
+	default:
+		s.log.Error("store append", "err", err)
+		s.retryLater(w, enc, reasonStorage, "storage error, retry later")
+	}
+}
+
+// retryLater answers 503 + Retry-After (retryable per the OTLP spec).
+func (s *Server) retryLater(w http.ResponseWriter, enc otlpcodec.Encoding, reason rejectReason, msg string) {
+	w.Header().Set("Retry-After", strconv.Itoa(DefaultRetryAfter))
+	s.reject(w, enc, http.StatusServiceUnavailable, reason, otlpcodec.CodeUnavailable, msg)
+}
+
+// reject counts the reason and answers status with a google.rpc.Status body
+// in enc (protobuf when the request's encoding is unknown).
+func (s *Server) reject(w http.ResponseWriter, enc otlpcodec.Encoding, status int, reason rejectReason, code int32, msg string) {
+	s.stats.rejected(reason)
+	if enc == 0 {
+		enc = otlpcodec.EncodingProto
+	}
+	writeBody(w, enc, status, otlpcodec.Status(enc, code, msg))
+}
+
+func writeBody(w http.ResponseWriter, enc otlpcodec.Encoding, status int, body []byte) {
+	h := w.Header()
+	h.Set("Content-Type", enc.ContentType())
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}

@@ -1,0 +1,88 @@
+package ingestsrv
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/otelbench/otelbench/internal/otlpcodec"
+	"github.com/otelbench/otelbench/internal/otlpcodec/otlptest"
+)
+
+func TestPrometheusMetrics(t *testing.T) {
+	ts := startServer(t, Config{})
+	for i := range 3 {
+		wantStatus(t, post(t, nil, ts.url+"/v1/logs", ctProto, "", encode(t, otlptest.Logs(uint64(i*2), 2), otlpcodec.EncodingProto)), 200)
+	}
+	wantStatus(t, post(t, nil, ts.url+"/v1/logs", "text/plain", "", nil), 415)
+	resp, err := send(nil, http.MethodGet, ts.url+"/metrics", "", "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantStatus(t, resp, 200)
+	text := string(resp.body)
+	for _, want := range []string{
+		`otelbench_ingest_requests_total{signal="logs"} 3`,
+		`otelbench_ingest_records_total{signal="logs"} 6`,
+		`otelbench_ingest_rejections_total{reason="unsupported_media"} 1`,
+		`otelbench_queue_max_requests `,
+		`process_resident_memory_bytes `,
+		`go_goroutines `,
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
+	fds := regexp.MustCompile(`(?m)^process_open_fds (\d+)`).FindAllStringSubmatch(text, -1)
+	if len(fds) != 1 || fds[0][1] == "0" {
+		t.Errorf("process_open_fds samples %v, want exactly one positive (procfd)", fds)
+	}
+	if strings.Count(text, "# HELP process_open_fds ") != 1 || !strings.Contains(text, "procfd") {
+		t.Error("process_open_fds must come from procfd, once")
+	}
+}
+
+// TestServeListenerError checks that a failing listener surfaces from Serve.
+func TestServeListenerError(t *testing.T) {
+	srv, err := New(context.Background(), Config{DataDir: t.TempDir(), Logger: discard()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln.Close() // Accept fails at once
+	if err := srv.Serve(context.Background(), ln); err == nil || errors.Is(err, http.ErrServerClosed) {
+		t.Fatalf("Serve on a closed listener = %v, want the accept error", err)
+	}
+}
+
+func TestHealthzDuringShutdown(t *testing.T) {
+	ts := startServer(t, Config{})
+	wantStatus(t, mustGet(t, ts.url+"/healthz"), 200)
+	ts.draining.Store(true) // what Serve does first on cancel
+	resp := mustGet(t, ts.url+"/healthz")
+	wantStatus(t, resp, 503)
+	resp = post(t, nil, ts.url+"/v1/traces", ctJSON, "", []byte("{}"))
+	wantStatus(t, resp, 503)
+	if resp.header.Get("Retry-After") == "" {
+		t.Error("503 without Retry-After")
+	}
+	if got := getStats(t, ts.url).Rejections["shutting_down"]; got != 1 {
+		t.Errorf("shutting_down = %d, want 1", got)
+	}
+}
+
+func mustGet(t *testing.T, url string) response {
+	t.Helper()
+	resp, err := send(nil, http.MethodGet, url, "", "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}

@@ -1,0 +1,124 @@
+package ingestsrv
+
+import (
+	"context"
+	"database/sql"
+	"io"
+	"net/http"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/otelbench/otelbench/internal/otlpcodec"
+	"github.com/otelbench/otelbench/internal/otlpcodec/otlptest"
+)
+
+// TestQueueFull503 makes the store's queue full deterministically: another
+// SQLite connection holds the write lock, so the one allowed request waits
+// in its group commit while a second one is refused at once with 503 and
+// Retry-After. Releasing the lock lets the first commit: 200.
+func TestQueueFull503(t *testing.T) {
+	ts := startServer(t, Config{QueueRequests: 1})
+	lock, err := sql.Open("sqlite", "file:"+ts.Store().Path()+"?_pragma=busy_timeout(10000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Close()
+	conn, err := lock.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(context.Background(), "BEGIN IMMEDIATE"); err != nil {
+		t.Fatal(err)
+	}
+	first := make(chan response, 1)
+	go func() {
+		r, err := send(nil, http.MethodPost, ts.url+"/v1/logs", ctProto, "",
+			bytesReader(encode(t, otlptest.Logs(0, 1), otlpcodec.EncodingProto)))
+		if err != nil {
+			r.status = -1
+		}
+		first <- r
+	}()
+	waitFor(t, "first request queued", func() bool { return ts.Store().Stats().QueueRequests == 1 })
+
+	resp := post(t, nil, ts.url+"/v1/logs", ctProto, "", encode(t, otlptest.Logs(1, 1), otlpcodec.EncodingProto))
+	wantStatus(t, resp, http.StatusServiceUnavailable)
+	if ra, err := strconv.Atoi(resp.header.Get("Retry-After")); err != nil || ra < 1 {
+		t.Errorf("Retry-After = %q, want a positive number of seconds", resp.header.Get("Retry-After"))
+	}
+	if code, _, err := otlpcodec.ParseStatus(otlpcodec.EncodingProto, resp.body); err != nil || code != otlpcodec.CodeUnavailable {
+		t.Errorf("status body code %d (%v), want UNAVAILABLE", code, err)
+	}
+	if _, err := conn.ExecContext(context.Background(), "ROLLBACK"); err != nil {
+		t.Fatal(err)
+	}
+	wantStatus(t, <-first, http.StatusOK)
+	st := getStats(t, ts.url)
+	if st.Rejections["queue_full"] != 1 || st.Signals["logs"].Records != 1 {
+		t.Errorf("stats: queue_full=%d logs records=%d, want 1 and 1", st.Rejections["queue_full"], st.Signals["logs"].Records)
+	}
+}
+
+// TestInflightBudget503 fills the in-flight memory budget with requests whose
+// bodies never finish arriving; the next request is refused at once with
+// 503 instead of buffering.
+func TestInflightBudget503(t *testing.T) {
+	const maxBody = 64 << 10
+	ts := startServer(t, Config{MaxBody: maxBody, InflightBytes: maxBody * (1 + DecodeFactor)})
+	const stalled, length = 4, maxBody - 100
+	var writers []*io.PipeWriter
+	done := make(chan struct{}, stalled)
+	defer func() {
+		for _, pw := range writers {
+			pw.CloseWithError(errStop)
+		}
+	}()
+	for range stalled { // each charges length+1 bytes as soon as its headers arrive
+		pr, pw := io.Pipe()
+		writers = append(writers, pw)
+		req, _ := http.NewRequest(http.MethodPost, ts.url+"/v1/logs", pr)
+		req.ContentLength = length
+		req.Header.Set("Content-Type", ctProto)
+		go func() {
+			if resp, err := http.DefaultClient.Do(req); err == nil {
+				resp.Body.Close()
+			}
+			done <- struct{}{}
+		}()
+		if _, err := pw.Write([]byte{0x0a}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, "budget charged by the stalled bodies", func() bool { return ts.budget.used.Load() == stalled*(length+1) })
+
+	body := encode(t, otlptest.Logs(0, 100), otlpcodec.EncodingProto) // fits MaxBody, not the budget left
+	if len(body) > maxBody || int64(len(body)) < ts.budget.max-stalled*(length+1) {
+		t.Fatalf("fixture is %d bytes", len(body))
+	}
+	resp := post(t, nil, ts.url+"/v1/logs", ctProto, "", body)
+	wantStatus(t, resp, http.StatusServiceUnavailable)
+	if resp.header.Get("Retry-After") == "" {
+		t.Error("503 without Retry-After")
+	}
+	for _, pw := range writers {
+		pw.CloseWithError(errStop)
+	}
+	for range writers {
+		<-done
+	}
+	waitFor(t, "budget released", func() bool { return ts.budget.used.Load() == 0 })
+	wantStatus(t, post(t, nil, ts.url+"/v1/logs", ctProto, "", body), http.StatusOK)
+}
+
+func waitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}

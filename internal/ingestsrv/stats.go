@@ -1,0 +1,112 @@
+package ingestsrv
+
+import (
+	"encoding/json"
+	"net/http"
+	"sync/atomic"
+
+	"github.com/otelbench/otelbench/internal/otlpcodec"
+	"github.com/otelbench/otelbench/internal/store"
+)
+
+// rejectReason indexes the rejection counters; the names are the keys of
+// /api/v1/stats "rejections" and the reason label of /metrics.
+type rejectReason int
+
+const (
+	reasonDecode rejectReason = iota
+	reasonTooLarge
+	reasonUnsupportedMedia
+	reasonMethod
+	reasonQueueFull
+	reasonShuttingDown
+	reasonStorage
+	reasonUnauthorized
+	numReasons
+)
+
+var reasonNames = [numReasons]string{
+	"decode", "too_large", "unsupported_media", "method", "queue_full", "shutting_down", "storage", "unauthorized",
+}
+
+// counters are the server's own counts; "accepted" counts only requests
+// answered 200 (after store.Append returned nil).
+type counters struct {
+	requests, records, bytes [4]atomic.Uint64 // indexed by otlpcodec.Signal
+	rejections               [numReasons]atomic.Uint64
+}
+
+func (c *counters) accepted(sig otlpcodec.Signal, records, bytes int) {
+	c.requests[sig].Add(1)
+	c.records[sig].Add(uint64(records))
+	c.bytes[sig].Add(uint64(bytes))
+}
+
+func (c *counters) rejected(r rejectReason) { c.rejections[r].Add(1) }
+
+// Stats is the JSON document of GET /api/v1/stats (keys fixed by
+// CONTRACTS.md). Counters start at zero when the server starts.
+type Stats struct {
+	Signals    map[string]SignalStats `json:"signals"`
+	Rejections map[string]uint64      `json:"rejections"`
+	Queue      QueueStats             `json:"queue"`
+	Projection ProjectionStats        `json:"projection"`
+}
+
+// SignalStats counts one signal. Requests, Records and Bytes (protobuf
+// payload) count what was answered 200, i.e. durably stored.
+type SignalStats struct {
+	Requests         uint64 `json:"requests"`
+	Records          uint64 `json:"records"`
+	RecordsProjected uint64 `json:"records_projected"`
+	Bytes            uint64 `json:"bytes"`
+}
+
+// QueueStats is the group-commit queue now and its limits.
+type QueueStats struct {
+	Requests    int64 `json:"requests"`
+	Bytes       int64 `json:"bytes"`
+	MaxRequests int64 `json:"max_requests"`
+	MaxBytes    int64 `json:"max_bytes"`
+}
+
+// ProjectionStats is how far projection trails the raw store.
+type ProjectionStats struct {
+	LagRecords int64   `json:"lag_records"`
+	LagSeconds float64 `json:"lag_seconds"`
+}
+
+// Stats returns a snapshot of the counters.
+func (s *Server) Stats() Stats {
+	st := s.store.Stats()
+	out := Stats{
+		Signals:    make(map[string]SignalStats, len(otlpcodec.Signals)),
+		Rejections: make(map[string]uint64, numReasons),
+		Queue: QueueStats{
+			Requests: st.QueueRequests, Bytes: st.QueueBytes,
+			MaxRequests: st.MaxQueueRequests, MaxBytes: st.MaxQueueBytes,
+		},
+		Projection: ProjectionStats{LagRecords: st.LagRecords, LagSeconds: st.LagSeconds},
+	}
+	for _, sig := range otlpcodec.Signals {
+		out.Signals[sig.String()] = SignalStats{
+			Requests:         s.stats.requests[sig].Load(),
+			Records:          s.stats.records[sig].Load(),
+			Bytes:            s.stats.bytes[sig].Load(),
+			RecordsProjected: st.Signal(storeSignal(sig)).RecordsProjected,
+		}
+	}
+	for r, name := range reasonNames {
+		out.Rejections[name] = s.stats.rejections[r].Load()
+	}
+	return out
+}
+
+func (s *Server) handleStats(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	_ = json.NewEncoder(w).Encode(s.Stats())
+}
+
+// storeStats is used by the Prometheus collector for counters only the store has.
+func (s *Server) storeStats() store.Stats { return s.store.Stats() }
