@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/features"
@@ -34,6 +35,25 @@ func checkPrivileges() error {
 		return nil
 	}
 	return fmt.Errorf("load BPF as uid %d: %w", os.Geteuid(), ErrPermission)
+}
+
+// checkPIDNamespace fails unless this process sees the host's PIDs: BPF
+// filters on the kernel's global tgid, which a container's PID namespace
+// hides (/proc/self/status lists one NSpid per namespace level).
+func checkPIDNamespace(procRoot string) error {
+	if procRoot == "" {
+		procRoot = "/proc"
+	}
+	b, err := os.ReadFile(procRoot + "/self/status")
+	if err != nil {
+		return fmt.Errorf("read own status: %w", err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "NSpid:"); ok && len(strings.Fields(rest)) > 1 {
+			return errors.New("otelbench runs in a nested PID namespace, where PIDs differ from the kernel's: run it in the host PID namespace (docker run --pid=host, or on the host)")
+		}
+	}
+	return nil
 }
 
 // checkKernel fails with ErrKernelTooOld when task storage (5.11) is

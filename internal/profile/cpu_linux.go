@@ -29,6 +29,9 @@ func ProfileCPU(ctx context.Context, cfg CPUConfig) (*CPUReport, error) {
 		return nil, err
 	}
 	removeMemlock()
+	if err := checkPIDNamespace(cfg.ProcRoot); err != nil {
+		return nil, err
+	}
 	cpus, err := onlineCPUs()
 	if err != nil {
 		return nil, err

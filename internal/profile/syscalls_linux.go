@@ -35,6 +35,9 @@ func TraceSyscalls(ctx context.Context, cfg SyscallConfig) (*SyscallReport, erro
 		return nil, err
 	}
 	removeMemlock()
+	if err := checkPIDNamespace(cfg.ProcRoot); err != nil {
+		return nil, err
+	}
 	if err := checkKernel(); err != nil {
 		return nil, err
 	}
