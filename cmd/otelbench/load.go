@@ -107,18 +107,7 @@ func (f *loadFlags) writeReport(cmd *cobra.Command, rep *loadgen.Report) error {
 	if f.jsonFile == "" {
 		return nil
 	}
-	file, err := os.Create(f.jsonFile)
-	if err != nil {
-		return fmt.Errorf("write json report: %w", err)
-	}
-	if err := rep.WriteJSON(file); err != nil {
-		_ = file.Close()
-		return err
-	}
-	if err := file.Close(); err != nil {
-		return fmt.Errorf("write json report: %w", err)
-	}
-	return nil
+	return writeJSONFile(f.jsonFile, rep)
 }
 
 // run runs the load, writes the report and applies --max-error-rate.
