@@ -7,7 +7,7 @@
 # Readdirnames path), and `ls /proc/PID/fd | wc -l`; then per-fd slopes with a
 # projection to 1M fds (marked projected), and `fdcount --all` with hyperfine.
 #
-# Needs: go, hyperfine, jq. Bounded: about 6-10 minutes.
+# Needs: go, hyperfine, jq. Bounded: about 10-15 minutes.
 # Usage: scripts/bench-fdcount.sh [OUTDIR]   (default: a new temp dir)
 set -euo pipefail
 
@@ -29,6 +29,12 @@ timeout 900 go test -run '^$' -bench 'SideBySide' -benchtime "${rounds}x" -timeo
 echo "== go test -bench Count (benchstat format)"
 timeout 900 go test -run '^$' -bench 'Count/|All/' -benchtime 0.5s -count 3 -timeout 15m \
 	./internal/procfd | tee "$out/count.txt"
+
+echo "== go test -bench CPUTime (getrusage user/sys per count, GC included)"
+timeout 900 go test -run '^$' -bench 'CPUTime' -benchtime 50x -count 5 -timeout 15m \
+	./internal/procfd | tee "$out/cpu.txt"
+go run golang.org/x/perf/cmd/benchstat -col /N "$out/cpu.txt" | tee "$out/cpu-benchstat.txt"
+go run golang.org/x/perf/cmd/benchstat -col /N "$out/count.txt" > "$out/count-benchstat.txt"
 
 echo "== per-fd slope, (t(19k) - t(100)) / 18,900, and projection to 1M fds (PROJECTED)"
 awk '

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -273,4 +274,39 @@ func BenchmarkAll(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkCPUTime reports the CPU time of a count, user and system apart
+// (getrusage of the whole process, so the garbage collector's work for the
+// allocations of a method counts against it: each run ends with a GC).
+func BenchmarkCPUTime(b *testing.B) {
+	for _, n := range benchSizes() {
+		_, methods := benchMethods(b, n)
+		for _, m := range methods {
+			if m.name == "ls-wc" {
+				continue // its CPU is spent in child processes
+			}
+			b.Run(fmt.Sprintf("N=%d/%s", n, m.name), func(b *testing.B) {
+				runtime.GC()
+				u0, s0 := rusage(b)
+				for b.Loop() {
+					if _, err := m.count(); err != nil {
+						b.Fatal(err)
+					}
+				}
+				runtime.GC()
+				u1, s1 := rusage(b)
+				b.ReportMetric(float64((u1-u0).Nanoseconds())/1e3/float64(b.N), "user-µs/op")
+				b.ReportMetric(float64((s1-s0).Nanoseconds())/1e3/float64(b.N), "sys-µs/op")
+			})
+		}
+	}
+}
+
+func rusage(b *testing.B) (user, sys time.Duration) {
+	var ru unix.Rusage
+	if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano()), time.Duration(ru.Stime.Nano())
 }
