@@ -1,0 +1,234 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/otelbench/otelbench/internal/ingestsrv"
+	"github.com/otelbench/otelbench/internal/loadgen"
+	"github.com/otelbench/otelbench/internal/store"
+)
+
+// Config configures Run.
+type Config struct {
+	// Load is the load to run; its Endpoint is replaced by the server's.
+	Load loadgen.Config
+	// DataDir is the server's data directory; "" means a temporary
+	// directory removed after the run.
+	DataDir string
+	// Sync is the store's durability mode ("" means the server's default, full).
+	Sync store.SyncMode
+	// Logger receives the server's log (nil discards it).
+	Logger *slog.Logger
+}
+
+// Validate checks the load config and the sync mode.
+func (c Config) Validate() error {
+	if err := c.Load.Validate(); err != nil {
+		return err
+	}
+	switch c.Sync {
+	case "", store.SyncFull, store.SyncNormal, store.SyncOff:
+		return nil
+	}
+	return fmt.Errorf("%w: sync mode %q (want full, normal or off)", loadgen.ErrInvalidConfig, c.Sync)
+}
+
+// SignalCheck compares, for one signal, what the generator saw acknowledged
+// with what the server says it stored.
+type SignalCheck struct {
+	Signal         string `json:"signal"`
+	RecordsAcked   int64  `json:"records_acked"`
+	RecordsStored  int64  `json:"records_stored"`
+	RequestsAcked  int64  `json:"requests_acked"` // 200 responses
+	RequestsStored int64  `json:"requests_stored"`
+}
+
+// Lost returns acked minus stored records (negative: stored more than acked,
+// e.g. requests canceled in flight that the server still committed).
+func (c SignalCheck) Lost() int64 { return c.RecordsAcked - c.RecordsStored }
+
+// Result is the outcome of a bench run.
+type Result struct {
+	Load   *loadgen.Report `json:"load"`
+	Checks []SignalCheck   `json:"checks"`
+	// PeakRSSBytes is VmHWM of this process (server and generator).
+	PeakRSSBytes int64 `json:"peak_rss_bytes"`
+	// CPUSeconds is user+system CPU of this process during the load.
+	CPUSeconds  float64 `json:"cpu_seconds"`
+	DataDir     string  `json:"data_dir,omitempty"` // kept data, if any
+	ServerError string  `json:"server_error,omitempty"`
+}
+
+// NothingLost reports whether stored equals acknowledged for every signal.
+func (r *Result) NothingLost() bool {
+	for _, c := range r.Checks {
+		if c.Lost() != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// ErrLost is returned by Result.Err when stored differs from acknowledged.
+var ErrLost = errors.New("records lost")
+
+// Err returns an error wrapping ErrLost if records were lost.
+func (r *Result) Err() error {
+	if r.NothingLost() {
+		return nil
+	}
+	var lost int64
+	for _, c := range r.Checks {
+		lost += c.Lost()
+	}
+	return fmt.Errorf("%w: %d records acknowledged but not stored", ErrLost, lost)
+}
+
+// Run starts the server, runs the load, compares the counts and stops the
+// server. Cancelling ctx stops the load early (the check still runs).
+func Run(ctx context.Context, cfg Config) (*Result, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	res := &Result{}
+	dir := cfg.DataDir
+	if dir == "" {
+		tmp, err := os.MkdirTemp("", "otelbench-bench-*")
+		if err != nil {
+			return nil, fmt.Errorf("create data dir: %w", err)
+		}
+		defer os.RemoveAll(tmp)
+		dir = tmp
+	} else {
+		res.DataDir = dir
+	}
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	// The server outlives a Ctrl-C of the load: it runs on its own context
+	// so that the stats can still be read, and is stopped below.
+	srvCtx, stopSrv := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopSrv()
+	srv, err := ingestsrv.New(srvCtx, ingestsrv.Config{Addr: "127.0.0.1:0", DataDir: dir, Sync: cfg.Sync, Logger: logger})
+	if err != nil {
+		return nil, fmt.Errorf("start server: %w", err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		_ = srv.Close(context.Background())
+		return nil, fmt.Errorf("listen: %w", err)
+	}
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(srvCtx, ln) }() // owned: stopSrv, then <-serveErr
+	base := "http://" + ln.Addr().String()
+
+	rep, checks, cpu, runErr := runAndCheck(ctx, cfg.Load, base)
+	stopSrv()
+	if err := <-serveErr; err != nil {
+		res.ServerError = err.Error()
+		runErr = errors.Join(runErr, fmt.Errorf("server: %w", err))
+	}
+	if runErr != nil {
+		return nil, runErr
+	}
+	res.Load, res.Checks, res.CPUSeconds = rep, checks, cpu
+	if res.PeakRSSBytes, err = peakRSS(); err != nil {
+		return nil, fmt.Errorf("read peak rss: %w", err)
+	}
+	return res, nil
+}
+
+// runAndCheck runs the load against base and reads the server's stats.
+func runAndCheck(ctx context.Context, lc loadgen.Config, base string) (*loadgen.Report, []SignalCheck, float64, error) {
+	lc.Endpoint = base
+	cpu0, err := cpuSeconds()
+	if err != nil {
+		return nil, nil, 0, fmt.Errorf("read cpu time: %w", err)
+	}
+	rep, err := loadgen.Run(ctx, lc)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	cpu1, err := cpuSeconds()
+	if err != nil {
+		return nil, nil, 0, fmt.Errorf("read cpu time: %w", err)
+	}
+	stats, err := fetchStats(base)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	var checks []SignalCheck
+	for name, s := range rep.Signals {
+		if rep.Config.Mix[name] == 0 && s.Requests == 0 {
+			continue
+		}
+		st := stats.Signals[name]
+		checks = append(checks, SignalCheck{Signal: name, RecordsAcked: s.RecordsAcked, RecordsStored: int64(st.Records),
+			RequestsAcked: s.Status.S2xx, RequestsStored: int64(st.Requests)})
+	}
+	sortChecks(checks)
+	return rep, checks, cpu1 - cpu0, nil
+}
+
+// fetchStats reads GET /api/v1/stats.
+func fetchStats(base string) (*ingestsrv.Stats, error) {
+	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	resp, err := client.Get(base + "/api/v1/stats")
+	if err != nil {
+		return nil, fmt.Errorf("get stats: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("get stats: status %s", resp.Status)
+	}
+	var st ingestsrv.Stats
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&st); err != nil {
+		return nil, fmt.Errorf("decode stats: %w", err)
+	}
+	return &st, nil
+}
+
+func sortChecks(cs []SignalCheck) {
+	order := map[string]int{"logs": 0, "metrics": 1, "traces": 2}
+	for i := 1; i < len(cs); i++ {
+		for j := i; j > 0 && order[cs[j].Signal] < order[cs[j-1].Signal]; j-- {
+			cs[j], cs[j-1] = cs[j-1], cs[j]
+		}
+	}
+}
+
+// WriteText writes the load report, the process figures and the verdict.
+func (r *Result) WriteText(w io.Writer) error {
+	if err := r.Load.WriteText(w); err != nil {
+		return err
+	}
+	secs := r.Load.DurationSeconds
+	fmt.Fprintf(w, "\nserver (in-process: these figures include the load generator)\n")
+	fmt.Fprintf(w, "  peak RSS (VmHWM)  %.1f MiB\n", float64(r.PeakRSSBytes)/(1<<20))
+	fmt.Fprintf(w, "  CPU               %.2f s user+sys over %.2f s (%.2f cores)\n", r.CPUSeconds, secs, r.CPUSeconds/max(secs, 1e-9))
+	fmt.Fprintf(w, "\nstored vs acknowledged (GET /api/v1/stats)\n")
+	for _, c := range r.Checks {
+		fmt.Fprintf(w, "  %-8s acked %d records in %d requests, stored %d records in %d requests", c.Signal,
+			c.RecordsAcked, c.RequestsAcked, c.RecordsStored, c.RequestsStored)
+		if d := c.Lost(); d != 0 {
+			fmt.Fprintf(w, "  DIFFERENCE %+d records", -d)
+		}
+		fmt.Fprintln(w)
+	}
+	if r.NothingLost() {
+		_, err := fmt.Fprintln(w, "nothing lost")
+		return err
+	}
+	_, err := fmt.Fprintf(w, "LOST: %v\n", r.Err())
+	return err
+}

@@ -1,0 +1,83 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/otelbench/otelbench/internal/loadgen"
+	"github.com/otelbench/otelbench/internal/otlpgen"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func TestBenchNothingLost(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		load loadgen.Config
+	}{
+		{"closed mixed", loadgen.Config{Duration: 2 * time.Second, Concurrency: 4}},
+		{"open json zstd", loadgen.Config{Duration: time.Second, Rate: 200, Concurrency: 8,
+			Payload: otlpgen.Config{Encoding: otlpgen.EncodingJSON, Compression: otlpgen.CompressionZstd}}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.load.Payload.Records = max(tt.load.Payload.Records, 20)
+			tt.load.Payload.PoolSize = 4
+			res, err := Run(context.Background(), Config{Load: tt.load, DataDir: t.TempDir()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out bytes.Buffer
+			if err := res.WriteText(&out); err != nil {
+				t.Fatal(err)
+			}
+			if !res.NothingLost() || !strings.Contains(out.String(), "nothing lost") {
+				t.Errorf("records lost:\n%s", out.String())
+			}
+			if res.Load.Totals.RecordsAcked == 0 {
+				t.Fatalf("nothing acknowledged:\n%s", out.String())
+			}
+			if len(res.Checks) != 3 {
+				t.Errorf("checked %d signals, want 3", len(res.Checks))
+			}
+			for _, c := range res.Checks {
+				if c.RecordsStored == 0 || c.RequestsStored != c.RequestsAcked {
+					t.Errorf("%s: stored %d records in %d requests, acked requests %d", c.Signal, c.RecordsStored, c.RequestsStored, c.RequestsAcked)
+				}
+			}
+			if res.PeakRSSBytes <= 0 || res.CPUSeconds <= 0 {
+				t.Errorf("peak RSS %d, CPU %v: want both > 0", res.PeakRSSBytes, res.CPUSeconds)
+			}
+		})
+	}
+}
+
+func TestResultReportsDifference(t *testing.T) {
+	r := &Result{Load: &loadgen.Report{}, Checks: []SignalCheck{
+		{Signal: "logs", RecordsAcked: 100, RecordsStored: 100},
+		{Signal: "traces", RecordsAcked: 100, RecordsStored: 93},
+	}}
+	if r.NothingLost() || r.Err() == nil || !strings.Contains(r.Err().Error(), "7 records") {
+		t.Fatalf("NothingLost %v, Err %v: want 7 records lost", r.NothingLost(), r.Err())
+	}
+	var out bytes.Buffer
+	if err := r.WriteText(&out); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "DIFFERENCE -7 records") || strings.Contains(out.String(), "nothing lost") {
+		t.Errorf("text report:\n%s", out.String())
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	if err := (Config{Sync: "sometimes"}).Validate(); err == nil {
+		t.Error("Validate accepted sync mode sometimes")
+	}
+	if err := (Config{Load: loadgen.Config{Rate: -1}}).Validate(); err == nil {
+		t.Error("Validate accepted a negative rate")
+	}
+}
