@@ -67,6 +67,7 @@ func ProfileCPU(ctx context.Context, cfg CPUConfig) (*CPUReport, error) {
 	sess.detach()
 	rep.Elapsed = time.Since(tr.started)
 	rep.ExitCode = tr.finish(finishGrace)
+	rep.Exe = syms.exe(tr.pid)
 	if err := sess.collect(rep, syms); err != nil {
 		return nil, err
 	}

@@ -31,7 +31,7 @@ func (r *SyscallReport) Profile() (*profile.Profile, error) {
 			NumLabel: map[string][]int64{"pid": {int64(s.PID)}},
 		})
 	}
-	return b.finish()
+	return b.finish(r.Exe)
 }
 
 // CPUSample is how often one (thread, kernel stack, user stack) was seen on
@@ -46,6 +46,7 @@ type CPUSample struct {
 // CPUReport is the result of ProfileCPU.
 type CPUReport struct {
 	PID      int
+	Exe      string
 	Command  []string
 	Children []int
 	Freq     int
@@ -82,7 +83,7 @@ func (r *CPUReport) Profile() (*profile.Profile, error) {
 			NumLabel: map[string][]int64{"pid": {int64(s.PID)}, "tid": {int64(s.TID)}},
 		})
 	}
-	return b.finish()
+	return b.finish(r.Exe)
 }
 
 type profileBuilder struct {
@@ -172,7 +173,20 @@ func (b *profileBuilder) locations(frames []Frame) []*profile.Location {
 	return out
 }
 
-func (b *profileBuilder) finish() (*profile.Profile, error) {
+// finish validates the profile, after moving the first mapping of exe to
+// the front: pprof names a profile after its first mapping.
+func (b *profileBuilder) finish(exe string) (*profile.Profile, error) {
+	ms := b.p.Mapping
+	for i, m := range ms {
+		if exe != "" && m.File == exe {
+			copy(ms[1:i+1], ms[:i])
+			ms[0] = m
+			break
+		}
+	}
+	for i, m := range ms {
+		m.ID = uint64(i + 1)
+	}
 	if err := b.p.CheckValid(); err != nil {
 		return nil, fmt.Errorf("build pprof profile: %w", err)
 	}

@@ -109,6 +109,7 @@ type MappingInfo struct {
 // SyscallReport is the result of TraceSyscalls.
 type SyscallReport struct {
 	PID      int           `json:"pid"`
+	Exe      string        `json:"exe,omitempty"`
 	Command  []string      `json:"command,omitempty"`
 	Children []int         `json:"children,omitempty"`
 	Arch     string        `json:"arch"`

@@ -29,6 +29,14 @@ func (s *symbolizers) snapshot(pids ...int) {
 	}
 }
 
+// exe returns the executable path of pid, if a snapshot saw it.
+func (s *symbolizers) exe(pid int) string {
+	if p := s.procs[pid]; p != nil {
+		return p.Exe
+	}
+	return ""
+}
+
 // user symbolizes a user stack of pid, leaf first. Return addresses (all
 // frames but the leaf) are looked up one byte back, inside the call.
 func (s *symbolizers) user(pid int, addrs []uint64) []Frame {

@@ -80,6 +80,7 @@ func TraceSyscalls(ctx context.Context, cfg SyscallConfig) (*SyscallReport, erro
 	sess.detach()
 	rep.Elapsed = time.Since(tr.started)
 	rep.ExitCode = tr.finish(finishGrace)
+	rep.Exe = syms.exe(tr.pid)
 	if err := sess.collect(rep, tab, syms); err != nil {
 		return nil, err
 	}

@@ -84,7 +84,7 @@ func (t *tracee) resume() error {
 // exited reports whether the process has exited (its pidfd is readable).
 func (t *tracee) exited(timeout time.Duration) bool {
 	fds := []unix.PollFd{{Fd: int32(t.pidfd), Events: unix.POLLIN}}
-	n, err := unix.Poll(fds, int(timeout/time.Millisecond))
+	n, err := unix.Poll(fds, int((timeout+time.Millisecond-1)/time.Millisecond))
 	if err != nil {
 		return false
 	}
@@ -92,23 +92,33 @@ func (t *tracee) exited(timeout time.Duration) bool {
 }
 
 // wait returns when the process exits, ctx is done or d (if > 0) elapsed,
-// calling tick about every interval meanwhile.
-func (t *tracee) wait(ctx context.Context, d time.Duration, interval time.Duration, tick func()) {
+// calling tick meanwhile: first after 2 ms, then at doubling intervals up
+// to maxInterval. A started program loads its shared libraries in its
+// first milliseconds; reading its mappings early catches them even when it
+// exits soon after.
+func (t *tracee) wait(ctx context.Context, d time.Duration, maxInterval time.Duration, tick func()) {
 	var deadline time.Time
 	if d > 0 {
 		deadline = t.started.Add(d)
 	}
 	const step = 50 * time.Millisecond
+	interval := 2 * time.Millisecond
 	next := time.Now().Add(interval)
 	for ctx.Err() == nil {
-		if !deadline.IsZero() && !time.Now().Before(deadline) {
+		now := time.Now()
+		if !deadline.IsZero() && !now.Before(deadline) {
 			return
 		}
-		if t.exited(step) {
+		timeout := step
+		if tick != nil {
+			timeout = min(timeout, max(next.Sub(now), 0))
+		}
+		if t.exited(timeout) {
 			return
 		}
 		if tick != nil && !time.Now().Before(next) {
 			tick()
+			interval = min(2*interval, maxInterval)
 			next = time.Now().Add(interval)
 		}
 	}

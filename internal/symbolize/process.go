@@ -6,13 +6,16 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 )
 
 // Process symbolizes user addresses of one process. Call Snapshot while the
 // process lives (mappings and files vanish when it exits); snapshots
 // accumulate, so libraries loaded later are still found.
 type Process struct {
-	PID      int
+	PID int
+	// Exe is the path of the executable, read at the first snapshot.
+	Exe      string
 	procRoot string
 	maps     []Mapping // sorted by Start, unique Start
 	bins     map[string]*binEntry
@@ -35,6 +38,11 @@ func NewProcess(procRoot string, pid int) *Process {
 // files not seen before (through /proc/PID/map_files, so deleted or
 // replaced binaries still resolve). It fails when the process is gone.
 func (p *Process) Snapshot() error {
+	if p.Exe == "" {
+		if exe, err := os.Readlink(filepath.Join(p.procRoot, strconv.Itoa(p.PID), "exe")); err == nil {
+			p.Exe = strings.TrimSuffix(exe, " (deleted)")
+		}
+	}
 	f, err := os.Open(filepath.Join(p.procRoot, strconv.Itoa(p.PID), "maps"))
 	if err != nil {
 		return fmt.Errorf("read maps of %d: %w", p.PID, err)
