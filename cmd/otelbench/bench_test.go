@@ -1,0 +1,26 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestBenchEndToEnd(t *testing.T) {
+	code, out := runCLI(t, "bench", "--duration", "1s", "--records", "10", "--concurrency", "2", "--no-progress")
+	if code != 0 || !strings.Contains(out, "nothing lost") || !strings.Contains(out, "VmHWM") {
+		t.Errorf("exit %d, want 0 with \"nothing lost\" and the peak RSS; output:\n%s", code, out)
+	}
+}
+
+func TestBenchUsageErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"bench", "--sync", "sometimes"},
+		{"bench", "--mix", "logs=0"},
+		{"bench", "--endpoint", "http://x"}, // bench serves its own endpoint
+		{"bench", "extra"},
+	} {
+		if code, out := runCLI(t, args...); code != 2 {
+			t.Errorf("%v: exit %d, want 2\n%s", args, code, out)
+		}
+	}
+}
