@@ -22,7 +22,6 @@ func requireBPF(t *testing.T) {
 var (
 	buildMu    sync.Mutex
 	buildCache = map[string]string{}
-	buildDir   string
 )
 
 // buildGo compiles a one-file Go program once per test binary run and
