@@ -61,8 +61,8 @@ for n in 100 1000 10000 19000; do
 	hyperfine -N --warmup 3 --runs 30 --export-json "$out/cmd-$n.json" \
 		-n "fdcount (stat)" "$bin/fdcount $pid" \
 		-n "fdcount --method readdir" "$bin/fdcount --method readdir $pid" >/dev/null
-	hyperfine --warmup 3 --runs 30 --export-json "$out/ls-$n.json" \
-		-n "ls | wc -l" "ls /proc/$pid/fd | wc -l" >/dev/null
+	hyperfine -N --warmup 3 --runs 30 --export-json "$out/ls-$n.json" \
+		-n "sh -c 'ls | wc -l'" "sh -c 'ls /proc/$pid/fd | wc -l'" >/dev/null
 	kill "$holder"
 	wait "$holder" || true
 	for f in "$out/cmd-$n.json" "$out/ls-$n.json"; do
