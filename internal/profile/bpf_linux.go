@@ -183,3 +183,18 @@ func readStack(m *ebpf.Map, id int32) ([]uint64, error) {
 	}
 	return raw[:n], nil
 }
+
+// addRecursionMisses records in lost how often the kernel skipped the
+// programs of coll because another BPF program was running on the CPU (each
+// skip is a syscall or sample not counted).
+func addRecursionMisses(coll *ebpf.Collection, lost map[string]uint64) {
+	var n uint64
+	for _, p := range coll.Programs {
+		if st, err := p.Stats(); err == nil {
+			n += st.RecursionMisses
+		}
+	}
+	if n > 0 {
+		lost["events skipped by the kernel (BPF recursion)"] = n
+	}
+}

@@ -220,6 +220,7 @@ func (s *cpuSession) collect(rep *CPUReport, syms *symbolizers) error {
 	}
 	rep.Lost = readCounters(s.coll.Maps["counters"])
 	delete(rep.Lost, "children followed")
+	addRecursionMisses(s.coll, rep.Lost)
 	return nil
 }
 

@@ -222,6 +222,7 @@ func (s *syscallSession) collect(rep *SyscallReport, tab *syscalltab.Table, syms
 	}
 	rep.Lost = readCounters(s.coll.Maps["counters"])
 	delete(rep.Lost, "children followed")
+	addRecursionMisses(s.coll, rep.Lost)
 	if s.cfg.PerThread {
 		if err := s.collectThreads(rep, tab); err != nil {
 			return err
