@@ -225,3 +225,33 @@ func main() {
 	wg.Wait()
 }
 `
+
+// bpfFDs counts this process's open BPF objects (programs, maps, links) and
+// perf events, to check that a trace frees everything it opened.
+func bpfFDs(t *testing.T) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range ents {
+		target, err := os.Readlink("/proc/self/fd/" + e.Name())
+		if err != nil {
+			continue
+		}
+		switch target {
+		case "anon_inode:bpf-prog", "anon_inode:bpf-map", "anon_inode:bpf_link", "anon_inode:[perf_event]":
+			n++
+		}
+	}
+	return n
+}
+
+// checkFreed fails the test if BPF objects opened after before remain.
+func checkFreed(t *testing.T, before int) {
+	t.Helper()
+	if after := bpfFDs(t); after > before {
+		t.Errorf("%d BPF/perf fds open after the trace, %d before: want everything freed", after, before)
+	}
+}

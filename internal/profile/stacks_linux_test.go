@@ -72,6 +72,7 @@ func TestSyscallStacksGoChild(t *testing.T) {
 func TestProfileCPUFindsBusyFunction(t *testing.T) {
 	requireBPF(t)
 	bin := buildGo(t, "spin", spinProgram)
+	defer checkFreed(t, bpfFDs(t))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	rep, err := ProfileCPU(ctx, CPUConfig{Target: Target{Command: []string{bin, "1500"}}, Freq: 499})

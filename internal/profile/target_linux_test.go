@@ -161,15 +161,21 @@ func TestCommandExitCodeAndCancel(t *testing.T) {
 	}
 
 	// Cancelling ends a long command (SIGINT) and still returns the report.
+	before := bpfFDs(t)
+	defer checkFreed(t, before)
 	cctx, ccancel := context.WithCancel(context.Background())
 	defer ccancel()
+	var during int
 	rep, err = TraceSyscalls(cctx, SyscallConfig{Target: Target{Command: []string{"sleep", "60"},
-		Attached: func(int) { ccancel() }}})
+		Attached: func(int) { during = bpfFDs(t); ccancel() }}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if rep.ExitCode == 0 {
 		t.Errorf("interrupted sleep exit code = 0, want non-zero")
+	}
+	if during <= before {
+		t.Errorf("%d BPF fds while tracing, %d before: the fd check sees nothing", during, before)
 	}
 	if err := exec.Command("kill", "-0", strconv.Itoa(rep.PID)).Run(); err == nil {
 		t.Errorf("pid %d still exists after TraceSyscalls returned", rep.PID)
@@ -211,6 +217,7 @@ func TestErrors(t *testing.T) {
 			substr string
 		}{"thread id", SyscallConfig{Target: Target{PID: tid}}, nil, "is a thread of process"})
 	}
+	defer checkFreed(t, bpfFDs(t))
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := TraceSyscalls(context.Background(), tt.cfg)
