@@ -96,9 +96,9 @@ func (r *Report) regressedLabels() []string {
 }
 
 func (r *Report) scheduleLine() string {
-	s := fmt.Sprintf("%d rounds per side in ABBA order", r.Settings.Rounds)
+	s := fmt.Sprintf("%d %s per side in ABBA order", r.Settings.Rounds, plural(r.Settings.Rounds, "round"))
 	if r.Settings.Warmup > 0 {
-		s += fmt.Sprintf(", %d warmup rounds discarded", r.Settings.Warmup)
+		s += fmt.Sprintf(", %d warmup %s discarded", r.Settings.Warmup, plural(r.Settings.Warmup, "round"))
 	}
 	return s + fmt.Sprintf(", α=%g", r.Settings.Alpha)
 }
@@ -233,4 +233,11 @@ func writeAligned(b *strings.Builder, rows [][]string, align string) {
 		}
 		b.WriteString(strings.TrimRight(line.String(), " ") + "\n")
 	}
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
 }
