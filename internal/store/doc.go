@@ -1,24 +1,29 @@
 // Package store is otelbench's durable telemetry store: OTLP requests in embedded SQLite
 // (modernc.org/sqlite, WAL), stored raw first and projected into relational tables later.
+// Config.Dir holds two databases: raw.db (the write path, raw.sql) and telemetry.db (the
+// relational tables, schema.sql). Separate files have separate write locks, so the ingest
+// writer never waits for the projector.
 //
 // Write path. Append puts {payload, done} on a queue bounded in requests and bytes
 // (ErrQueueFull at once when full, ErrClosed once Close began). One writer goroutine owns the
-// write connection: it takes everything queued — it never waits for more work to arrive — inserts
-// the raw protobuf payloads with multi-row INSERTs into the raw table in ONE transaction, commits
-// (fsyncing the WAL when Sync is SyncFull, the default) and then answers every waiting caller
-// with the commit's result. Under load the queue fills while a commit is in flight, so one fsync
+// write connection to raw.db: it takes everything queued — it never waits for more work to
+// arrive — inserts the raw protobuf payloads with multi-row INSERTs into the raw table in ONE
+// transaction, commits (fsyncing the WAL when Sync is SyncFull, the default) and then answers
+// every waiting caller with the commit's result. Under load the queue fills while a commit is in flight, so one fsync
 // covers many requests (group commit, as in bbolt's DB.Batch); Stats.Commits counts the
 // transactions. A commit that fails for lack of space returns ErrDiskFull to that batch's callers;
 // SQLite rolls the transaction back, so nothing is corrupted, and the next batch tries again.
 //
-// Projection. A projector goroutine reads raw rows above the high-water mark in slices of
-// Config.ProjectSlice rows, decodes them with go.opentelemetry.io/collector/pdata, and inserts
-// resources, scopes, logs (plus the FTS5 trigram index on bodies), spans with events and links,
-// metrics and their points, updating projection_state in the same transaction. A crash therefore
-// never loses or duplicates projected rows, and projection resumes after restart. The writer and
-// projector use separate connections and an in-process mutex around write transactions, so
-// neither ever waits in SQLite's sleeping busy handler. Queries use ReadDB, a read-only pool;
-// ProjectedNotify signals after each projection slice (for live tails).
+// Projection. A projector goroutine reads raw rows above the high-water mark in slices of at
+// most Config.ProjectSlice rows, decodes them with go.opentelemetry.io/collector/pdata outside any
+// transaction, then inserts resources, scopes, logs (plus the FTS5 trigram index on bodies),
+// spans with events and links, metrics and their points into telemetry.db, updating
+// projection_state in the same transaction. A crash therefore never loses or duplicates
+// projected rows, and projection resumes after restart. While appends arrive the projector
+// limits itself to Config.ProjectShare of wall time, so on a small machine ingest keeps priority
+// and projection lag (Stats.LagRecords, LagSeconds) absorbs bursts. Queries use ReadDB, a
+// read-only pool on telemetry.db with raw.db attached as schema "raw"; ProjectedNotify signals
+// after each projection slice (for live tails).
 //
 // The schema is in schema.sql (Schema returns it), with its conventions documented there.
 package store

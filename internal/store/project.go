@@ -11,7 +11,7 @@ import (
 
 // maxSliceRecords bounds the records one projection transaction takes (beyond the first raw
 // row), so a slice of large requests still commits in bounded time.
-const maxSliceRecords = 8192
+const maxSliceRecords = 16384
 
 // rawRow is one raw request read by the projector.
 type rawRow struct {
@@ -39,6 +39,7 @@ func (s *Store) runProjector(ctx context.Context) {
 	defer p.close()
 	backoff := 50 * time.Millisecond
 	for ctx.Err() == nil {
+		start, commits := time.Now(), s.stats.commits.Load()
 		n, err := p.projectSlice()
 		if err != nil {
 			s.stats.projectErrors.Add(1)
@@ -54,6 +55,15 @@ func (s *Store) runProjector(ctx context.Context) {
 		backoff = 50 * time.Millisecond
 		if n > 0 {
 			s.notifyProjected()
+			// Ingest has priority: while appends keep committing, rest in proportion to the
+			// time the slice took.
+			if share := s.cfg.ProjectShare; share < 1 && s.stats.commits.Load() != commits {
+				rest := time.Duration(float64(time.Since(start)) * (1 - share) / share)
+				select {
+				case <-ctx.Done():
+				case <-time.After(rest):
+				}
+			}
 			continue
 		}
 		select {
@@ -123,7 +133,7 @@ func (p *projector) load() error {
 		}
 	}
 	if p.selectRaw == nil {
-		p.selectRaw, err = p.db.Prepare(`SELECT id, signal, records, received_unix_nano, encoding, payload
+		p.selectRaw, err = p.s.projRawDB.Prepare(`SELECT id, signal, records, received_unix_nano, encoding, payload
 			FROM raw WHERE id > ? ORDER BY id LIMIT ?`)
 		if err != nil {
 			return fmt.Errorf("prepare raw select: %w", err)

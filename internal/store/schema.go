@@ -8,28 +8,33 @@ import (
 	"fmt"
 )
 
-// schemaSQL creates every table and index; it is idempotent (IF NOT EXISTS throughout).
-//
-//go:embed schema.sql
-var schemaSQL string
+// schemaSQL creates the relational tables and indexes in telemetry.db, rawSQL the raw table in
+// raw.db; both are idempotent (IF NOT EXISTS throughout).
+var (
+	//go:embed schema.sql
+	schemaSQL string
+	//go:embed raw.sql
+	rawSQL string
+)
 
 // SchemaVersion is the version of schema.sql this package writes and reads.
 const SchemaVersion = 1
 
-// Schema returns the SQL text that creates the store's tables (schema.sql), for documentation
-// and for tools that want to inspect it.
-func Schema() string { return schemaSQL }
+// Schema returns the SQL text that creates the relational tables (schema.sql) followed by the
+// raw table (raw.sql), for documentation and for tools that want to inspect it.
+func Schema() string { return schemaSQL + "\n" + rawSQL }
 
-// applySchema creates the tables on the write connection and checks the schema version.
-func (s *Store) applySchema(ctx context.Context) error {
-	if _, err := s.writeDB.ExecContext(ctx, schemaSQL); err != nil {
+// applySchema creates the tables of one database and checks its schema version.
+func applySchema(ctx context.Context, db *sql.DB, schema string) error {
+	schema = "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);\n" + schema
+	if _, err := db.ExecContext(ctx, schema); err != nil {
 		return classify("apply schema", err)
 	}
 	var v int
-	err := s.writeDB.QueryRowContext(ctx, "SELECT version FROM schema_version").Scan(&v)
+	err := db.QueryRowContext(ctx, "SELECT version FROM schema_version").Scan(&v)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
-		if _, err := s.writeDB.ExecContext(ctx, "INSERT INTO schema_version(version) VALUES (?)", SchemaVersion); err != nil {
+		if _, err := db.ExecContext(ctx, "INSERT INTO schema_version(version) VALUES (?)", SchemaVersion); err != nil {
 			return classify("write schema version", err)
 		}
 	case err != nil:
@@ -43,11 +48,13 @@ func (s *Store) applySchema(ctx context.Context) error {
 // loadState reads the raw id sequence and the projection backlog.
 func (s *Store) loadState(ctx context.Context) error {
 	var maxRaw, hwm, backlog, oldest int64
-	err := s.writeDB.QueryRowContext(ctx, `SELECT
-		COALESCE((SELECT max(id) FROM raw), 0),
-		(SELECT raw_id FROM projection_state WHERE id = 1)`).Scan(&maxRaw, &hwm)
+	err := s.writeDB.QueryRowContext(ctx, `SELECT COALESCE(max(id), 0) FROM raw`).Scan(&maxRaw)
 	if err != nil {
-		return classify("read state", err)
+		return classify("read raw state", err)
+	}
+	err = s.projectDB.QueryRowContext(ctx, `SELECT raw_id FROM projection_state WHERE id = 1`).Scan(&hwm)
+	if err != nil {
+		return classify("read projection state", err)
 	}
 	err = s.writeDB.QueryRowContext(ctx, `SELECT COALESCE(sum(records), 0), COALESCE(min(received_unix_nano), 0)
 		FROM raw WHERE id > ?`, hwm).Scan(&backlog, &oldest)

@@ -1,13 +1,20 @@
--- otelbench store schema (SQLite, WAL). Embedded by schema.go and applied by Open.
+-- otelbench store schema: the relational (projected) database, telemetry.db in Config.Dir.
+-- Embedded by schema.go and applied by Open. (SQLite, WAL.)
 --
--- Two layers:
---   1. raw: the write path. One row per accepted OTLP Export*ServiceRequest, stored exactly as
---      received in protobuf encoding. The commit that earns the client its 200 writes only here.
---   2. relational tables (resources, scopes, logs, spans, metrics, *_points): filled later by the
---      projector from raw, in bounded slices. Each slice's rows and the projection high-water mark
---      (projection_state.raw_id) commit in ONE transaction, so a crash never loses or duplicates
---      projected rows: after restart projection resumes at raw_id + 1.
---
+-- Two databases, two layers:
+--   1. raw.db (raw.sql): the write path. One row per accepted OTLP Export*ServiceRequest, stored
+--      exactly as received in protobuf encoding. The commit that earns the client its 200 writes
+--      only there. ReadDB attaches it read-only as schema "raw" (SELECT ... FROM raw.raw).
+--   2. telemetry.db (this file): relational tables (resources, scopes, logs, spans, metrics,
+--      *_points) filled later by the projector from raw, in bounded slices. Each slice's rows and
+--      the projection high-water mark (projection_state.raw_id) commit in ONE transaction, so a
+--      crash never loses or duplicates projected rows: after restart projection resumes at
+--      raw_id + 1. Separate files mean separate write locks: the ingest writer never waits for
+--      the projector.
+
+-- schema_version (created by Open in both databases, one row) lets later releases migrate; Open
+-- refuses a newer version than it knows.
+
 -- Conventions for the query side:
 --   * Times are int64 nanoseconds since the Unix epoch (OTLP fixed64), column suffix _unix_nano.
 --   * Trace and span IDs are lowercase hex TEXT (32 and 16 chars); an absent ID is NULL.
@@ -17,24 +24,6 @@
 --     per-service indexes need no join.
 --   * Enum columns hold the OTLP integer values (severity_number, kind, status_code,
 --     aggregation_temporality).
-
--- schema_version lets later releases migrate; Open refuses a newer version than it knows.
-CREATE TABLE IF NOT EXISTS schema_version (
-	version INTEGER NOT NULL
-);
-
--- raw holds accepted requests. id is assigned by the single writer and strictly increases
--- (never reused, even if old rows are pruned). signal: 1 logs, 2 metrics, 3 traces.
--- records is the caller's count of records (log records, spans, data points) in the payload.
--- encoding: 0 = protobuf as received, 1 = zstd-compressed protobuf.
-CREATE TABLE IF NOT EXISTS raw (
-	id                 INTEGER PRIMARY KEY,
-	signal             INTEGER NOT NULL,
-	records            INTEGER NOT NULL,
-	received_unix_nano INTEGER NOT NULL,
-	encoding           INTEGER NOT NULL DEFAULT 0,
-	payload            BLOB    NOT NULL
-);
 
 -- projection_state has exactly one row: raw rows with id <= raw_id are projected.
 CREATE TABLE IF NOT EXISTS projection_state (
@@ -86,11 +75,16 @@ CREATE INDEX IF NOT EXISTS logs_time ON logs(time_unix_nano);
 CREATE INDEX IF NOT EXISTS logs_service_time ON logs(service, time_unix_nano);
 CREATE INDEX IF NOT EXISTS logs_trace ON logs(trace_id) WHERE trace_id IS NOT NULL;
 
--- logs_fts indexes log bodies for substring search (trigram tokenizer: LIKE/GLOB and MATCH on
--- 3+ character fragments). External content: the text lives in logs.body, rowid = logs.id.
--- The projector inserts into it in the same transaction as the logs rows (no triggers).
+-- logs_fts indexes log bodies for substring search with the trigram tokenizer. Query it with
+--   SELECT l.* FROM logs_fts f JOIN logs l ON l.id = f.rowid WHERE f.body LIKE '%needle%'
+-- (or GLOB; the needle needs 3+ characters to use the index): FTS5 narrows candidates with the
+-- trigram index, then checks the pattern against the text. detail=none makes the index smaller
+-- and cheaper to maintain (measured: docs/benchmarks/store.md) but means MATCH supports only
+-- single 3-character tokens (longer terms are phrases of trigrams): use LIKE/GLOB for search.
+-- External content: the text lives in logs.body, rowid = logs.id. The projector inserts into it
+-- in the same transaction as the logs rows (no triggers).
 CREATE VIRTUAL TABLE IF NOT EXISTS logs_fts USING fts5(
-	body, content='logs', content_rowid='id', tokenize='trigram'
+	body, content='logs', content_rowid='id', tokenize='trigram', detail=none, columnsize=0
 );
 
 -- spans: one row per Span. parent_span_id IS NULL marks a root span. duration_nano = end - start.

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -12,7 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+	"modernc.org/sqlite" // also registers the "sqlite" database/sql driver
 )
 
 // Defaults for Config's zero values.
@@ -22,9 +23,13 @@ const (
 	// DefaultQueueRequests bounds the requests waiting for, or inside, a group commit.
 	DefaultQueueRequests = 8192
 	// DefaultProjectSlice is how many raw rows one projection transaction takes at most.
-	DefaultProjectSlice = 256
-	// DefaultFileName is the database file inside Config.Dir.
-	DefaultFileName = "otelbench.db"
+	DefaultProjectSlice = 1024
+	// RawFileName is the raw database inside Config.Dir (the durable write path).
+	RawFileName = "raw.db"
+	// FileName is the relational (projected) database inside Config.Dir.
+	FileName = "telemetry.db"
+	// DefaultProjectShare is the projector's share of wall time while appends arrive.
+	DefaultProjectShare = 0.5
 	// DefaultReadConns is the size of the read-only pool behind ReadDB.
 	DefaultReadConns = 4
 )
@@ -97,6 +102,11 @@ type Config struct {
 	// ProjectSlice is the most raw rows one projection transaction takes; 0 means
 	// DefaultProjectSlice.
 	ProjectSlice int
+	// ProjectShare is the fraction of wall time the projector may spend projecting while
+	// appends are arriving (it sleeps the rest after each slice), so ingest keeps priority on
+	// a small machine; when no appends arrive it runs flat out. 0 means DefaultProjectShare;
+	// 1 disables the throttle.
+	ProjectShare float64
 	// ReadConns sizes the read-only pool; 0 means DefaultReadConns.
 	ReadConns int
 	// NoProjection disables the projector (raw storage only); used by benchmarks that measure
@@ -119,6 +129,9 @@ func (c Config) Validate() error {
 	if c.QueueBytes < 0 || c.QueueRequests < 0 || c.ProjectSlice < 0 || c.ReadConns < 0 {
 		return errors.New("store: config: negative limit")
 	}
+	if c.ProjectShare < 0 || c.ProjectShare > 1 {
+		return fmt.Errorf("store: config: ProjectShare %v outside [0, 1]", c.ProjectShare)
+	}
 	return nil
 }
 
@@ -138,6 +151,9 @@ func (c Config) withDefaults() Config {
 	if c.ReadConns == 0 {
 		c.ReadConns = DefaultReadConns
 	}
+	if c.ProjectShare == 0 {
+		c.ProjectShare = DefaultProjectShare
+	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
@@ -146,16 +162,14 @@ func (c Config) withDefaults() Config {
 
 // Store is an open database. Its methods are safe for concurrent use.
 type Store struct {
-	cfg  Config
-	path string
+	cfg     Config
+	path    string // telemetry.db
+	rawPath string // raw.db
 
-	writeDB   *sql.DB // one connection, owned by the writer goroutine
-	projectDB *sql.DB // one connection, owned by the projector goroutine
-	readDB    *sql.DB // read-only pool for queries
-
-	// writeMu serialises write transactions of the writer and the projector inside the
-	// process, so neither ever meets SQLITE_BUSY and SQLite's sleeping busy handler.
-	writeMu sync.Mutex
+	writeDB   *sql.DB // raw.db, one connection, owned by the writer goroutine
+	projectDB *sql.DB // telemetry.db, one connection, owned by the projector goroutine
+	projRawDB *sql.DB // raw.db read-only, one connection, the projector's reader
+	readDB    *sql.DB // telemetry.db with raw.db attached, read-only pool for queries
 
 	q queue
 
@@ -188,7 +202,8 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	}
 	s := &Store{
 		cfg:         cfg,
-		path:        filepath.Join(cfg.Dir, DefaultFileName),
+		path:        filepath.Join(cfg.Dir, FileName),
+		rawPath:     filepath.Join(cfg.Dir, RawFileName),
 		subs:        map[int]chan struct{}{},
 		writerDone:  make(chan struct{}),
 		projectDone: make(chan struct{}),
@@ -214,49 +229,65 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	return s, nil
 }
 
-// dsn builds a modernc.org/sqlite DSN for the database file with the given pragmas.
-func (s *Store) dsn(pragmas ...string) string {
-	v := "file:" + s.path + "?_txlock=immediate"
+// dsn builds a modernc.org/sqlite DSN for a database file with the given pragmas.
+func dsn(path string, pragmas ...string) string {
+	v := "file:" + path + "?_txlock=immediate"
 	for _, p := range pragmas {
 		v += "&_pragma=" + p
 	}
 	return v
 }
 
-func (s *Store) openDBs(ctx context.Context) error {
-	// Shared pragmas: busy_timeout only matters for other processes (sqlite3 CLI) holding locks;
-	// inside the process writeMu prevents contention. cache_size is in KiB when negative.
-	common := []string{"busy_timeout(10000)", "foreign_keys(off)", "cache_size(-16384)", "temp_store(memory)"}
-	var err error
-	s.writeDB, err = sql.Open("sqlite", s.dsn(append(common, "journal_mode(wal)", "synchronous("+string(s.cfg.Sync)+")")...))
+// openOne opens a single-connection pool (a connection owned by one goroutine).
+func openOne(ctx context.Context, dsn string) (*sql.DB, error) {
+	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
-		return fmt.Errorf("store: open write connection: %w", err)
+		return nil, err
 	}
-	s.writeDB.SetMaxOpenConns(1)
-	s.writeDB.SetMaxIdleConns(1)
-	s.writeDB.SetConnMaxLifetime(0)
-	s.writeDB.SetConnMaxIdleTime(0)
-	if err := s.applySchema(ctx); err != nil {
+	db.SetMaxOpenConns(1)
+	db.SetMaxIdleConns(1)
+	db.SetConnMaxLifetime(0)
+	db.SetConnMaxIdleTime(0)
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// commonPragmas apply to every connection. busy_timeout only matters for other processes (the
+// sqlite3 CLI, say) holding locks: inside the process each database has one writing goroutine.
+// cache_size is in KiB when negative.
+var commonPragmas = []string{"busy_timeout(10000)", "foreign_keys(off)", "cache_size(-16384)", "temp_store(memory)"}
+
+func (s *Store) openDBs(ctx context.Context) error {
+	var err error
+	s.writeDB, err = openOne(ctx, dsn(s.rawPath, append(commonPragmas, "journal_mode(wal)", "synchronous("+string(s.cfg.Sync)+")")...))
+	if err != nil {
+		return classify("open raw database", err)
+	}
+	if err := applySchema(ctx, s.writeDB, rawSQL); err != nil {
 		return err
 	}
-	// The projector's commits need not be durable: projection is re-derived from raw, and its
-	// rows and high-water mark commit atomically, so NORMAL loses at most recent slices on power
-	// loss and they are projected again.
-	s.projectDB, err = sql.Open("sqlite", s.dsn(append(common, "synchronous(normal)")...))
+	// The projection database's commits need not be durable: projection is re-derived from raw,
+	// and its rows and high-water mark commit atomically, so NORMAL loses at most the last
+	// slices on power loss and they are projected again.
+	s.projectDB, err = openOne(ctx, dsn(s.path, append(commonPragmas, "journal_mode(wal)", "synchronous(normal)", "wal_autocheckpoint(8192)", "cache_size(-32768)")...))
 	if err != nil {
-		return fmt.Errorf("store: open projection connection: %w", err)
+		return classify("open telemetry database", err)
 	}
-	s.projectDB.SetMaxOpenConns(1)
-	s.projectDB.SetMaxIdleConns(1)
-	s.projectDB.SetConnMaxLifetime(0)
-	s.projectDB.SetConnMaxIdleTime(0)
-	if err := s.projectDB.PingContext(ctx); err != nil {
-		return fmt.Errorf("store: open projection connection: %w", err)
+	if err := applySchema(ctx, s.projectDB, schemaSQL); err != nil {
+		return err
 	}
-	s.readDB, err = sql.Open("sqlite", s.dsn(append(common, "query_only(true)")...))
+	s.projRawDB, err = openOne(ctx, dsn(s.rawPath, append(commonPragmas, "query_only(true)")...))
+	if err != nil {
+		return classify("open raw reader", err)
+	}
+	conn, err := sqlite.NewConnector(dsn(s.path, append(commonPragmas, "query_only(true)")...))
 	if err != nil {
 		return fmt.Errorf("store: open read pool: %w", err)
 	}
+	s.readDB = sql.OpenDB(attachConnector{Connector: conn, rawPath: s.rawPath})
 	s.readDB.SetMaxOpenConns(s.cfg.ReadConns)
 	s.readDB.SetMaxIdleConns(s.cfg.ReadConns)
 	if err := s.readDB.PingContext(ctx); err != nil {
@@ -265,9 +296,32 @@ func (s *Store) openDBs(ctx context.Context) error {
 	return nil
 }
 
+// attachConnector attaches raw.db as schema "raw" to every read connection.
+type attachConnector struct {
+	driver.Connector
+	rawPath string
+}
+
+func (c attachConnector) Connect(ctx context.Context) (driver.Conn, error) {
+	conn, err := c.Connector.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ex, ok := conn.(driver.ExecerContext)
+	if !ok {
+		conn.Close()
+		return nil, errors.New("store: sqlite connection cannot exec")
+	}
+	if _, err := ex.ExecContext(ctx, "ATTACH DATABASE ? AS raw", []driver.NamedValue{{Ordinal: 1, Value: c.rawPath}}); err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("attach raw database: %w", err)
+	}
+	return conn, nil
+}
+
 func (s *Store) closeDBs() error {
 	var errs []error
-	for _, db := range []*sql.DB{s.readDB, s.projectDB, s.writeDB} {
+	for _, db := range []*sql.DB{s.readDB, s.projRawDB, s.projectDB, s.writeDB} {
 		if db != nil {
 			errs = append(errs, db.Close())
 		}
@@ -279,8 +333,11 @@ func (s *Store) closeDBs() error {
 // and is invalid after Close.
 func (s *Store) ReadDB() *sql.DB { return s.readDB }
 
-// Path returns the database file path.
+// Path returns the relational database's file path (telemetry.db).
 func (s *Store) Path() string { return s.path }
+
+// RawPath returns the raw database's file path (raw.db).
+func (s *Store) RawPath() string { return s.rawPath }
 
 // Close refuses new appends (ErrClosed), commits everything already queued, stops the projector
 // after its current slice, and closes the database. Every queued append is answered before Close

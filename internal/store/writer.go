@@ -111,8 +111,6 @@ func (w *rawWriter) commit(batch []*request) error {
 		}
 		w.ins = ins
 	}
-	s.writeMu.Lock()
-	defer s.writeMu.Unlock()
 	tx, err := s.writeDB.Begin()
 	if err != nil {
 		return classify("begin", err)

@@ -96,7 +96,7 @@ func TestConfigValidate(t *testing.T) {
 // request the writer took first, then everything else).
 func TestGroupCommitBatches(t *testing.T) {
 	s := openTest(t, Config{NoProjection: true})
-	release := holdWriteLock(t, s.Path())
+	release := holdWriteLock(t, s.RawPath())
 	defer release()
 	const n = 50
 	errs := make(chan error, n)
@@ -138,7 +138,7 @@ func TestQueueFull(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.cfg.NoProjection = true
 			s := openTest(t, tt.cfg)
-			release := holdWriteLock(t, s.Path())
+			release := holdWriteLock(t, s.RawPath())
 			defer release()
 			first := make(chan error, 1)
 			go func() { first <- s.Append(context.Background(), SignalLogs, make([]byte, tt.size), 1) }()
@@ -161,11 +161,11 @@ func TestQueueFull(t *testing.T) {
 // append must be answered nil and stored, and appends after Close get ErrClosed.
 func TestCloseDrains(t *testing.T) {
 	dir := t.TempDir()
-	s, err := Open(context.Background(), Config{Dir: dir})
+	s, err := Open(context.Background(), Config{Dir: dir, Logger: quietLogger}) // payloads are not OTLP
 	if err != nil {
 		t.Fatal(err)
 	}
-	release := holdWriteLock(t, s.Path())
+	release := holdWriteLock(t, s.RawPath())
 	const n = 20
 	errs := make(chan error, n)
 	for i := range n {
@@ -200,7 +200,7 @@ func TestCloseDrains(t *testing.T) {
 // context error and is not stored.
 func TestAppendCancelWhileQueued(t *testing.T) {
 	s := openTest(t, Config{NoProjection: true})
-	release := holdWriteLock(t, s.Path())
+	release := holdWriteLock(t, s.RawPath())
 	defer release()
 	first := make(chan error, 1)
 	go func() { first <- s.Append(context.Background(), SignalLogs, []byte("first"), 1) }()

@@ -1,0 +1,246 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+// benchLogs is a realistic log request: a resource with 4 attributes, n records each with a
+// ~90-byte body, 4 attributes and trace context.
+func benchLogs(n int) []byte {
+	ld := plog.NewLogs()
+	rl := ld.ResourceLogs().AppendEmpty()
+	ra := rl.Resource().Attributes()
+	ra.PutStr("service.name", "checkout")
+	ra.PutStr("service.version", "1.4.2")
+	ra.PutStr("host.name", "node-17")
+	ra.PutStr("deployment.environment", "prod")
+	sl := rl.ScopeLogs().AppendEmpty()
+	sl.Scope().SetName("otelbench/load")
+	for i := range n {
+		lr := sl.LogRecords().AppendEmpty()
+		lr.SetTimestamp(pcommon.NewTimestampFromTime(time.Unix(1_700_000_000, int64(i))))
+		lr.SetObservedTimestamp(lr.Timestamp())
+		lr.SetSeverityNumber(plog.SeverityNumberInfo)
+		lr.SetSeverityText("INFO")
+		lr.Body().SetStr(fmt.Sprintf("request handled: GET /api/cart/%d status=200 duration_ms=%d user=u%d", i, 10+i, 1000+i))
+		a := lr.Attributes()
+		a.PutStr("http.method", "GET")
+		a.PutInt("http.status_code", 200)
+		a.PutStr("http.route", "/api/cart/{id}")
+		a.PutDouble("duration_ms", 12.5)
+		lr.SetTraceID(pcommon.TraceID{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, byte(i)})
+		lr.SetSpanID(pcommon.SpanID{1, 2, 3, 4, 5, 6, 7, byte(i)})
+	}
+	b, err := logsMarshaler.MarshalLogs(ld)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// benchTraces is a trace request of n spans (one root, children with one event each).
+func benchTraces(n int) []byte {
+	td := ptrace.NewTraces()
+	rs := td.ResourceSpans().AppendEmpty()
+	rs.Resource().Attributes().PutStr("service.name", "frontend")
+	rs.Resource().Attributes().PutStr("host.name", "node-3")
+	ss := rs.ScopeSpans().AppendEmpty()
+	ss.Scope().SetName("otelbench/load")
+	for i := range n {
+		sp := ss.Spans().AppendEmpty()
+		sp.SetTraceID(pcommon.TraceID{9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9})
+		sp.SetSpanID(pcommon.SpanID{1, 1, 1, 1, 1, 1, 1, byte(i + 1)})
+		if i > 0 {
+			sp.SetParentSpanID(pcommon.SpanID{1, 1, 1, 1, 1, 1, 1, 1})
+			ev := sp.Events().AppendEmpty()
+			ev.SetName("cache miss")
+			ev.SetTimestamp(pcommon.Timestamp(1_700_000_000_000_000_000 + int64(i)))
+		}
+		sp.SetName(fmt.Sprintf("op-%d", i))
+		sp.SetKind(ptrace.SpanKindServer)
+		sp.SetStartTimestamp(pcommon.Timestamp(1_700_000_000_000_000_000 + int64(i)))
+		sp.SetEndTimestamp(pcommon.Timestamp(1_700_000_000_001_000_000 + int64(i)))
+		sp.Attributes().PutStr("http.route", "/api/cart")
+		sp.Attributes().PutInt("http.status_code", 200)
+	}
+	b, err := (&ptrace.ProtoMarshaler{}).MarshalTraces(td)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// benchMetrics is a metrics request of n data points: sums and histograms alternating.
+func benchMetrics(n int) []byte {
+	md := pmetric.NewMetrics()
+	rm := md.ResourceMetrics().AppendEmpty()
+	rm.Resource().Attributes().PutStr("service.name", "api")
+	sm := rm.ScopeMetrics().AppendEmpty()
+	sum := sm.Metrics().AppendEmpty()
+	sum.SetName("http.server.requests")
+	s := sum.SetEmptySum()
+	s.SetIsMonotonic(true)
+	s.SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	h := sm.Metrics().AppendEmpty()
+	h.SetName("http.server.duration")
+	hh := h.SetEmptyHistogram()
+	hh.SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	for i := range n {
+		if i%2 == 0 {
+			dp := s.DataPoints().AppendEmpty()
+			dp.SetTimestamp(pcommon.Timestamp(1_700_000_000_000_000_000 + int64(i)))
+			dp.SetIntValue(int64(i))
+			dp.Attributes().PutStr("route", fmt.Sprintf("/r%d", i))
+		} else {
+			dp := hh.DataPoints().AppendEmpty()
+			dp.SetTimestamp(pcommon.Timestamp(1_700_000_000_000_000_000 + int64(i)))
+			dp.SetCount(10)
+			dp.SetSum(55)
+			dp.BucketCounts().FromRaw([]uint64{1, 2, 3, 4, 0})
+			dp.ExplicitBounds().FromRaw([]float64{1, 5, 10, 50})
+			dp.Attributes().PutStr("route", fmt.Sprintf("/r%d", i))
+		}
+	}
+	b, err := (&pmetric.ProtoMarshaler{}).MarshalMetrics(md)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// cpuTime returns the process's user+system CPU time.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+var quietLogger = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+// BenchmarkAppend measures durable Append throughput with many concurrent callers (like HTTP
+// handlers): ns/op is per request, req/s is the aggregate. "raw" stores only (projection off);
+// "projecting" runs the projector concurrently, as the server does.
+func BenchmarkAppend(b *testing.B) {
+	for _, records := range []int{1, 10} {
+		for _, mode := range []string{"raw", "projecting"} {
+			for _, sync := range []SyncMode{SyncFull, SyncNormal} {
+				b.Run(fmt.Sprintf("records=%d/%s/sync=%s", records, mode, sync), func(b *testing.B) {
+					benchAppend(b, records, mode == "raw", sync)
+				})
+			}
+		}
+	}
+}
+
+func benchAppend(b *testing.B, records int, noProjection bool, sync SyncMode) {
+	s, err := Open(context.Background(), Config{Dir: b.TempDir(), Sync: sync, NoProjection: noProjection, Logger: quietLogger})
+	if err != nil {
+		b.Fatal(err)
+	}
+	payload := benchLogs(records)
+	b.SetParallelism(64) // 64 callers per GOMAXPROCS
+	b.SetBytes(int64(len(payload)))
+	b.ResetTimer()
+	start := time.Now()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if err := s.Append(context.Background(), SignalLogs, payload, records); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	elapsed := time.Since(start)
+	b.StopTimer()
+	st := s.Stats()
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "req/s")
+	b.ReportMetric(float64(st.Logs.Requests)/float64(max(1, st.Commits)), "req/commit")
+	if err := s.Close(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// BenchmarkProject measures projection throughput: b.N records are stored raw first (not
+// timed), then the store is reopened with projection on and timed until it has caught up.
+func BenchmarkProject(b *testing.B) {
+	for _, tc := range []struct {
+		name    string
+		sig     Signal
+		records int
+		payload func(int) []byte
+	}{
+		{"logs/records=1", SignalLogs, 1, benchLogs},
+		{"logs/records=10", SignalLogs, 10, benchLogs},
+		{"traces/records=10", SignalTraces, 10, benchTraces},
+		{"metrics/records=10", SignalMetrics, 10, benchMetrics},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			benchProject(b, tc.sig, tc.records, tc.payload(tc.records))
+		})
+	}
+}
+
+func benchProject(b *testing.B, sig Signal, records int, payload []byte) {
+	dir := b.TempDir()
+	s, err := Open(context.Background(), Config{Dir: dir, Sync: SyncOff, NoProjection: true, Logger: quietLogger})
+	if err != nil {
+		b.Fatal(err)
+	}
+	requests := max(1, b.N/records)
+	// Fill from many goroutines so group commit makes the fill fast.
+	const fillers = 64
+	errs := make(chan error, fillers)
+	for g := range fillers {
+		go func() {
+			for i := g; i < requests; i += fillers {
+				if err := s.Append(context.Background(), sig, payload, records); err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range fillers {
+		if err := <-errs; err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := s.Close(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	cpu0 := cpuTime()
+	start := time.Now()
+	s, err = Open(context.Background(), Config{Dir: dir, Logger: quietLogger})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for {
+		st := s.Stats()
+		if st.ProjectedRawID == st.LastRawID {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	elapsed := time.Since(start)
+	cpu := cpuTime() - cpu0
+	b.StopTimer()
+	b.ReportMetric(float64(requests*records)/elapsed.Seconds(), "records/s")
+	// CPU time per record is steadier than records/s on a shared machine.
+	b.ReportMetric(float64(cpu.Nanoseconds())/float64(requests*records), "cpu-ns/record")
+	if err := s.Close(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+}
