@@ -369,7 +369,7 @@ func TestProjectMetrics(t *testing.T) {
 // then lets it succeed: the retry must leave exactly one copy of every row.
 func TestProjectionRetriesWithoutDuplicates(t *testing.T) {
 	s := openTest(t, Config{})
-	other, err := sql.Open("sqlite", "file:"+s.Path())
+	other, err := sql.Open("sqlite", "file:"+s.TelemetryPath())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -333,11 +333,15 @@ func (s *Store) closeDBs() error {
 // and is invalid after Close.
 func (s *Store) ReadDB() *sql.DB { return s.readDB }
 
-// Path returns the relational database's file path (telemetry.db).
-func (s *Store) Path() string { return s.path }
+// Path returns the file path of the database Append writes (raw.db): holding its write lock
+// from another connection blocks the writer, which tests use to fill the queue.
+func (s *Store) Path() string { return s.rawPath }
 
-// RawPath returns the raw database's file path (raw.db).
+// RawPath is Path.
 func (s *Store) RawPath() string { return s.rawPath }
+
+// TelemetryPath returns the relational database's file path (telemetry.db).
+func (s *Store) TelemetryPath() string { return s.path }
 
 // Close refuses new appends (ErrClosed), commits everything already queued, stops the projector
 // after its current slice, and closes the database. Every queued append is answered before Close
