@@ -10,7 +10,9 @@
 #   otelbench       otelbench profile (tp_btf, default)
 #   otelbench-raw   otelbench profile --attach raw_tp
 #   otelbench-stk   otelbench profile --stacks (user stack per syscall)
+#   otelbench-cnt   otelbench profile --no-latency (counts and errors only)
 #   bpftrace        the equivalent one-liner (count, sum, log2 hist per id)
+#   bpftrace-cnt    the count-only one-liner, peer of otelbench-cnt
 #   strace          strace -c -f          (N_SLOW calls: ~100x slower)
 #   perf-trace      perf trace -s         (N_SLOW calls)
 # Prints, per tool, the median ns/call over ROUNDS, the slowdown against the
@@ -48,6 +50,8 @@ tracepoint:raw_syscalls:sys_exit /pid == cpid && @start[tid]/ {
   $d = nsecs - @start[tid]; @count[args->id] = count(); @ns[args->id] = sum($d);
   @hist[args->id] = hist($d); delete(@start[tid]); }'
 
+BT_CNT='tracepoint:raw_syscalls:sys_exit /pid == cpid/ { @count[args->id] = count(); }'
+
 nspc() { sed -n 's/.*: \([0-9.]*\) ns\/call.*/\1/p' "$1" | tail -n 1; }
 
 # run TOOL ROUND: one measurement; appends "tool ns/call count" to results.
@@ -55,14 +59,17 @@ run() {
 	local tool=$1 out="$work/$1.$2.out" n=$N count=""
 	case $tool in
 	bare) "${pre[@]}" "$loop" -n "$n" -call $CALL 2>"$out"; count=$n ;;
-	otelbench | otelbench-raw | otelbench-stk)
+	otelbench | otelbench-raw | otelbench-stk | otelbench-cnt)
 		local extra=()
 		[[ $tool == otelbench-raw ]] && extra=(--attach raw_tp)
 		[[ $tool == otelbench-stk ]] && extra=(--stacks)
+		[[ $tool == otelbench-cnt ]] && extra=(--no-latency)
 		"${pre[@]}" "$ob" profile "${extra[@]}" --json "$work/r.json" -- "$loop" -n "$n" -call $CALL 2>"$out"
 		count=$(jq --arg c "$CALL" '.syscalls[] | select(.name == $c) | .count' "$work/r.json") ;;
-	bpftrace)
-		"${pre[@]}" bpftrace -e "$BT" -c "$loop -n $n -call $CALL" >"$out" 2>&1
+	bpftrace | bpftrace-cnt)
+		local prog=$BT
+		[[ $tool == bpftrace-cnt ]] && prog=$BT_CNT
+		"${pre[@]}" bpftrace -e "$prog" -c "$loop -n $n -call $CALL" >"$out" 2>&1
 		count=$(sed -n "s/^@count\[$nr\]: //p" "$out") ;;
 	strace)
 		n=$N_SLOW
@@ -76,7 +83,7 @@ run() {
 	echo "$tool $(nspc "$out") ${count:-?} $n" >>"$work/results"
 }
 
-tools=(bare otelbench otelbench-raw otelbench-stk bpftrace)
+tools=(bare otelbench otelbench-raw otelbench-stk otelbench-cnt bpftrace bpftrace-cnt)
 [[ $SLOW_TOOLS == 1 ]] && tools+=(strace perf-trace)
 for r in $(seq "$ROUNDS"); do
 	for t in "${tools[@]}"; do run "$t" "$r"; done

@@ -85,6 +85,10 @@ type SyscallConfig struct {
 	Stacks bool
 	// Attach picks the program type ("" = DefaultAttach).
 	Attach AttachMode
+	// NoLatency counts calls and errors only, from one program at syscall
+	// exit: no timing, no entry program, about half the overhead. exit and
+	// exit_group (which never return) are not seen in this mode.
+	NoLatency bool
 }
 
 // Validate reports a usage error in c.

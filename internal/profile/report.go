@@ -108,14 +108,16 @@ type MappingInfo struct {
 
 // SyscallReport is the result of TraceSyscalls.
 type SyscallReport struct {
-	PID      int           `json:"pid"`
-	Exe      string        `json:"exe,omitempty"`
-	Command  []string      `json:"command,omitempty"`
-	Children []int         `json:"children,omitempty"`
-	Arch     string        `json:"arch"`
-	Attach   AttachMode    `json:"attach"`
-	Started  time.Time     `json:"started"`
-	Elapsed  time.Duration `json:"-"`
+	PID      int        `json:"pid"`
+	Exe      string     `json:"exe,omitempty"`
+	Command  []string   `json:"command,omitempty"`
+	Children []int      `json:"children,omitempty"`
+	Arch     string     `json:"arch"`
+	Attach   AttachMode `json:"attach"`
+	// NoLatency marks a count-only trace: no times, no histograms.
+	NoLatency bool          `json:"no_latency,omitempty"`
+	Started   time.Time     `json:"started"`
+	Elapsed   time.Duration `json:"-"`
 	// ExitCode of Command (-1 when killed by a signal, or in PID mode).
 	ExitCode int           `json:"exit_code"`
 	Syscalls []SyscallStat `json:"-"`
@@ -222,14 +224,21 @@ func (r *SyscallReport) WriteText(w io.Writer, top int) error {
 	if len(r.Children) > 0 {
 		who += fmt.Sprintf(" + %d children", len(r.Children))
 	}
-	fmt.Fprintf(w, "%s: %d syscalls in %.3fs (%.0f/s), %.3f ms in syscalls\n\n",
-		who, r.Total(), secs, rate(r.Total(), secs), float64(r.TotalNs())/1e6)
-	if err := writeSyscallTable(w, r.Syscalls, r.TotalNs(), secs, top); err != nil {
+	table := writeSyscallTable
+	if r.NoLatency {
+		fmt.Fprintf(w, "%s: %d syscalls in %.3fs (%.0f/s), counted without timing\n\n",
+			who, r.Total(), secs, rate(r.Total(), secs))
+		table = writeCountTable
+	} else {
+		fmt.Fprintf(w, "%s: %d syscalls in %.3fs (%.0f/s), %.3f ms in syscalls\n\n",
+			who, r.Total(), secs, rate(r.Total(), secs), float64(r.TotalNs())/1e6)
+	}
+	if err := table(w, r.Syscalls, r.TotalNs(), secs, top); err != nil {
 		return err
 	}
 	for _, t := range r.Threads {
 		fmt.Fprintf(w, "\nthread %d (%s) of pid %d: %d syscalls, %.3f ms\n", t.TID, t.Comm, t.PID, t.Count, float64(t.TotalNs)/1e6)
-		if err := writeSyscallTable(w, t.Syscalls, t.TotalNs, secs, top); err != nil {
+		if err := table(w, t.Syscalls, t.TotalNs, secs, top); err != nil {
 			return err
 		}
 	}
@@ -258,6 +267,26 @@ func writeSyscallTable(w io.Writer, ss []SyscallStat, totalNs uint64, secs float
 	}
 	if top > 0 && len(ss) > top {
 		fmt.Fprintf(tw, "(%d more)\t\t\t\t\t\t\t\t\t\t\n", len(ss)-top)
+	}
+	return tw.Flush()
+}
+
+// writeCountTable is the table of a count-only trace: no time columns, and
+// the share is of calls.
+func writeCountTable(w io.Writer, ss []SyscallStat, _ uint64, secs float64, top int) error {
+	var total uint64
+	for _, s := range ss {
+		total += s.Count
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "syscall\tcalls\trate/s\terrors\t% calls\t")
+	for i, s := range ss {
+		if top > 0 && i >= top {
+			fmt.Fprintf(tw, "(%d more)\t\t\t\t\t\n", len(ss)-top)
+			break
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%d\t%.1f\t\n", s.Name, s.Count, rate(s.Count, secs), s.Errors,
+			100*float64(s.Count)/float64(max(total, 1)))
 	}
 	return tw.Flush()
 }

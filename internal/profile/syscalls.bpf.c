@@ -7,6 +7,7 @@
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
 
 #include "common.bpf.h"
 
@@ -21,6 +22,9 @@ volatile const __u8 want_stacks = 0;
 // exit and exit_group never return, so they are counted at entry.
 volatile const __s32 nr_exit = -1;
 volatile const __s32 nr_exit_group = -1;
+// rt_sigreturn restores the registers of the interrupted code and marks the
+// syscall number invalid (-1) on the way, so it exits with no number.
+volatile const __s32 nr_rt_sigreturn = -1;
 
 struct syscall_stats {
 	__u64 count;
@@ -222,6 +226,58 @@ static __always_inline int on_exit(long ret)
 	return 0;
 }
 
+// The syscall number at exit, for the count-only mode that attaches no
+// entry program. CO-RE picks the architecture's pt_regs field at load time.
+struct pt_regs___x86 {
+	long orig_ax;
+} __attribute__((preserve_access_index));
+
+struct pt_regs___arm64 {
+	int syscallno;
+} __attribute__((preserve_access_index));
+
+static __always_inline long syscall_nr(struct pt_regs *regs)
+{
+	if (bpf_core_field_exists(((struct pt_regs___x86 *)0)->orig_ax))
+		return BPF_CORE_READ((struct pt_regs___x86 *)regs, orig_ax);
+	if (bpf_core_field_exists(((struct pt_regs___arm64 *)0)->syscallno))
+		return BPF_CORE_READ((struct pt_regs___arm64 *)regs, syscallno);
+	return -1;
+}
+
+// on_exit_count counts a syscall at exit, without timing it: one program,
+// no clock reads, no per-thread state. exit and exit_group never return,
+// so this mode does not see them.
+static __always_inline int on_exit_count(void *ctx, struct pt_regs *regs, long ret)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	if (!traced(pid_tgid >> 32, target_tgid, follow_children))
+		return 0;
+	long nr = syscall_nr(regs);
+	if (nr == -1)
+		nr = nr_rt_sigreturn;
+	if (nr < 0 || nr >= MAX_SYSCALLS) {
+		bump(CTR_BAD_NR);
+		return 0;
+	}
+	__s64 stackid = -1;
+	if (want_stacks)
+		stackid = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
+	__u32 tgid = pid_tgid >> 32;
+	__u32 k = nr;
+	struct syscall_stats *s = bpf_map_lookup_elem(&stats, &k);
+	if (s) {
+		s->count++;
+		if (ret < 0 && ret >= -4095)
+			s->errors++;
+	}
+	if (per_thread)
+		account_thread(tgid, (__u32)pid_tgid, nr, 0, ret);
+	if (want_stacks)
+		account_stack(tgid, nr, stackid, 0);
+	return 0;
+}
+
 // tp_btf programs read their arguments straight from the context; the
 // raw_tp variants below are the fallback for kernels whose BTF lacks the
 // tracepoint. Both cost about the same (docs/benchmarks/profile.md).
@@ -247,6 +303,18 @@ SEC("raw_tp/sys_exit")
 int sys_exit_raw(struct bpf_raw_tracepoint_args *ctx)
 {
 	return on_exit((long)ctx->args[1]);
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(sys_exit_count_btf, struct pt_regs *regs, long ret)
+{
+	return on_exit_count(ctx, regs, ret);
+}
+
+SEC("raw_tp/sys_exit")
+int sys_exit_count_raw(struct bpf_raw_tracepoint_args *ctx)
+{
+	return on_exit_count(ctx, (struct pt_regs *)ctx->args[0], (long)ctx->args[1]);
 }
 
 SEC("tp_btf/sched_process_fork")

@@ -60,25 +60,28 @@ type syscallsThreadKey struct {
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
-	syscallsMapCounters       = "counters"
-	syscallsMapInflightStore  = "inflight_store"
-	syscallsMapStackCounts    = "stack_counts"
-	syscallsMapStacks         = "stacks"
-	syscallsMapStats          = "stats"
-	syscallsMapTgids          = "tgids"
-	syscallsMapThreadComm     = "thread_comm"
-	syscallsMapThreadStats    = "thread_stats"
-	syscallsProgSchedFork     = "sched_fork"
-	syscallsProgSysEnterBtf   = "sys_enter_btf"
-	syscallsProgSysEnterRaw   = "sys_enter_raw"
-	syscallsProgSysExitBtf    = "sys_exit_btf"
-	syscallsProgSysExitRaw    = "sys_exit_raw"
-	syscallsVarFollowChildren = "follow_children"
-	syscallsVarNrExit         = "nr_exit"
-	syscallsVarNrExitGroup    = "nr_exit_group"
-	syscallsVarPerThread      = "per_thread"
-	syscallsVarTargetTgid     = "target_tgid"
-	syscallsVarWantStacks     = "want_stacks"
+	syscallsMapCounters         = "counters"
+	syscallsMapInflightStore    = "inflight_store"
+	syscallsMapStackCounts      = "stack_counts"
+	syscallsMapStacks           = "stacks"
+	syscallsMapStats            = "stats"
+	syscallsMapTgids            = "tgids"
+	syscallsMapThreadComm       = "thread_comm"
+	syscallsMapThreadStats      = "thread_stats"
+	syscallsProgSchedFork       = "sched_fork"
+	syscallsProgSysEnterBtf     = "sys_enter_btf"
+	syscallsProgSysEnterRaw     = "sys_enter_raw"
+	syscallsProgSysExitBtf      = "sys_exit_btf"
+	syscallsProgSysExitCountBtf = "sys_exit_count_btf"
+	syscallsProgSysExitCountRaw = "sys_exit_count_raw"
+	syscallsProgSysExitRaw      = "sys_exit_raw"
+	syscallsVarFollowChildren   = "follow_children"
+	syscallsVarNrExit           = "nr_exit"
+	syscallsVarNrExitGroup      = "nr_exit_group"
+	syscallsVarNrRtSigreturn    = "nr_rt_sigreturn"
+	syscallsVarPerThread        = "per_thread"
+	syscallsVarTargetTgid       = "target_tgid"
+	syscallsVarWantStacks       = "want_stacks"
 )
 
 // loadSyscalls returns the embedded CollectionSpec for syscalls.
@@ -123,11 +126,13 @@ type syscallsSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type syscallsProgramSpecs struct {
-	SchedFork   *ebpf.ProgramSpec `ebpf:"sched_fork"`
-	SysEnterBtf *ebpf.ProgramSpec `ebpf:"sys_enter_btf"`
-	SysEnterRaw *ebpf.ProgramSpec `ebpf:"sys_enter_raw"`
-	SysExitBtf  *ebpf.ProgramSpec `ebpf:"sys_exit_btf"`
-	SysExitRaw  *ebpf.ProgramSpec `ebpf:"sys_exit_raw"`
+	SchedFork       *ebpf.ProgramSpec `ebpf:"sched_fork"`
+	SysEnterBtf     *ebpf.ProgramSpec `ebpf:"sys_enter_btf"`
+	SysEnterRaw     *ebpf.ProgramSpec `ebpf:"sys_enter_raw"`
+	SysExitBtf      *ebpf.ProgramSpec `ebpf:"sys_exit_btf"`
+	SysExitCountBtf *ebpf.ProgramSpec `ebpf:"sys_exit_count_btf"`
+	SysExitCountRaw *ebpf.ProgramSpec `ebpf:"sys_exit_count_raw"`
+	SysExitRaw      *ebpf.ProgramSpec `ebpf:"sys_exit_raw"`
 }
 
 // syscallsMapSpecs contains maps before they are loaded into the kernel.
@@ -151,6 +156,7 @@ type syscallsVariableSpecs struct {
 	FollowChildren *ebpf.VariableSpec `ebpf:"follow_children"`
 	NrExit         *ebpf.VariableSpec `ebpf:"nr_exit"`
 	NrExitGroup    *ebpf.VariableSpec `ebpf:"nr_exit_group"`
+	NrRtSigreturn  *ebpf.VariableSpec `ebpf:"nr_rt_sigreturn"`
 	PerThread      *ebpf.VariableSpec `ebpf:"per_thread"`
 	TargetTgid     *ebpf.VariableSpec `ebpf:"target_tgid"`
 	WantStacks     *ebpf.VariableSpec `ebpf:"want_stacks"`
@@ -206,6 +212,7 @@ type syscallsVariables struct {
 	FollowChildren *ebpf.Variable `ebpf:"follow_children"`
 	NrExit         *ebpf.Variable `ebpf:"nr_exit"`
 	NrExitGroup    *ebpf.Variable `ebpf:"nr_exit_group"`
+	NrRtSigreturn  *ebpf.Variable `ebpf:"nr_rt_sigreturn"`
 	PerThread      *ebpf.Variable `ebpf:"per_thread"`
 	TargetTgid     *ebpf.Variable `ebpf:"target_tgid"`
 	WantStacks     *ebpf.Variable `ebpf:"want_stacks"`
@@ -215,11 +222,13 @@ type syscallsVariables struct {
 //
 // It can be passed to loadSyscallsObjects or ebpf.CollectionSpec.LoadAndAssign.
 type syscallsPrograms struct {
-	SchedFork   *ebpf.Program `ebpf:"sched_fork"`
-	SysEnterBtf *ebpf.Program `ebpf:"sys_enter_btf"`
-	SysEnterRaw *ebpf.Program `ebpf:"sys_enter_raw"`
-	SysExitBtf  *ebpf.Program `ebpf:"sys_exit_btf"`
-	SysExitRaw  *ebpf.Program `ebpf:"sys_exit_raw"`
+	SchedFork       *ebpf.Program `ebpf:"sched_fork"`
+	SysEnterBtf     *ebpf.Program `ebpf:"sys_enter_btf"`
+	SysEnterRaw     *ebpf.Program `ebpf:"sys_enter_raw"`
+	SysExitBtf      *ebpf.Program `ebpf:"sys_exit_btf"`
+	SysExitCountBtf *ebpf.Program `ebpf:"sys_exit_count_btf"`
+	SysExitCountRaw *ebpf.Program `ebpf:"sys_exit_count_raw"`
+	SysExitRaw      *ebpf.Program `ebpf:"sys_exit_raw"`
 }
 
 func (p *syscallsPrograms) Close() error {
@@ -228,6 +237,8 @@ func (p *syscallsPrograms) Close() error {
 		p.SysEnterBtf,
 		p.SysEnterRaw,
 		p.SysExitBtf,
+		p.SysExitCountBtf,
+		p.SysExitCountRaw,
 		p.SysExitRaw,
 	)
 }

@@ -69,7 +69,8 @@ func TraceSyscalls(ctx context.Context, cfg SyscallConfig) (*SyscallReport, erro
 		cfg.Attached(tr.pid)
 	}
 
-	rep := &SyscallReport{PID: tr.pid, Command: cfg.Command, Arch: tab.Arch(), Attach: cfg.Attach, Started: time.Now()}
+	rep := &SyscallReport{PID: tr.pid, Command: cfg.Command, Arch: tab.Arch(), Attach: cfg.Attach,
+		NoLatency: cfg.NoLatency, Started: time.Now()}
 	snap := func() {
 		if cfg.Stacks {
 			syms.snapshot(sess.pids()...)
@@ -107,10 +108,14 @@ func newSyscallSession(cfg SyscallConfig, tab *syscalltab.Table, pid int) (*sysc
 	if n, ok := tab.Number("exit_group"); ok {
 		nrExitGroup = int32(n)
 	}
+	nrSigreturn := int32(-1)
+	if n, ok := tab.Number("rt_sigreturn"); ok {
+		nrSigreturn = int32(n)
+	}
 	if err := setVars(spec, map[string]any{
 		"target_tgid": uint32(pid), "follow_children": b2u(cfg.FollowChildren),
 		"per_thread": b2u(cfg.PerThread), "want_stacks": b2u(cfg.Stacks),
-		"nr_exit": nrExit, "nr_exit_group": nrExitGroup,
+		"nr_exit": nrExit, "nr_exit_group": nrExitGroup, "nr_rt_sigreturn": nrSigreturn,
 	}); err != nil {
 		return nil, err
 	}
@@ -128,7 +133,16 @@ func newSyscallSession(cfg SyscallConfig, tab *syscalltab.Table, pid int) (*sysc
 	if cfg.Attach == AttachRawTP {
 		enter, exit = "sys_enter_raw", "sys_exit_raw"
 	}
-	keep := []string{enter, exit}
+	if cfg.NoLatency {
+		enter, exit = "", "sys_exit_count_btf"
+		if cfg.Attach == AttachRawTP {
+			exit = "sys_exit_count_raw"
+		}
+	}
+	keep := []string{exit}
+	if enter != "" {
+		keep = append(keep, enter)
+	}
 	if cfg.FollowChildren {
 		keep = append(keep, "sched_fork")
 	}
@@ -154,9 +168,11 @@ func newSyscallSession(cfg SyscallConfig, tab *syscalltab.Table, pid int) (*sysc
 		s.close()
 		return nil, err
 	}
-	if err := s.attach(coll.Programs[enter], cfg.Attach, "sys_enter"); err != nil {
-		s.close()
-		return nil, err
+	if enter != "" {
+		if err := s.attach(coll.Programs[enter], cfg.Attach, "sys_enter"); err != nil {
+			s.close()
+			return nil, err
+		}
 	}
 	return s, nil
 }

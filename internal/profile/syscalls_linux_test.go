@@ -38,3 +38,36 @@ func TestTraceSyscallsExactCount(t *testing.T) {
 		})
 	}
 }
+
+func TestNoLatencyCountsExactly(t *testing.T) {
+	requireBPF(t)
+	bin := buildGo(t, "fstats", fstatProgram)
+	const n = 4321
+	for _, mode := range []AttachMode{AttachTPBTF, AttachRawTP} {
+		t.Run(string(mode), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			rep, err := TraceSyscalls(ctx, SyscallConfig{Target: Target{Command: []string{bin, strconv.Itoa(n)}},
+				Attach: mode, NoLatency: true, Stacks: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			st, _ := rep.Syscall("fstat")
+			if st.Count != n || st.TotalNs != 0 {
+				t.Errorf("fstat count %d, total %d ns; want %d calls and no timing", st.Count, st.TotalNs, n)
+			}
+			if n := rep.Lost["syscalls with out-of-range numbers"]; n != 0 {
+				t.Errorf("%d syscalls without a number, want 0 (rt_sigreturn is mapped)", n)
+			}
+			var fromFn uint64
+			for _, s := range rep.Stacks {
+				if s.Syscall == "fstat" && hasFunction(s.Frames, "main.doFstats") {
+					fromFn += s.Count
+				}
+			}
+			if fromFn != n {
+				t.Errorf("fstat stacks through main.doFstats = %d, want %d", fromFn, n)
+			}
+		})
+	}
+}
