@@ -26,6 +26,8 @@ type Config struct {
 	Now func() time.Time
 	// SSEKeepAlive is the comment interval on idle live tails; 0 means 15s.
 	SSEKeepAlive time.Duration
+	// SSEWriteTimeout bounds one SSE write; 0 means DefaultSSEWriteTimeout.
+	SSEWriteTimeout time.Duration
 }
 
 // API serves /api/v1 over a Reader, with a live tail. Run must be running
@@ -47,6 +49,9 @@ func New(r *Reader, cfg Config) *API {
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.SSEWriteTimeout <= 0 {
+		cfg.SSEWriteTimeout = DefaultSSEWriteTimeout
 	}
 	if cfg.SSEKeepAlive <= 0 {
 		cfg.SSEKeepAlive = 15 * time.Second
@@ -260,7 +265,7 @@ func (a *API) logStream(w http.ResponseWriter, r *http.Request) {
 const droppedEvent = "event: dropped\ndata: {\"error\":\"client fell behind; reconnect\"}\n\n"
 
 func (a *API) sseWrite(w http.ResponseWriter, rc *http.ResponseController, b []byte) bool {
-	_ = rc.SetWriteDeadline(time.Now().Add(DefaultSSEWriteTimeout))
+	_ = rc.SetWriteDeadline(time.Now().Add(a.cfg.SSEWriteTimeout))
 	if _, err := w.Write(b); err != nil {
 		return false
 	}

@@ -69,6 +69,12 @@ func likeContains(s string) string {
 	return "%" + r.Replace(s) + "%"
 }
 
+// likeLoose returns a LIKE pattern without escapes that matches at least
+// every body containing s: its own wildcards become single-character ones.
+func likeLoose(s string) string {
+	return "%" + strings.NewReplacer("%", "_", "_", "_").Replace(s) + "%"
+}
+
 // globHasTrigram reports whether a GLOB pattern holds a literal run of 3+
 // characters, which the trigram index can use.
 func globHasTrigram(p string) bool {
@@ -132,7 +138,11 @@ func (r *Reader) Logs(ctx context.Context, q LogQuery) (LogPage, LogPlan, error)
 	ftsPred, ftsArg := "", ""
 	switch {
 	case q.Q != "":
-		ftsPred, ftsArg = "logs_fts MATCH ?", fts5Phrase(q.Q)
+		// The store's index is trigram with detail=none: MATCH cannot do
+		// phrases, LIKE can, but only without an ESCAPE clause. So the index
+		// gets a loose pattern (% and _ in q become _ wildcards, a superset)
+		// and textPreds re-checks the exact, escaped pattern.
+		ftsPred, ftsArg = "logs_fts.body LIKE ?", likeLoose(q.Q)
 	case q.Glob != "" && globHasTrigram(q.Glob):
 		ftsPred, ftsArg = "logs_fts.body GLOB ?", q.Glob
 	}

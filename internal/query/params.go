@@ -296,11 +296,6 @@ func parseTime(v url.Values, name string, now time.Time) (int64, error) {
 	return 0, paramErr(name, "want RFC 3339, unix nanoseconds or a duration ago like 15m, got %q", s)
 }
 
-// fts5Phrase quotes s as one FTS5 string so MATCH treats it literally.
-func fts5Phrase(s string) string {
-	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
-}
-
 // clampNaN returns NaN-free JSON numbers: NaN and ±Inf become nil.
 func clampNaN(f float64) *float64 {
 	if math.IsNaN(f) || math.IsInf(f, 0) {

@@ -1,0 +1,82 @@
+package query
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/otelbench/otelbench/internal/query/querytest"
+	"github.com/otelbench/otelbench/internal/store"
+)
+
+// testEnv is a real store in a temp dir with the API served on loopback.
+type testEnv struct {
+	st   *store.Store
+	api  *API
+	base string // http://127.0.0.1:port
+}
+
+func newEnv(t *testing.T, cfg Config) *testEnv {
+	t.Helper()
+	return newEnvListener(t, cfg, nil)
+}
+
+// smallSendBuffers makes every accepted connection's kernel send buffer
+// tiny, so a client that stops reading blocks the server's writes after a
+// few kilobytes instead of megabytes.
+type smallSendBuffers struct{ net.Listener }
+
+func (l smallSendBuffers) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.SetWriteBuffer(4096)
+	}
+	return c, err
+}
+
+func newEnvListener(t *testing.T, cfg Config, wrap func(net.Listener) net.Listener) *testEnv {
+	t.Helper()
+	st := querytest.OpenStore(t)
+	cfg.Tail.Notify = st.ProjectedNotify
+	api := New(NewReader(st.ReadDB()), cfg)
+	mux := http.NewServeMux()
+	api.MountOn(mux.Handle)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wrap != nil {
+		ln = wrap(ln)
+	}
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	runCtx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	ran := make(chan error, 1)
+	go func() { served <- hs.Serve(ln) }()
+	go func() { ran <- api.Run(runCtx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-ran; err != nil {
+			t.Errorf("api.Run: %v", err)
+		}
+		_ = hs.Close()
+		<-served
+	})
+	return &testEnv{st: st, api: api, base: "http://" + ln.Addr().String()}
+}
+
+type logSpec = querytest.LogSpec
+type spanSpec = querytest.SpanSpec
+
+func (e *testEnv) appendLogs(t *testing.T, logs ...logSpec) { querytest.AppendLogs(t, e.st, logs...) }
+func (e *testEnv) appendSpans(t *testing.T, spans ...spanSpec) {
+	querytest.AppendSpans(t, e.st, spans...)
+}
+func (e *testEnv) appendMetrics(t *testing.T, md pmetric.Metrics) {
+	querytest.AppendMetrics(t, e.st, md)
+}
+func (e *testEnv) waitProjected(t *testing.T) { querytest.WaitProjected(t, e.st) }
