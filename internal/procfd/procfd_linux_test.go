@@ -1,11 +1,14 @@
 package procfd
 
 import (
+	"bytes"
+	"context"
 	"errors"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strconv"
@@ -314,6 +317,16 @@ func TestThreadWithOwnTable(t *testing.T) {
 	// descriptor; the table at rest holds one less.
 	if want := r.after - 1; own.FDs != want {
 		t.Errorf("thread table FDs = %d, want %d", own.FDs, want)
+	}
+
+	// fdcount --threads shows the thread's table as a row of its own.
+	var out bytes.Buffer
+	if err := Run(context.Background(), Config{PIDs: []int{pid}, Threads: true, Stdout: &out}); err != nil {
+		t.Fatalf("Run --threads: %v", err)
+	}
+	row := regexp.MustCompile(`(?m)^` + strconv.Itoa(pid) + `\s+` + strconv.Itoa(r.tid) + `\s+\S+\s+` + strconv.Itoa(own.FDs) + `\s+stat\s+\d+$`)
+	if !row.MatchString(out.String()) {
+		t.Errorf("--threads output lacks a row for thread %d with %d fds:\n%s", r.tid, own.FDs, out.String())
 	}
 
 	// Without kcmp (a mount of another PID namespace), threads are grouped

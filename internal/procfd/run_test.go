@@ -98,6 +98,7 @@ func TestRunGolden(t *testing.T) {
 		{"watch.jsonl", Config{PIDs: []int{7}, JSON: true, Watch: time.Millisecond, Rounds: 2}, false},
 		{"watch.txt", Config{PIDs: []int{7}, Watch: time.Millisecond, Rounds: 2}, false},
 		{"stat-forced.json", Config{PIDs: []int{7}, JSON: true, Method: MethodStat}, true},
+		{"threads.txt", Config{PIDs: []int{42, 7}, Threads: true}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -18,6 +18,9 @@ const kcmpFiles = 2
 // out.
 func (fs *FS) Tables(pid int, m Method) ([]Table, Grouping, error) {
 	tids, err := fs.TIDs(pid)
+	if errors.Is(err, ErrNoProcess) && !fs.procfs {
+		tids, err = []int{pid}, nil // a fixture without task/: one thread
+	}
 	if err != nil {
 		return nil, "", err
 	}
