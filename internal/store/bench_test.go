@@ -5,6 +5,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+
+	"github.com/klauspost/compress/zstd"
+	"modernc.org/sqlite"
 	"syscall"
 	"testing"
 	"time"
@@ -144,6 +148,10 @@ func BenchmarkAppend(b *testing.B) {
 }
 
 func benchAppend(b *testing.B, records int, noProjection bool, sync SyncMode) {
+	if os.Getenv("STORE_BENCH_FDATASYNC") != "" {
+		prev, _ := sqlite.Fdatasync(true)
+		defer sqlite.Fdatasync(prev)
+	}
 	s, err := Open(context.Background(), Config{Dir: b.TempDir(), Sync: sync, NoProjection: noProjection, Logger: quietLogger})
 	if err != nil {
 		b.Fatal(err)
@@ -152,6 +160,7 @@ func benchAppend(b *testing.B, records int, noProjection bool, sync SyncMode) {
 	b.SetParallelism(64) // 64 callers per GOMAXPROCS
 	b.SetBytes(int64(len(payload)))
 	b.ResetTimer()
+	cpu0 := cpuTime()
 	start := time.Now()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
@@ -162,10 +171,12 @@ func benchAppend(b *testing.B, records int, noProjection bool, sync SyncMode) {
 		}
 	})
 	elapsed := time.Since(start)
+	cpu := cpuTime() - cpu0
 	b.StopTimer()
 	st := s.Stats()
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "req/s")
 	b.ReportMetric(float64(st.Logs.Requests)/float64(max(1, st.Commits)), "req/commit")
+	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/req")
 	if err := s.Close(context.Background()); err != nil {
 		b.Fatal(err)
 	}
@@ -242,5 +253,26 @@ func benchProject(b *testing.B, sig Signal, records int, payload []byte) {
 	b.ReportMetric(float64(cpu.Nanoseconds())/float64(requests*records), "cpu-ns/record")
 	if err := s.Close(context.Background()); err != nil {
 		b.Fatal(err)
+	}
+}
+
+// BenchmarkZstdPayload measures what compressing raw payloads would cost and save: the write
+// path is CPU-bound, so compression only pays if it is cheaper than writing the bytes it saves.
+func BenchmarkZstdPayload(b *testing.B) {
+	for _, records := range []int{1, 10} {
+		payload := benchLogs(records)
+		enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprintf("records=%d", records), func(b *testing.B) {
+			var out []byte
+			b.SetBytes(int64(len(payload)))
+			for b.Loop() {
+				out = enc.EncodeAll(payload, out[:0])
+			}
+			b.ReportMetric(float64(len(payload))/float64(len(out)), "ratio")
+		})
+		enc.Close()
 	}
 }

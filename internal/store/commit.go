@@ -4,7 +4,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"os"
 )
 
 // maxCacheEntries bounds each id cache; a full cache is simply cleared.
@@ -183,7 +182,7 @@ func (p *projector) writeLogs(tx *sql.Tx, resIDs, scopeIDs []int64) error {
 			l.time, l.observed, l.severity, l.severityText, l.body, l.attrs, l.traceID, l.spanID, l.flags, l.event); err != nil {
 			return fmt.Errorf("insert logs: %w", err)
 		}
-		if l.body != "" && os.Getenv("NOFTS") == "" {
+		if l.body != "" {
 			if err := ins.logsFTS.add(tx, l.id, l.body); err != nil {
 				return fmt.Errorf("index log bodies: %w", err)
 			}
