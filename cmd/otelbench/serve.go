@@ -1,11 +1,15 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"log/slog"
 	"os"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/sync/errgroup"
 
+	"github.com/otelbench/otelbench/internal/dashboard"
 	"github.com/otelbench/otelbench/internal/exitcode"
 	"github.com/otelbench/otelbench/internal/ingestsrv"
 	"github.com/otelbench/otelbench/internal/store"
@@ -46,7 +50,14 @@ queue, commit and exit 0.`,
 			if err != nil {
 				return err
 			}
-			return srv.ListenAndServe(cmd.Context())
+			runTail, err := dashboard.Attach(srv.Store().ReadDB(), srv.Store().ProjectedNotify, srv.Mount, cfg.Logger)
+			if err != nil {
+				return errors.Join(err, srv.Close(context.Background()))
+			}
+			g, ctx := errgroup.WithContext(cmd.Context())
+			g.Go(func() error { return runTail(ctx) })
+			g.Go(func() error { return srv.ListenAndServe(ctx) })
+			return g.Wait()
 		},
 	}
 	f := cmd.Flags()
@@ -56,6 +67,7 @@ queue, commit and exit 0.`,
 	f.IntVar(&cfg.QueueRequests, "queue-requests", store.DefaultQueueRequests, "group-commit queue limit in requests (503 beyond)")
 	f.Int64Var(&cfg.MaxBody, "max-body", ingestsrv.DefaultMaxBody, "request body limit in bytes, before and after decompression (413 beyond)")
 	f.Int64Var(&cfg.InflightBytes, "inflight-bytes", ingestsrv.DefaultInflightBytes, "memory budget of requests in flight (503 beyond)")
+	f.IntVar(&cfg.MaxConns, "max-conns", ingestsrv.DefaultMaxConns, "open connections at most; more wait in the accept backlog")
 	f.StringVar(&sync, "sync", string(store.SyncFull), "durability: full (fsync each group commit), normal or off (not durable)")
 	f.BoolVar(&cfg.Pprof, "pprof", false, "mount net/http/pprof under /debug/pprof/")
 	f.StringVar(&cfg.AuthToken, "auth-token", "", "require 'Authorization: Bearer TOKEN' on the API, /metrics and pprof (or $"+authTokenEnv+")")

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"math"
 	"strings"
 )
 
@@ -117,12 +116,13 @@ const (
 // Logs returns one newest-first page of logs matching q.
 //
 // A substring (q) or trigram-able glob is planned by selectivity: the FTS5
-// index is asked how many documents match, capped at T = sqrt(rows·limit).
-// Under T, all matches are fetched by rowid and sorted by time (cost ~
-// matches). At T or more, the time index is walked newest first and each
-// body tested (expected cost ~ limit·rows/matches), bounded at 4·rows·limit/T
-// rows; if that bound yields too few, the exact FTS plan answers. Both
-// costs meet at T, so neither a rare nor a common term pays for the other.
+// trigram index counts matching documents up to T = max(1000, 10·limit).
+// Under T (a selective term), all matches are fetched by rowid and sorted by
+// time (cost ~ matches). At T or more (a common term), the time index is
+// walked newest first and each body tested (expected cost ~
+// limit·rows/matches), for at most WalkBound rows; if that yields too few,
+// the exact index plan answers. Terms in between pay for both; the rare and
+// the common, which are what people search, pay for neither.
 func (r *Reader) Logs(ctx context.Context, q LogQuery) (LogPage, LogPlan, error) {
 	base := q.baseWhere()
 	var textPreds []string
@@ -158,12 +158,9 @@ func (r *Reader) Logs(ctx context.Context, q LogQuery) (LogPage, LogPlan, error)
 			` ORDER BY l.time_unix_nano DESC, l.id DESC LIMIT ?`, append(append(base.args, textArgs...), fetch)...)
 		return page(rows, q.Limit), PlanFullWalk, err
 	}
-	var total int64
-	if err := r.db.QueryRowContext(ctx, `SELECT coalesce(max(id), 0) FROM logs`).Scan(&total); err != nil {
-		return LogPage{}, "", fmt.Errorf("count logs: %w", err)
-	}
-	threshold := int64(math.Sqrt(float64(total) * float64(fetch)))
-	threshold = min(max(threshold, 1000), 500_000)
+	// Counting matches costs a content check per candidate, so the count
+	// stops at a small cap: under it the term is selective.
+	threshold := max(1000, 10*int64(fetch))
 	var matches int64
 	if err := r.db.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT rowid FROM logs_fts WHERE `+ftsPred+` LIMIT ?)`,
 		ftsArg, threshold).Scan(&matches); err != nil {
@@ -176,7 +173,7 @@ func (r *Reader) Logs(ctx context.Context, q LogQuery) (LogPage, LogPlan, error)
 		rows, err := r.queryLogs(ctx, ftsQuery, ftsArgs...)
 		return page(rows, q.Limit), PlanFTS, err
 	}
-	bound := 4*total*int64(fetch)/threshold + 1000
+	bound := max(WalkBound, 100*int64(fetch))
 	rows, err := r.queryLogs(ctx, `SELECT * FROM (SELECT `+logCols+` FROM logs l WHERE `+base.String()+
 		` ORDER BY l.time_unix_nano DESC, l.id DESC LIMIT ?) l WHERE `+textWhere+` LIMIT ?`,
 		append(append(append(base.args, bound), textArgs...), fetch)...)
@@ -186,6 +183,10 @@ func (r *Reader) Logs(ctx context.Context, q LogQuery) (LogPage, LogPlan, error)
 	rows, err = r.queryLogs(ctx, ftsQuery, ftsArgs...)
 	return page(rows, q.Limit), PlanWalkThenF, err
 }
+
+// WalkBound is the most rows the common-term plan tests before it falls
+// back to the exact index plan.
+const WalkBound = 50_000
 
 func page(rows []Log, limit int) LogPage {
 	p := LogPage{Logs: rows}

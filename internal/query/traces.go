@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"golang.org/x/sync/errgroup"
 )
 
 // TraceSummary describes one trace in a list.
@@ -139,25 +141,85 @@ type TraceTree struct {
 	Spans             []Span   `json:"spans"`
 }
 
+// TraceParts is how many id ranges Trace reads in parallel (one read
+// connection each) for traces of at least ParallelSpans spans.
+const (
+	TraceParts    = 2
+	ParallelSpans = 20_000
+)
+
 // Trace loads every span of traceID and builds the tree. ErrNotFound when
-// the trace has no spans.
+// the trace has no spans. A big trace is read as TraceParts id ranges in
+// parallel: reading rows through database/sql is the dominant cost, and it
+// splits cleanly.
 func (r *Reader) Trace(ctx context.Context, traceID []byte) (*TraceTree, error) {
 	id := hex.EncodeToString(traceID)
-	rows, err := r.db.QueryContext(ctx, `SELECT span_id, coalesce(parent_span_id,''), coalesce(service,''), name, kind,
+	var lo, hi sql.NullInt64
+	if err := r.db.QueryRowContext(ctx, `SELECT min(id), max(id) FROM spans WHERE trace_id = ?`, id).Scan(&lo, &hi); err != nil {
+		return nil, fmt.Errorf("query trace: %w", err)
+	}
+	if !lo.Valid {
+		return nil, fmt.Errorf("trace %s: %w", id, ErrNotFound)
+	}
+	parts := 1
+	if hi.Int64-lo.Int64+1 >= ParallelSpans {
+		parts = TraceParts
+	}
+	chunks := make([][]Span, parts)
+	g, gctx := errgroup.WithContext(ctx)
+	width := (hi.Int64 - lo.Int64 + int64(parts)) / int64(parts)
+	for i := range parts {
+		from, to := lo.Int64+int64(i)*width, min(lo.Int64+int64(i+1)*width-1, hi.Int64)
+		g.Go(func() (err error) {
+			chunks[i], err = r.spanRange(gctx, id, from, to)
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	spans := chunks[0]
+	for _, c := range chunks[1:] {
+		spans = append(spans, c...)
+	}
+	if len(spans) == 0 {
+		return nil, fmt.Errorf("trace %s: %w", id, ErrNotFound)
+	}
+	return BuildTree(id, spans), nil
+}
+
+// spanRange reads the spans of trace id with row ids in [from, to]. Text
+// arrives as RawBytes; services and names repeat across a trace, so they
+// are interned (one string per distinct value, not per span).
+func (r *Reader) spanRange(ctx context.Context, id string, from, to int64) ([]Span, error) {
+	rows, err := r.db.QueryContext(ctx, `SELECT span_id, parent_span_id, service, name, kind,
 		start_time_unix_nano, end_time_unix_nano, status_code, status_message, attributes
-		FROM spans WHERE trace_id = ?`, id)
+		FROM spans WHERE trace_id = ? AND id BETWEEN ? AND ?`, id, from, to)
 	if err != nil {
 		return nil, fmt.Errorf("query trace: %w", err)
 	}
 	defer rows.Close()
-	var spans []Span
+	intern := map[string]string{}
+	str := func(b sql.RawBytes) string {
+		if s, ok := intern[string(b)]; ok { // no allocation for the lookup
+			return s
+		}
+		s := string(b)
+		if len(intern) < 100_000 {
+			intern[s] = s
+		}
+		return s
+	}
+	spans := make([]Span, 0, to-from+1)
+	var spanID, parent, service, name, msg, attrs sql.RawBytes
 	for rows.Next() {
 		var s Span
-		var attrs sql.RawBytes
-		if err := rows.Scan(&s.SpanID, &s.ParentSpanID, &s.Service, &s.Name, &s.Kind,
-			&s.StartTimeUnixNano, &s.EndTimeUnixNano, &s.StatusCode, &s.StatusMessage, &attrs); err != nil {
+		if err := rows.Scan(&spanID, &parent, &service, &name, &s.Kind,
+			&s.StartTimeUnixNano, &s.EndTimeUnixNano, &s.StatusCode, &msg, &attrs); err != nil {
 			return nil, fmt.Errorf("scan span: %w", err)
 		}
+		s.SpanID, s.ParentSpanID = string(spanID), string(parent)
+		s.Service, s.Name, s.StatusMessage = str(service), str(name), str(msg)
 		if len(attrs) > 2 {
 			s.Attributes = RawJSON(bytes.Clone(attrs)) // RawBytes dies at Next
 		}
@@ -166,10 +228,7 @@ func (r *Reader) Trace(ctx context.Context, traceID []byte) (*TraceTree, error) 
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("query trace: %w", err)
 	}
-	if len(spans) == 0 {
-		return nil, fmt.Errorf("trace %s: %w", id, ErrNotFound)
-	}
-	return BuildTree(id, spans), nil
+	return spans, nil
 }
 
 // BuildTree orders spans into a TraceTree. It is iterative, so a
