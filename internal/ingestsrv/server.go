@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/net/netutil"
+
 	"github.com/otelbench/otelbench/internal/otlpcodec"
 	"github.com/otelbench/otelbench/internal/store"
 )
@@ -132,6 +134,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		return errors.New("ingestsrv: Serve called twice")
 	}
 	s.warnExposure(ln.Addr())
+	ln = netutil.LimitListener(ln, s.cfg.MaxConns)
 	hs := &http.Server{
 		Handler:           s.mux,
 		ReadHeaderTimeout: readHeaderTimeout,
