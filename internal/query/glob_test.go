@@ -73,7 +73,7 @@ func FuzzGlobMatchesSQLite(f *testing.F) {
 	f.Fuzz(func(t *testing.T, pattern, s string) {
 		if !utf8.ValidString(pattern) || !utf8.ValidString(s) ||
 			strings.ContainsRune(pattern, 0) || strings.ContainsRune(s, 0) ||
-			len(pattern) > 64 || len(s) > 256 {
+			len(pattern) > 64 || len(s) > 256 || strings.Count(pattern, "*") > 4 { // SQLite backtracks exponentially in stars
 			t.Skip()
 		}
 		var want bool
