@@ -130,6 +130,14 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
+// maxRSS returns the process's peak resident set size in bytes (for the whole test binary run,
+// so run one benchmark per process to attribute it).
+func maxRSS() int64 {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return ru.Maxrss << 10
+}
+
 var quietLogger = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 // BenchmarkAppend measures durable Append throughput with many concurrent callers (like HTTP
@@ -177,6 +185,7 @@ func benchAppend(b *testing.B, records int, noProjection bool, sync SyncMode) {
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "req/s")
 	b.ReportMetric(float64(st.Logs.Requests)/float64(max(1, st.Commits)), "req/commit")
 	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/req")
+	b.ReportMetric(float64(maxRSS())/(1<<20), "peak-rss-MiB")
 	if err := s.Close(context.Background()); err != nil {
 		b.Fatal(err)
 	}
@@ -231,6 +240,7 @@ func benchProject(b *testing.B, sig Signal, records int, payload []byte) {
 	if err := s.Close(context.Background()); err != nil {
 		b.Fatal(err)
 	}
+	fillRSS := maxRSS()
 	b.ResetTimer()
 	cpu0 := cpuTime()
 	start := time.Now()
@@ -251,6 +261,8 @@ func benchProject(b *testing.B, sig Signal, records int, payload []byte) {
 	b.ReportMetric(float64(requests*records)/elapsed.Seconds(), "records/s")
 	// CPU time per record is steadier than records/s on a shared machine.
 	b.ReportMetric(float64(cpu.Nanoseconds())/float64(requests*records), "cpu-ns/record")
+	b.ReportMetric(float64(maxRSS())/(1<<20), "peak-rss-MiB")
+	b.ReportMetric(float64(fillRSS)/(1<<20), "fill-rss-MiB")
 	if err := s.Close(context.Background()); err != nil {
 		b.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 
 // maxSliceRecords bounds the records one projection transaction takes (beyond the first raw
 // row), so a slice of large requests still commits in bounded time.
-const maxSliceRecords = 16384
+const maxSliceRecords = 8192
 
 // rawRow is one raw request read by the projector.
 type rawRow struct {

@@ -23,7 +23,7 @@ const (
 	// DefaultQueueRequests bounds the requests waiting for, or inside, a group commit.
 	DefaultQueueRequests = 8192
 	// DefaultProjectSlice is how many raw rows one projection transaction takes at most.
-	DefaultProjectSlice = 1024
+	DefaultProjectSlice = 512
 	// RawFileName is the raw database inside Config.Dir (the durable write path).
 	RawFileName = "raw.db"
 	// FileName is the relational (projected) database inside Config.Dir.
@@ -257,12 +257,15 @@ func openOne(ctx context.Context, dsn string) (*sql.DB, error) {
 
 // commonPragmas apply to every connection. busy_timeout only matters for other processes (the
 // sqlite3 CLI, say) holding locks: inside the process each database has one writing goroutine.
-// cache_size is in KiB when negative.
-var commonPragmas = []string{"busy_timeout(10000)", "foreign_keys(off)", "cache_size(-16384)", "temp_store(memory)"}
+// Page caches (cache_size, KiB when negative) are sized per role to keep peak RSS under the
+// issue's 100 MB: the writer only appends (4 MiB), the projector's raw reader scans forward
+// (4 MiB), the projector updates indexes all over telemetry.db (8 MiB; 32 MiB measured +60 MiB RSS for no clear CPU gain), and each read
+// connection gets 8 MiB.
+var commonPragmas = []string{"busy_timeout(10000)", "foreign_keys(off)", "temp_store(memory)"}
 
 func (s *Store) openDBs(ctx context.Context) error {
 	var err error
-	s.writeDB, err = openOne(ctx, dsn(s.rawPath, append(commonPragmas, "synchronous("+string(s.cfg.Sync)+")")...))
+	s.writeDB, err = openOne(ctx, dsn(s.rawPath, append(commonPragmas, "cache_size(-4096)", "synchronous("+string(s.cfg.Sync)+")")...))
 	if err != nil {
 		return classify("open raw database", err)
 	}
@@ -278,7 +281,7 @@ func (s *Store) openDBs(ctx context.Context) error {
 	// The projection database's commits need not be durable: projection is re-derived from raw,
 	// and its rows and high-water mark commit atomically, so NORMAL loses at most the last
 	// slices on power loss and they are projected again.
-	s.projectDB, err = openOne(ctx, dsn(s.path, append(commonPragmas, "synchronous(normal)", "wal_autocheckpoint(8192)", "cache_size(-32768)")...))
+	s.projectDB, err = openOne(ctx, dsn(s.path, append(commonPragmas, "synchronous(normal)", "wal_autocheckpoint(8192)", "cache_size(-8192)")...))
 	if err != nil {
 		return classify("open telemetry database", err)
 	}
@@ -288,11 +291,11 @@ func (s *Store) openDBs(ctx context.Context) error {
 	if err := applySchema(ctx, s.projectDB, schemaSQL); err != nil {
 		return err
 	}
-	s.projRawDB, err = openOne(ctx, dsn(s.rawPath, append(commonPragmas, "query_only(true)")...))
+	s.projRawDB, err = openOne(ctx, dsn(s.rawPath, append(commonPragmas, "cache_size(-4096)", "query_only(true)")...))
 	if err != nil {
 		return classify("open raw reader", err)
 	}
-	conn, err := sqlite.NewConnector(dsn(s.path, append(commonPragmas, "query_only(true)")...))
+	conn, err := sqlite.NewConnector(dsn(s.path, append(commonPragmas, "cache_size(-8192)", "query_only(true)")...))
 	if err != nil {
 		return fmt.Errorf("store: open read pool: %w", err)
 	}
