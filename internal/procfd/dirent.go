@@ -90,19 +90,19 @@ func parseID(name []byte) (int, bool) {
 // parseFDName parses a NUL-terminated (or unterminated) decimal name of at
 // most 10 digits, no sign, at most 2^31-1; ok is false for anything else.
 func parseFDName(name []byte) (int, bool) {
-	v := 0
+	var v int64 // 10 digits overflow a 32-bit int
 	i := 0
 	for ; i < len(name) && name[i] != 0; i++ {
 		c := name[i]
 		if c < '0' || c > '9' || i >= 10 {
 			return 0, false
 		}
-		v = v*10 + int(c-'0')
+		v = v*10 + int64(c-'0')
 	}
 	if i == 0 || v > 1<<31-1 {
 		return 0, false
 	}
-	return v, true
+	return int(v), true
 }
 
 // countFDsBelow reads the getdents64 records of an fd directory in buf (in
