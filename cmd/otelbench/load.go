@@ -61,8 +61,8 @@ func (f *loadFlags) bind(fs *pflag.FlagSet, defaultEndpoint bool) {
 	fs.Float64Var(&f.maxErrorRate, "max-error-rate", 1, "exit 1 when more than this fraction of requests fail (0..1)")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the generator to `FILE`")
 	_ = fs.MarkHidden("cpuprofile")
-	fs.BoolVar(&c.NetHTTP, "net-http", false, "send through Go's net/http client instead of the lean HTTP/1.1 one (https always does)")
-	_ = fs.MarkHidden("net-http")
+	fs.StringVar((*string)(&c.Sender), "sender", "", "HTTP client: epoll, h1 or net-http (default: the fastest that fits)")
+	_ = fs.MarkHidden("sender")
 }
 
 // config parses the string flags into the loadgen.Config; its errors are

@@ -113,6 +113,18 @@ func (m Mix) schedule() []otlpgen.Signal {
 	return out
 }
 
+// Sender names an HTTP client implementation.
+type Sender string
+
+// Senders. SenderAuto uses SenderEpoll for the closed model without retries
+// on Linux, SenderH1 otherwise, and SenderNetHTTP for https:// endpoints.
+const (
+	SenderAuto    Sender = ""
+	SenderEpoll   Sender = "epoll"    // closed model: epoll loops over non-blocking sockets (evloop_linux.go)
+	SenderH1      Sender = "h1"       // a goroutine per connection, lean HTTP/1.1 (h1.go)
+	SenderNetHTTP Sender = "net-http" // Go's net/http with a tuned Transport (sender.go)
+)
+
 // Config describes one load run. Zero fields take the Default* values.
 type Config struct {
 	Endpoint string      // base URL; signal paths /v1/logs, /v1/metrics, /v1/traces are appended
@@ -141,9 +153,9 @@ type Config struct {
 	Retry        int
 	RetryMaxWait time.Duration
 
-	// NetHTTP sends through net/http even for http:// endpoints (https://
-	// always does); otherwise a lean HTTP/1.1 client is used (h1.go).
-	NetHTTP bool
+	// Sender picks the HTTP client; "" (SenderAuto) is right for nearly
+	// everyone and the others exist for comparison and debugging.
+	Sender Sender
 
 	// Progress, when not nil, receives a live progress display (mpb).
 	Progress io.Writer
@@ -194,6 +206,20 @@ func (c Config) Validate() error {
 		return bad("retry max wait %v is negative", c.RetryMaxWait)
 	case c.LateThreshold < 0:
 		return bad("late threshold %v is negative", c.LateThreshold)
+	}
+	https := strings.HasPrefix(c.Endpoint, "https:")
+	switch c.Sender {
+	case SenderAuto, SenderNetHTTP:
+	case SenderH1:
+		if https {
+			return bad("sender h1 speaks plain http only")
+		}
+	case SenderEpoll:
+		if !evSupported || https || c.Rate > 0 || c.Retry > 0 {
+			return bad("sender epoll needs Linux, an http:// endpoint, the closed model and no retries")
+		}
+	default:
+		return bad("sender %q (want epoll, h1 or net-http)", c.Sender)
 	}
 	return nil
 }

@@ -56,17 +56,20 @@ type runner struct {
 }
 
 func (r *runner) run(ctx context.Context) (*Report, error) {
-	if strings.HasPrefix(r.cfg.Endpoint, "https:") || r.cfg.NetHTTP {
+	var h1 *h1Sender
+	if strings.HasPrefix(r.cfg.Endpoint, "https:") || r.cfg.Sender == SenderNetHTTP {
 		s := newSender(r.cfg, r.pool)
 		defer s.close()
 		r.exchange = func(context.Context) exchanger { return netHTTPExchanger{s} }
 	} else {
-		s, err := newH1Sender(r.cfg, r.pool)
-		if err != nil {
+		var err error
+		if h1, err = newH1Sender(r.cfg, r.pool); err != nil {
 			return nil, err
 		}
-		r.exchange = func(ctx context.Context) exchanger { return s.conn(ctx) }
+		r.exchange = func(ctx context.Context) exchanger { return h1.conn(ctx) }
 	}
+	epoll := h1 != nil && (r.cfg.Sender == SenderEpoll ||
+		(r.cfg.Sender == SenderAuto && evSupported && !r.cfg.open() && r.cfg.Retry == 0))
 
 	// stopCtx ends the issuing of new requests (duration reached or ctx
 	// done); requests in flight run on ctx, so a timed stop lets them finish
@@ -84,8 +87,23 @@ func (r *runner) run(ctx context.Context) (*Report, error) {
 	prog := startProgress(stopCtx, r.cfg.Progress, r)
 
 	var wg sync.WaitGroup
-	for range r.cfg.Concurrency {
-		wg.Go(func() { r.worker(ctx, stopCtx) })
+	if epoll {
+		loops := eventLoops(r.cfg.Concurrency)
+		for i := range loops {
+			n := r.cfg.Concurrency/loops + btoi(i < r.cfg.Concurrency%loops)
+			l, err := newEvLoop(ctx, stopCtx, r, h1, n)
+			if err != nil { // no epoll here after all: goroutines instead
+				for range n {
+					wg.Go(func() { r.worker(ctx, stopCtx) })
+				}
+				continue
+			}
+			wg.Go(l.run)
+		}
+	} else {
+		for range r.cfg.Concurrency {
+			wg.Go(func() { r.worker(ctx, stopCtx) })
+		}
 	}
 	wg.Wait()
 	elapsed := r.cfg.Clock.Now().Sub(r.start)
@@ -133,22 +151,8 @@ func (r *runner) send(ctx context.Context, ex exchanger, p *otlpgen.Payload, int
 	acc := r.acc[p.Signal]
 	gotResponse := false
 	for try := 0; ; try++ {
-		at := attempt{records: int64(p.Records), bytes: int64(len(p.Body))}
 		resp, err := ex.send(ctx, p, buf)
-		switch {
-		case err != nil && ctx.Err() != nil:
-			at.canceled = true
-		case err != nil:
-			at.transport = true
-		default:
-			gotResponse = true
-			at.status = resp.status
-			if resp.status == 200 {
-				rej, derr := parseRejected(p.Signal, resp.contentType, resp.body)
-				at.rejected, at.badResponse = rej, derr != nil
-			}
-		}
-		acc.recordAttempt(at, try > 0)
+		gotResponse = r.recordAttempt(ctx, p, resp, err, try > 0) || gotResponse
 		if err != nil || !retryable(resp.status) || try >= r.cfg.Retry {
 			break
 		}
@@ -163,6 +167,32 @@ func (r *runner) send(ctx context.Context, ex exchanger, p *otlpgen.Payload, int
 	} else if late {
 		acc.recordLate()
 	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// recordAttempt accounts one attempt and reports whether it got a response.
+func (r *runner) recordAttempt(ctx context.Context, p *otlpgen.Payload, resp response, err error, retry bool) bool {
+	at := attempt{records: int64(p.Records), bytes: int64(len(p.Body))}
+	switch {
+	case err != nil && ctx.Err() != nil:
+		at.canceled = true
+	case err != nil:
+		at.transport = true
+	default:
+		at.status = resp.status
+		if resp.status == 200 {
+			rej, derr := parseRejected(p.Signal, resp.contentType, resp.body)
+			at.rejected, at.badResponse = rej, derr != nil
+		}
+	}
+	r.acc[p.Signal].recordAttempt(at, retry)
+	return err == nil
 }
 
 // report assembles the Report from the accumulators.

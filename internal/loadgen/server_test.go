@@ -96,19 +96,19 @@ func TestAccountingExact(t *testing.T) {
 	const cycles, records = 5, 7
 	perSignal := int64(cycles * len(outcomes))
 	for _, tc := range []struct {
-		enc     otlpgen.Encoding
-		netHTTP bool
-	}{{otlpgen.EncodingProto, false}, {otlpgen.EncodingJSON, false}, {otlpgen.EncodingProto, true}, {otlpgen.EncodingJSON, true}} {
+		enc    otlpgen.Encoding
+		sender Sender
+	}{
+		{otlpgen.EncodingProto, SenderAuto}, {otlpgen.EncodingJSON, SenderAuto},
+		{otlpgen.EncodingProto, SenderH1}, {otlpgen.EncodingJSON, SenderH1},
+		{otlpgen.EncodingProto, SenderNetHTTP}, {otlpgen.EncodingJSON, SenderNetHTTP},
+	} {
 		enc := tc.enc
-		name := string(enc) + "/h1"
-		if tc.netHTTP {
-			name = string(enc) + "/net-http"
-		}
-		t.Run(name, func(t *testing.T) {
+		t.Run(string(enc)+"/"+string(tc.sender), func(t *testing.T) {
 			srv := newAccountingServer(t)
 			defer srv.Close()
 			rep, err := Run(context.Background(), Config{
-				Endpoint: srv.URL, Requests: 3 * perSignal, Concurrency: 4, NetHTTP: tc.netHTTP,
+				Endpoint: srv.URL, Requests: 3 * perSignal, Concurrency: 4, Sender: tc.sender,
 				Payload: otlpgen.Config{Records: records, PoolSize: 2, Encoding: enc},
 			})
 			if err != nil {
@@ -261,12 +261,12 @@ func TestCoordinatedOmissionCorrection(t *testing.T) {
 }
 
 func TestCancelStillReports(t *testing.T) {
-	for _, netHTTP := range []bool{false, true} {
-		t.Run(map[bool]string{false: "h1", true: "net-http"}[netHTTP], func(t *testing.T) { testCancelStillReports(t, netHTTP) })
+	for _, sender := range []Sender{SenderAuto, SenderH1, SenderNetHTTP} {
+		t.Run(string(sender), func(t *testing.T) { testCancelStillReports(t, sender) })
 	}
 }
 
-func testCancelStillReports(t *testing.T, netHTTP bool) {
+func testCancelStillReports(t *testing.T, sender Sender) {
 	release := make(chan struct{})
 	var arrived atomic.Int64
 	ctx, cancel := context.WithCancel(context.Background())
@@ -283,7 +283,7 @@ func testCancelStillReports(t *testing.T, netHTTP bool) {
 	defer srv.Close()
 	defer close(release)
 	rep, err := Run(ctx, Config{
-		Endpoint: srv.URL, Duration: time.Minute, Concurrency: 2, NetHTTP: netHTTP,
+		Endpoint: srv.URL, Duration: time.Minute, Concurrency: 2, Sender: sender,
 		Payload: otlpgen.Config{Records: 1, PoolSize: 1},
 	})
 	if err != nil {
@@ -342,6 +342,65 @@ func TestCheckErrorRate(t *testing.T) {
 			r := &Report{Totals: tt.stats}
 			if err := r.CheckErrorRate(tt.max); (err != nil) != tt.fail {
 				t.Errorf("CheckErrorRate(%v) = %v, want fail=%v", tt.max, err, tt.fail)
+			}
+		})
+	}
+}
+
+func TestLargeBodiesAllSenders(t *testing.T) {
+	// Bodies of a few MB do not fit the socket buffer: the epoll sender
+	// must finish them on EPOLLOUT, the others block in write.
+	var got atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n, err := io.Copy(io.Discard, r.Body)
+		if err != nil || n != r.ContentLength {
+			t.Errorf("read %d of %d bytes: %v", n, r.ContentLength, err)
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		got.Add(n)
+	}))
+	defer srv.Close()
+	for _, sender := range []Sender{SenderEpoll, SenderH1, SenderNetHTTP} {
+		t.Run(string(sender), func(t *testing.T) {
+			got.Store(0)
+			rep, err := Run(context.Background(), Config{
+				Endpoint: srv.URL, Requests: 6, Concurrency: 3, Sender: sender, Mix: Mix{1, 0, 0},
+				Payload: otlpgen.Config{Records: 4000, BodyBytes: 1024, PoolSize: 2},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Totals.Status.S2xx != 6 || rep.Totals.BytesSent != got.Load() || rep.Totals.BytesSent < 6<<20 {
+				t.Errorf("2xx %d, bytes sent %d, server read %d: want 6 answered and every byte (> 6 MiB) read",
+					rep.Totals.Status.S2xx, rep.Totals.BytesSent, got.Load())
+			}
+		})
+	}
+}
+
+func TestTimeoutIsTransportError(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		select { // hang until the client gives up
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	defer srv.Close()
+	defer close(release)
+	for _, sender := range []Sender{SenderEpoll, SenderH1, SenderNetHTTP} {
+		t.Run(string(sender), func(t *testing.T) {
+			rep, err := Run(context.Background(), Config{
+				Endpoint: srv.URL, Requests: 2, Concurrency: 2, Sender: sender, Timeout: 100 * time.Millisecond,
+				Payload: otlpgen.Config{Records: 1, PoolSize: 1},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tot := rep.Totals; tot.TransportErrors != 2 || tot.Requests != 2 || tot.Canceled != 0 {
+				t.Errorf("requests %d, transport errors %d, canceled %d: want 2 timeouts", tot.Requests, tot.TransportErrors, tot.Canceled)
 			}
 		})
 	}
