@@ -46,6 +46,8 @@ var (
 	ErrStatUnsupported = errors.New("kernel does not report fd counts in stat size (needs Linux 6.2+)")
 	// ErrBadDirent: getdents64 returned a malformed record.
 	ErrBadDirent = errors.New("malformed dirent record")
+	// ErrInvalidConfig: Config.Validate or NewFSOptions refused a setting.
+	ErrInvalidConfig = errors.New("invalid fdcount configuration")
 	// ErrInvalidMethod: a method name other than auto, stat or readdir.
 	ErrInvalidMethod = errors.New("invalid method (want auto, stat or readdir)")
 	// ErrNotSupported: counting descriptors needs Linux.

@@ -13,9 +13,6 @@ import (
 // Schema names the JSON document Run writes with Config.JSON.
 const Schema = "otelbench.fdcount/v1"
 
-// ErrInvalidConfig: Config.Validate refused the configuration.
-var ErrInvalidConfig = errors.New("invalid fdcount configuration")
-
 // Config configures Run, the engine of the fdcount command.
 type Config struct {
 	// ProcRoot is the proc mount to read ("" means DefaultProcRoot).
