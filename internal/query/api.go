@@ -1,6 +1,7 @@
 package query
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -150,7 +151,7 @@ func (a *API) trace(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Server-Timing", serverTiming("tree", time.Since(start), fmt.Sprintf("%d spans", t.SpanCount)))
-	writeJSON(w, http.StatusOK, t)
+	writeTraceJSON(w, t)
 }
 
 func (a *API) metricNames(w http.ResponseWriter, r *http.Request) {
@@ -174,6 +175,37 @@ func (a *API) metricSeries(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, s)
+}
+
+// writeTraceJSON streams t as JSON span by span: json.Encoder would buffer
+// the whole document (tens of MB for a 161,000-span trace) first.
+func writeTraceJSON(w http.ResponseWriter, t *TraceTree) {
+	spans := t.Spans
+	t.Spans = nil
+	head, err := json.Marshal(t)
+	t.Spans = spans
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	bw := bufio.NewWriterSize(w, 64<<10)
+	bw.Write(head[:len(head)-1]) // drop the closing brace
+	bw.WriteString(`,"spans":[`)
+	enc := json.NewEncoder(bw)
+	for i := range spans {
+		if i > 0 {
+			bw.WriteByte(',')
+		}
+		if enc.Encode(&spans[i]) != nil {
+			return
+		}
+	}
+	bw.WriteString("]}\n")
+	_ = bw.Flush() // the client went away; nothing useful to do
 }
 
 // serverTiming formats a Server-Timing header entry (ms, per the spec).

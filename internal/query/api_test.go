@@ -196,6 +196,15 @@ func TestTracesAPI(t *testing.T) {
 
 	var tree TraceTree
 	getJSON(t, e.base+"/api/v1/traces/"+traceA, http.StatusOK, &tree)
+	raw, err := http.Get(e.base + "/api/v1/traces/" + traceA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(raw.Body)
+	raw.Body.Close()
+	if n := strings.Count(string(body), `"spans":`); n != 1 || !json.Valid(body) {
+		t.Errorf("streamed trace JSON: %d spans keys, valid %v", n, json.Valid(body))
+	}
 	type row struct {
 		Name   string
 		Depth  int

@@ -138,7 +138,7 @@ type TraceTree struct {
 	Roots             []int    `json:"roots"`
 	Orphans           int      `json:"orphans"`
 	MaxDepth          int      `json:"max_depth"`
-	Spans             []Span   `json:"spans"`
+	Spans             []Span   `json:"spans,omitempty"` // streamed last by the API
 }
 
 // TraceParts is how many id ranges Trace reads in parallel (one read
@@ -179,8 +179,16 @@ func (r *Reader) Trace(ctx context.Context, traceID []byte) (*TraceTree, error) 
 		return nil, err
 	}
 	spans := chunks[0]
-	for _, c := range chunks[1:] {
-		spans = append(spans, c...)
+	if len(chunks) > 1 {
+		n := 0
+		for _, c := range chunks {
+			n += len(c)
+		}
+		spans = make([]Span, 0, n)
+		for i, c := range chunks {
+			spans = append(spans, c...)
+			chunks[i] = nil // let the part go before the tree is built
+		}
 	}
 	if len(spans) == 0 {
 		return nil, fmt.Errorf("trace %s: %w", id, ErrNotFound)
@@ -210,7 +218,7 @@ func (r *Reader) spanRange(ctx context.Context, id string, from, to int64) ([]Sp
 		}
 		return s
 	}
-	spans := make([]Span, 0, to-from+1)
+	spans := make([]Span, 0, min(to-from+1, 1<<16)) // ids of other traces may interleave
 	var spanID, parent, service, name, msg, attrs sql.RawBytes
 	for rows.Next() {
 		var s Span
@@ -281,9 +289,12 @@ func BuildTree(traceID string, spans []Span) *TraceTree {
 		slices.SortFunc(kids[off[k]:off[k+1]], byStart)
 	}
 	// Pre-order DFS with an explicit stack. A cycle (a→b→a, no root) leaves
-	// spans unvisited; they are appended as extra roots.
-	out := make([]Span, 0, n)
+	// spans unvisited; they are appended as extra roots. The DFS computes
+	// each span's new position and fills Depth/Parent/Children in place;
+	// the spans are then permuted in place, so a 161,000-span trace is
+	// never held twice.
 	newIdx := make([]int32, n)
+	next := 0
 	visited := make([]bool, n)
 	type frame struct{ span, depth int32 }
 	stack := make([]frame, 0, 64)
@@ -298,18 +309,18 @@ func BuildTree(traceID string, spans []Span) *TraceTree {
 				continue
 			}
 			visited[f.span] = true
-			s := spans[f.span]
+			s := &spans[f.span]
 			s.Depth = int(f.depth)
 			s.Parent = -1
 			if p := parent[f.span]; p >= 0 && visited[p] {
 				s.Parent = int(newIdx[p])
 			} else {
-				t.Roots = append(t.Roots, len(out))
+				t.Roots = append(t.Roots, next)
 			}
 			s.Children = int(childCount[f.span+1])
 			t.MaxDepth = max(t.MaxDepth, s.Depth)
-			newIdx[f.span] = int32(len(out))
-			out = append(out, s)
+			newIdx[f.span] = int32(next)
+			next++
 			ck := kids[off[f.span+1]:off[f.span+2]]
 			for j := len(ck) - 1; j >= 0; j-- {
 				stack = append(stack, frame{ck[j], f.depth + 1})
@@ -322,7 +333,15 @@ func BuildTree(traceID string, spans []Span) *TraceTree {
 			visit([]int32{int32(i)})
 		}
 	}
-	t.Spans = out
+	// Apply the permutation old→newIdx in place by following its cycles.
+	for i := range spans {
+		for int(newIdx[i]) != i {
+			j := newIdx[i]
+			spans[i], spans[j] = spans[j], spans[i]
+			newIdx[i], newIdx[j] = newIdx[j], newIdx[i]
+		}
+	}
+	t.Spans = spans
 	for s := range services {
 		t.Services = append(t.Services, s)
 	}
