@@ -103,7 +103,6 @@ type Process struct {
 type ProcessError struct {
 	PID   int    `json:"pid"`
 	Error string `json:"error"`
-	err   error
 }
 
 // CountError is returned by Run when some processes could not be counted;
@@ -185,7 +184,7 @@ func collect(fs *FS, cfg *Config) (*Snapshot, error) {
 			if cfg.All && errors.Is(err, ErrNoProcess) {
 				continue // exited since the listing
 			}
-			snap.Errors = append(snap.Errors, ProcessError{PID: pid, Error: err.Error(), err: err})
+			snap.Errors = append(snap.Errors, ProcessError{PID: pid, Error: err.Error()})
 			snap.failed++
 			continue
 		}
@@ -208,7 +207,7 @@ func collect(fs *FS, cfg *Config) (*Snapshot, error) {
 		if cfg.Threads {
 			tables, g, err := fs.Tables(p.PID, method)
 			if err != nil {
-				snap.Errors = append(snap.Errors, ProcessError{PID: p.PID, Error: "threads: " + err.Error(), err: err})
+				snap.Errors = append(snap.Errors, ProcessError{PID: p.PID, Error: "threads: " + err.Error()})
 				snap.failed++
 				snap.counted--
 				continue
