@@ -6,6 +6,8 @@
 #
 #   scripts/bench-query.sh                 # full size
 #   LOGS=200000 SPANS=20000 scripts/bench-query.sh   # quick
+#   DATA=/tmp/qdata scripts/bench-query.sh  # keep the data dir; a second run
+#                                           # skips the load and re-measures
 #
 # Bounded: every phase has a timeout; the server is stopped on exit.
 set -euo pipefail
@@ -22,14 +24,16 @@ echo "work dir: $work"
 go build -o "$work/otelbench" ./cmd/otelbench
 go build -o "$work/querygen" ./scripts/querygen
 
-"$work/otelbench" serve --addr 127.0.0.1:0 --data "$work/data" 2>"$work/serve.log" &
+data=${DATA:-$work/data}
+"$work/otelbench" serve --addr 127.0.0.1:0 --data "$data" 2>"$work/serve.log" &
 pid=$!
 cleanup() {
   kill -INT "$pid" 2>/dev/null || true
   for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
   kill -KILL "$pid" 2>/dev/null || true
   [ -n "${sampler:-}" ] && kill "$sampler" 2>/dev/null || true
-  rm -rf "$work/data"
+  [ -z "${DATA:-}" ] && rm -rf "$data"
+  return 0
 }
 trap cleanup EXIT
 
@@ -51,8 +55,13 @@ echo "server pid $pid at $url"
   done ) &
 sampler=$!
 
-echo "== load: $LOGS logs, one $SPANS-span trace"
-timeout 3600 "$work/querygen" load -endpoint "$url" -logs "$LOGS" -trace-spans "$SPANS"
+if [ -e "$data/.querygen-loaded" ]; then
+  echo "== reusing the data in $data: $(cat "$data/.querygen-loaded")"
+else
+  echo "== load: $LOGS logs, one $SPANS-span trace"
+  timeout 3600 "$work/querygen" load -endpoint "$url" -logs "$LOGS" -trace-spans "$SPANS"
+  echo "$LOGS logs, $SPANS spans" > "$data/.querygen-loaded"
+fi
 
 echo "== wait for projection"
 for _ in $(seq 7200); do
@@ -61,7 +70,7 @@ for _ in $(seq 7200); do
   sleep 0.5
 done
 [ "$lag" = "0" ] || { echo "projection did not catch up (lag $lag)"; exit 1; }
-du -sh "$work/data"
+du -sh "$data"
 
 echo "== idle"
 timeout 900 "$work/querygen" measure -endpoint "$url" -n "$REPS" -pid "$pid" -label idle
