@@ -26,6 +26,10 @@ echo "== go test -bench SideBySide (round-robin, random order, medians of $round
 timeout 900 go test -run '^$' -bench 'SideBySide' -benchtime "${rounds}x" -timeout 15m \
 	./internal/procfd | tee "$out/sidebyside.txt"
 
+echo "== go test -bench StatCold (stat against 100..19k fds, caches disturbed alike)"
+timeout 600 go test -run '^$' -bench 'StatCold' -benchtime 300x -count 3 -timeout 10m \
+	./internal/procfd | tee "$out/statcold.txt"
+
 echo "== go test -bench Count (benchstat format)"
 timeout 900 go test -run '^$' -bench 'Count/|All/' -benchtime 0.5s -count 3 -timeout 15m \
 	./internal/procfd | tee "$out/count.txt"
