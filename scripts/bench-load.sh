@@ -4,7 +4,11 @@
 # batch of 100 records) and wrk (same logs body, lua script), in one run.
 # CPU is user+sys of the generator process (GNU time, i.e. getrusage).
 #
-#   scripts/bench-load.sh [rounds]   # default 3 rounds; about 1 min per round
+#   scripts/bench-load.sh [rounds]   # default 3 rounds; about 1.5 min per round
+#
+# Then, against `otelbench serve` (separate process, temp data dir, --sync
+# full): the generator's CPU beside the server's over 8 s of closed-model load
+# at 32 connections (server CPU from /proc/PID/stat).
 #
 # Needs: go, wrk, /usr/bin/time; telemetrygen in $PEERS (default /tmp/peers),
 # installed if missing with
@@ -75,6 +79,21 @@ for round in $(seq "$ROUNDS"); do
   echo "round $round done" >&2
 done
 
+# Generator vs server CPU against otelbench serve.
+"$work/otelbench" serve --addr "127.0.0.1:$((PORT + 1))" --data "$work/data" >"$work/serve.log" 2>&1 &
+serve_pid=$!
+sleep 1
+srv_cpu() { awk '{printf "%.2f", ($14+$15)/100}' "/proc/$serve_pid/stat"; }
+for round in $(seq "$ROUNDS"); do
+  a=$(srv_cpu)
+  c=$(cpu timeout 60 "$work/otelbench" load --endpoint "http://127.0.0.1:$((PORT + 1))" --duration 8s --concurrency 32 --no-progress)
+  b=$(srv_cpu)
+  n=$(awk '$1=="total" && NF>10 {print $2; exit}' "$work/out")
+  echo "serve $round $c $a $b $n" >>"$results.serve"
+done
+kill "$serve_pid"
+wait "$serve_pid" || true
+
 echo "# medians of $ROUNDS rounds, $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, $(uname -r)"
 printf "%-14s %-8s %12s %16s %18s\n" tool signal cpu_s records_per_cpu_s cpu_s_per_1k_req
 awk '{ key=$1" "$2; cpu[key]=cpu[key]" "$3; rpc[key]=rpc[key]" "($4/$3); cpk[key]=cpk[key]" "(1000*$3/$5); keys[key]=1 }
@@ -86,3 +105,6 @@ echo "# ratios per round (otelbench records/CPU-s over telemetrygen's; otelbench
 awk '{ v[$1" "$2" "NR]=$0 }
   $1=="otelbench" { o[$2]=$4/$3 } $1=="telemetrygen" { printf "records/cpu-s %s: %.1fx\n", $2, o[$2]/($4/$3) }
   $1=="wrk" { w=$3/$5 } $1=="otelbench-3s" { printf "cpu/request vs wrk: %.2fx\n", ($3/$5)/w }' "$results"
+echo
+echo "# against otelbench serve (--sync full), 8 s, 32 connections: generator CPU / server CPU"
+awk '{ srv=$5-$4; printf "round %d: %d requests, generator %.2f CPU-s, server %.2f CPU-s, ratio %.3f\n", $2, $6, $3, srv, $3/srv }' "$results.serve"

@@ -52,9 +52,13 @@ type SignalCheck struct {
 	RequestsStored int64  `json:"requests_stored"`
 }
 
-// Lost returns acked minus stored records (negative: stored more than acked,
-// e.g. requests canceled in flight that the server still committed).
-func (c SignalCheck) Lost() int64 { return c.RecordsAcked - c.RecordsStored }
+// Lost returns acked minus stored records, 0 when the server stored every
+// acknowledged record (it may store more: requests that timed out or were
+// canceled in flight can still have been committed; see Extra).
+func (c SignalCheck) Lost() int64 { return max(c.RecordsAcked-c.RecordsStored, 0) }
+
+// Extra returns records stored beyond those acknowledged.
+func (c SignalCheck) Extra() int64 { return max(c.RecordsStored-c.RecordsAcked, 0) }
 
 // Result is the outcome of a bench run.
 type Result struct {
@@ -68,7 +72,7 @@ type Result struct {
 	ServerError string  `json:"server_error,omitempty"`
 }
 
-// NothingLost reports whether stored equals acknowledged for every signal.
+// NothingLost reports whether every acknowledged record was stored.
 func (r *Result) NothingLost() bool {
 	for _, c := range r.Checks {
 		if c.Lost() != 0 {
@@ -220,12 +224,23 @@ func (r *Result) WriteText(w io.Writer) error {
 	for _, c := range r.Checks {
 		fmt.Fprintf(w, "  %-8s acked %d records in %d requests, stored %d records in %d requests", c.Signal,
 			c.RecordsAcked, c.RequestsAcked, c.RecordsStored, c.RequestsStored)
-		if d := c.Lost(); d != 0 {
-			fmt.Fprintf(w, "  DIFFERENCE %+d records", -d)
+		if d := c.RecordsStored - c.RecordsAcked; d != 0 {
+			fmt.Fprintf(w, "  DIFFERENCE %+d records", d)
 		}
 		fmt.Fprintln(w)
 	}
 	if r.NothingLost() {
+		var extra int64
+		for _, c := range r.Checks {
+			extra += c.Extra()
+		}
+		if extra > 0 {
+			t := r.Load.Totals
+			_, err := fmt.Fprintf(w, "nothing lost; %d more records stored than acknowledged (%d requests had no answer: "+
+				"%d transport errors, %d canceled in flight; the server may have committed them)\n",
+				extra, t.TransportErrors+t.Canceled, t.TransportErrors, t.Canceled)
+			return err
+		}
 		_, err := fmt.Fprintln(w, "nothing lost")
 		return err
 	}

@@ -81,3 +81,19 @@ func TestConfigValidate(t *testing.T) {
 		t.Error("Validate accepted a negative rate")
 	}
 }
+
+func TestResultStoredMoreIsNotLoss(t *testing.T) {
+	r := &Result{Load: &loadgen.Report{Totals: loadgen.SignalStats{Canceled: 1}}, Checks: []SignalCheck{
+		{Signal: "logs", RecordsAcked: 100, RecordsStored: 110},
+	}}
+	if !r.NothingLost() || r.Err() != nil {
+		t.Fatalf("NothingLost %v, Err %v: want no loss when more was stored", r.NothingLost(), r.Err())
+	}
+	var out bytes.Buffer
+	if err := r.WriteText(&out); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "DIFFERENCE +10 records") || !strings.Contains(out.String(), "10 more records stored") {
+		t.Errorf("text report:\n%s", out.String())
+	}
+}
