@@ -112,6 +112,17 @@ func TestWriteTextGolden(t *testing.T) {
 	}
 }
 
+func TestWriteTextCountOnly(t *testing.T) {
+	r := sampleReport()
+	r.NoLatency = true
+	r.Sort(SortCount)
+	var buf bytes.Buffer
+	if err := r.WriteText(&buf, 2); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "syscalls_count_only", buf.Bytes())
+}
+
 func TestWriteJSON(t *testing.T) {
 	r := sampleReport()
 	var buf bytes.Buffer
