@@ -18,6 +18,10 @@ const (
 	MethodStat Method = "stat"
 	// MethodReaddir counts the fd directory's entries with getdents64.
 	MethodReaddir Method = "readdir"
+	// MethodBPF counts the open files of the task in the kernel with a BPF
+	// task_file iterator (Linux 6.1+, root or CAP_BPF and CAP_PERFMON):
+	// no dentry per descriptor, no /proc at all.
+	MethodBPF Method = "bpf"
 )
 
 // Defaults.
@@ -49,7 +53,11 @@ var (
 	// ErrInvalidConfig: Config.Validate or NewFSOptions refused a setting.
 	ErrInvalidConfig = errors.New("invalid fdcount configuration")
 	// ErrInvalidMethod: a method name other than auto, stat or readdir.
-	ErrInvalidMethod = errors.New("invalid method (want auto, stat or readdir)")
+	ErrInvalidMethod = errors.New("invalid method (want auto, stat, readdir or bpf)")
+	// ErrBPFUnavailable: MethodBPF was forced but the BPF counter cannot
+	// run here (no privilege, no kernel BTF, a kernel before 6.1, or a proc
+	// mount of another PID namespace). The error says which and how to fix it.
+	ErrBPFUnavailable = errors.New("bpf fd counter unavailable")
 	// ErrNotSupported: counting descriptors needs Linux.
 	ErrNotSupported = errors.New("counting file descriptors is only supported on Linux")
 )
@@ -59,7 +67,7 @@ func ParseMethod(s string) (Method, error) {
 	switch m := Method(s); m {
 	case "":
 		return DefaultMethod, nil
-	case MethodAuto, MethodStat, MethodReaddir:
+	case MethodAuto, MethodStat, MethodReaddir, MethodBPF:
 		return m, nil
 	}
 	return "", fmt.Errorf("%w: %q", ErrInvalidMethod, s)
@@ -98,6 +106,9 @@ type FS struct {
 	ownPIDs bool
 	// workers is how many goroutines read one large fd directory.
 	workers int
+	// bpf holds the BPF counter's programs, loaded on first use and shared
+	// by copies of the FS; Close releases them.
+	bpf *bpfState
 }
 
 // Options configures an FS beyond its root.
@@ -136,6 +147,16 @@ func NewFSOptions(procRoot string, opts Options) (*FS, error) {
 		return nil, fmt.Errorf("%w: workers %d not in 0..%d", ErrInvalidConfig, opts.Workers, MaxWorkers)
 	}
 	return newFS(procRoot, opts)
+}
+
+// Close releases the BPF programs MethodBPF (or MethodAuto on a kernel
+// without stat sizes) loaded; the FS stays usable and loads them again if
+// needed. An FS that never counted with BPF holds nothing to release.
+func (fs *FS) Close() error {
+	if fs.bpf == nil {
+		return nil
+	}
+	return fs.bpf.close()
 }
 
 // Root returns the directory the FS reads.

@@ -25,7 +25,7 @@ func newFS(root string, opts Options) (*FS, error) {
 	if err := retryEINTR(func() error { return unix.Statfs(root, &sfs) }); err != nil {
 		return nil, fmt.Errorf("statfs %s: %w", root, err)
 	}
-	fs := &FS{root: root, fsType: int64(sfs.Type), procfs: int64(sfs.Type) == ProcSuperMagic, workers: opts.Workers}
+	fs := &FS{root: root, fsType: int64(sfs.Type), procfs: int64(sfs.Type) == ProcSuperMagic, workers: opts.Workers, bpf: &bpfState{}}
 	if fs.workers == 0 {
 		fs.workers = DefaultWorkers
 	}
@@ -78,11 +78,37 @@ func (fs *FS) count(pid, tid int, m Method) (int, Method, error) {
 	case MethodReaddir:
 		n, err := fs.readdirCount(path)
 		return n, MethodReaddir, err
+	case MethodBPF:
+		n, err := fs.bpfCount(pid, tid)
+		if err == nil && n == 0 {
+			// A zombie, no such process, or a thread ID (which leads no
+			// thread group): let the directory say which.
+			r, rerr := fs.readdirCount(path)
+			if rerr != nil {
+				return 0, MethodBPF, rerr
+			}
+			if r > 0 {
+				return r, MethodReaddir, nil
+			}
+		}
+		return n, MethodBPF, err
 	case MethodAuto, "":
-		if fs.procfs {
+		// Where the kernel reports sizes, a size of 0 is the count (or a
+		// zombie, or an error the fallback reports); where it does not
+		// (before Linux 6.2) stat is skipped.
+		noSizes := fs.statProbed && !fs.statSize
+		if fs.procfs && !noSizes {
 			n, err := statCount(path)
 			if err != nil || n > 0 {
 				return n, MethodStat, err
+			}
+		}
+		if fs.procfs && noSizes && fs.ownPIDs {
+			// No stat size: count in the kernel when BPF is available
+			// (loaded on first use), else read the directory. A count of
+			// 0 is confirmed by the directory (cheap when it is empty).
+			if n, err := fs.bpfCount(pid, tid); err == nil && n > 0 {
+				return n, MethodBPF, nil
 			}
 		}
 		n, err := fs.readdirCount(path)

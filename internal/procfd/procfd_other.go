@@ -17,3 +17,8 @@ func (fs *FS) Comm(int, int) (string, error) { return "", ErrNotSupported }
 
 // Tables returns ErrNotSupported.
 func (fs *FS) Tables(int, Method) ([]Table, Grouping, error) { return nil, "", ErrNotSupported }
+
+// bpfState is empty: MethodBPF is Linux-only.
+type bpfState struct{}
+
+func (*bpfState) close() error { return nil }
