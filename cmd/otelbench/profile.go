@@ -59,7 +59,7 @@ Needs root, or CAP_BPF and CAP_PERFMON.`,
 	fl.BoolVarP(&f.syscalls.FollowChildren, "follow-children", "f", false, "also trace processes the target forks")
 	fl.BoolVar(&f.syscalls.PerThread, "per-thread", false, "also report per thread (syscall mode)")
 	fl.BoolVar(&f.syscalls.Stacks, "stacks", false, "record user stacks at syscall entry (syscall mode; implied by --pprof)")
-	fl.BoolVar(&f.syscalls.NoLatency, "no-latency", false, "count calls and errors only, without timing: about half the overhead (syscall mode)")
+	fl.BoolVar(&f.syscalls.NoLatency, "no-latency", false, "count calls and errors only, without timing: a third of the overhead (syscall mode)")
 	fl.BoolVar(&f.cpu, "cpu", false, "sample on-CPU stacks instead of tracing syscalls")
 	fl.IntVar(&f.freq, "freq", prof.DefaultFreq, "CPU sampling frequency per CPU in Hz (--cpu)")
 	fl.IntVar(&f.top, "top", 20, "rows to print (0 = all)")

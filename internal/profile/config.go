@@ -86,7 +86,7 @@ type SyscallConfig struct {
 	// Attach picks the program type ("" = DefaultAttach).
 	Attach AttachMode
 	// NoLatency counts calls and errors only, from one program at syscall
-	// exit: no timing, no entry program, about half the overhead. exit and
+	// exit: no timing, no entry program, about a third of the overhead. exit and
 	// exit_group (which never return) are not seen in this mode.
 	NoLatency bool
 }
