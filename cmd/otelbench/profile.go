@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -165,10 +164,7 @@ func commandStatus(ctx context.Context, t *prof.Target, code int) error {
 	if code > 0 {
 		return exitcode.New(code, nil)
 	}
-	if ctx.Err() != nil {
-		return nil // we interrupted it (Ctrl-C, --duration)
-	}
-	return exitcode.New(exitcode.Failure, errors.New("profiled command was killed by a signal"))
+	return nil // -1: we interrupted it (Ctrl-C, --duration)
 }
 
 func writeProfile(path string, p *profile.Profile) error {

@@ -118,7 +118,8 @@ type SyscallReport struct {
 	NoLatency bool          `json:"no_latency,omitempty"`
 	Started   time.Time     `json:"started"`
 	Elapsed   time.Duration `json:"-"`
-	// ExitCode of Command (-1 when killed by a signal, or in PID mode).
+	// ExitCode of Command: its exit status, 128+N if signal N killed it,
+	// -1 if the trace ended first and interrupted it, or in PID mode.
 	ExitCode int           `json:"exit_code"`
 	Syscalls []SyscallStat `json:"-"`
 	Threads  []ThreadStat  `json:"threads,omitempty"`

@@ -126,17 +126,22 @@ func (t *tracee) wait(ctx context.Context, d time.Duration, maxInterval time.Dur
 
 // finish ends the tracee: a started command still running is interrupted
 // (SIGINT, then SIGKILL after grace) and reaped. It returns the command's
-// exit code (-1 for a signal, or in PID mode).
+// exit code: its status, 128+N when a signal N it did not get from us
+// killed it (the shell's convention), and -1 in PID mode or when we
+// interrupted it.
 func (t *tracee) finish(grace time.Duration) int {
 	defer unix.Close(t.pidfd)
 	if t.cmd == nil {
 		return -1
 	}
+	interrupted := false
 	if t.stopped {
 		_ = t.cmd.Process.Kill()
 		_ = unix.PtraceDetach(t.pid)
+		interrupted = true
 	} else if !t.exited(0) {
 		_ = t.cmd.Process.Signal(os.Interrupt)
+		interrupted = true
 		if !t.exited(grace) {
 			_ = t.cmd.Process.Kill()
 		}
@@ -145,6 +150,13 @@ func (t *tracee) finish(grace time.Duration) int {
 	var ee *exec.ExitError
 	if err != nil && !errors.As(err, &ee) {
 		return -1
+	}
+	ws, ok := t.cmd.ProcessState.Sys().(syscall.WaitStatus)
+	if ok && ws.Signaled() {
+		if interrupted {
+			return -1
+		}
+		return 128 + int(ws.Signal())
 	}
 	return t.cmd.ProcessState.ExitCode()
 }

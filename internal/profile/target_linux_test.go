@@ -160,6 +160,15 @@ func TestCommandExitCodeAndCancel(t *testing.T) {
 		t.Errorf("exit code = %d, want 3", rep.ExitCode)
 	}
 
+	// A command killed by a signal of its own reports 128+N, like a shell.
+	rep, err = TraceSyscalls(ctx, SyscallConfig{Target: Target{Command: []string{"sh", "-c", "kill -TERM $$"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.ExitCode != 128+15 {
+		t.Errorf("exit code of a command killed by SIGTERM = %d, want 143", rep.ExitCode)
+	}
+
 	// Cancelling ends a long command (SIGINT) and still returns the report.
 	before := bpfFDs(t)
 	defer checkFreed(t, before)
@@ -171,8 +180,8 @@ func TestCommandExitCodeAndCancel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.ExitCode == 0 {
-		t.Errorf("interrupted sleep exit code = 0, want non-zero")
+	if rep.ExitCode != -1 {
+		t.Errorf("exit code of the sleep we interrupted = %d, want -1", rep.ExitCode)
 	}
 	if during <= before {
 		t.Errorf("%d BPF fds while tracing, %d before: the fd check sees nothing", during, before)
