@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# bench-serve.sh measures `otelbench serve` (durable: --sync full, projection
+# on) and, side by side under the same load, an OpenTelemetry Collector with
+# the otlpreceiver and the nop exporter (scripts/build-otelcol.sh), which
+# persists nothing. Load: `otelbench load`, closed model, on the same machine.
+#
+# Workloads: logs with 1 record/request; mixed logs/metrics/traces with 10
+# records/request; then overload: an open-model rate of 10x the logs capacity
+# just measured, to check that memory stays bounded (503s are expected).
+# Reported per run: req/s, records/s, p50/p99 latency, 2xx/503 counts, the
+# server's peak RSS (VmHWM), its CPU time per request (user+sys from
+# /proc/PID/stat: robust on a shared, noisy machine where req/s mostly
+# measures what CPU share the server got), and the ratio otelbench/otelcol.
+#
+# Usage: scripts/bench-serve.sh            (60 s per run)
+# Env:   DURATION=60s CONCURRENCY=256 OVERLOAD_DURATION=20s RUNS=1
+#        OTELCOL=/tmp/otelbench-otelcol/otelcol (built if missing)
+#        BIN=path/to/otelbench (default: go build ./cmd/otelbench)
+#        OUT=dir for JSON reports (default: a temp dir, printed)
+set -euo pipefail
+
+dur=${DURATION:-60s}
+conc=${CONCURRENCY:-256}
+odur=${OVERLOAD_DURATION:-20s}
+runs=${RUNS:-1}
+otelcol=${OTELCOL:-/tmp/otelbench-otelcol/otelcol}
+out=${OUT:-$(mktemp -d /tmp/bench-serve.XXXXXX)}
+root=$(cd "$(dirname "$0")/.." && pwd)
+mkdir -p "$out"
+
+if [[ -z ${BIN:-} ]]; then
+	BIN=$out/otelbench
+	(cd "$root" && go build -o "$BIN" ./cmd/otelbench)
+fi
+[[ -x $otelcol ]] || "$root/scripts/build-otelcol.sh" "$otelcol" >/dev/null
+
+pid=
+cleanup() { [[ -n $pid ]] && kill "$pid" 2>/dev/null || true; }
+trap cleanup EXIT
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+wait_port() { # wait until something accepts on 127.0.0.1:$1 (at most 20 s)
+	for _ in $(seq 200); do
+		(exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
+		sleep 0.1
+	done
+	echo "nothing listens on port $1" >&2
+	return 1
+}
+
+start_target() { # start_target otelbench|otelcol PORT DIR
+	case $1 in
+	otelbench)
+		"$BIN" serve --addr "127.0.0.1:$2" --data "$3/data" --sync full 2>"$3/server.log" &
+		;;
+	otelcol)
+		cat >"$3/otelcol.yaml" <<YAML
+receivers:
+  otlp:
+    protocols:
+      http:
+        endpoint: 127.0.0.1:$2
+exporters:
+  nop:
+service:
+  telemetry:
+    metrics:
+      level: none
+  pipelines:
+    logs: {receivers: [otlp], exporters: [nop]}
+    metrics: {receivers: [otlp], exporters: [nop]}
+    traces: {receivers: [otlp], exporters: [nop]}
+YAML
+		"$otelcol" --config "$3/otelcol.yaml" 2>"$3/server.log" &
+		;;
+	esac
+	pid=$!
+	wait_port "$2"
+}
+
+stop_target() { # sets hwm (peak RSS, MB); SIGTERM, the server must exit 0
+	hwm=$(awk '/VmHWM/ {printf "%.1f", $2/1024}' "/proc/$pid/status")
+	kill -TERM "$pid"
+	if ! wait "$pid"; then
+		echo "server $pid did not exit 0 after SIGTERM" >&2
+		pid=
+		return 1
+	fi
+	pid=
+}
+
+summary() { # summary REPORT.json -> "req/s rec/s p50 p99 2xx 503 errors"
+	jq -r '.totals | [(.requests_per_second|floor), (.records_per_second|floor), .latency_ms.p50, .latency_ms.p99,
+		.status["2xx"], .status["503"], .transport_errors] | @tsv' "$1"
+}
+
+declare -A rps cpu
+run() { # run NAME TARGET LOADARGS...
+	local name=$1 target=$2 port dir
+	shift 2
+	port=$(free_port)
+	dir=$out/$name-$target
+	mkdir -p "$dir"
+	start_target "$target" "$port" "$dir"
+	local t0 t1 tck
+	tck=$(getconf CLK_TCK)
+	t0=$(awk '{print $14+$15}' "/proc/$pid/stat")
+	"$BIN" load --endpoint "http://127.0.0.1:$port" --no-progress --json "$dir/load.json" "$@" >"$dir/load.txt"
+	t1=$(awk '{print $14+$15}' "/proc/$pid/stat")
+	stop_target
+	read -r r rec p50 p99 ok busy errs < <(summary "$dir/load.json")
+	rps[$name-$target]=$r
+	cpu[$name-$target]=$(((t1 - t0) * 1000000 / tck / (ok > 0 ? ok : 1)))
+	printf '| %-9s | %-9s | %8s | %9s | %7s | %8s | %8s | %6s | %5s | %8s | %10s |\n' \
+		"$name" "$target" "$r" "$rec" "$p50" "$p99" "$ok" "$busy" "$errs" "$hwm" "${cpu[$name-$target]}"
+}
+
+echo "# bench-serve $(date -u +%FT%TZ) $(uname -r) $(nproc) cores; duration $dur, concurrency $conc; reports in $out"
+echo
+echo '| workload  | target    |    req/s | records/s | p50 ms  | p99 ms   |      2xx |    503 | xport | RSS MB   | CPU us/2xx |'
+echo '|-----------|-----------|----------|-----------|---------|----------|----------|--------|-------|----------|------------|'
+for i in $(seq "$runs"); do
+	for target in otelbench otelcol; do
+		run logs1 "$target" --mix logs=1 --records 1 --concurrency "$conc" --duration "$dur"
+		run mixed10 "$target" --mix logs=1,metrics=1,traces=1 --records 10 --concurrency "$conc" --duration "$dur"
+	done
+	for w in logs1 mixed10; do
+		echo "run $i $w otelbench/otelcol: req/s ratio $(python3 -c "print(f'{${rps[$w-otelbench]}/max(1,${rps[$w-otelcol]}):.2f}')"), CPU per request ratio $(python3 -c "print(f'{${cpu[$w-otelbench]}/max(1,${cpu[$w-otelcol]}):.2f}')")" >&2
+	done
+done
+# Overload: 10x the logs capacity just measured, open model, many in flight.
+rate=$((10 * ${rps[logs1-otelbench]}))
+run overload otelbench --mix logs=1 --records 1 --rate "$rate" --concurrency 4096 --duration "$odur" --timeout 5s
