@@ -127,7 +127,7 @@ func runProfile(ctx context.Context, cmd *cobra.Command, f *profileFlags) error 
 		}
 		fmt.Fprintf(report, "\nwrote %s: go tool pprof -top %s\n", f.pprof, f.pprof)
 	}
-	return commandStatus(ctx, t, rep.ExitCode)
+	return commandStatus(t, rep.ExitCode)
 }
 
 func runCPUProfile(ctx context.Context, cmd *cobra.Command, cfg prof.CPUConfig, f *profileFlags) error {
@@ -152,12 +152,12 @@ func runCPUProfile(ctx context.Context, cmd *cobra.Command, cfg prof.CPUConfig, 
 		}
 		fmt.Fprintf(report, "\nwrote %s: go tool pprof -top %s\n", f.pprof, f.pprof)
 	}
-	return commandStatus(ctx, &cfg.Target, rep.ExitCode)
+	return commandStatus(&cfg.Target, rep.ExitCode)
 }
 
 // commandStatus passes the exit status of a profiled command through: the
 // report is printed, then otelbench exits as the command did.
-func commandStatus(ctx context.Context, t *prof.Target, code int) error {
+func commandStatus(t *prof.Target, code int) error {
 	if len(t.Command) == 0 || code == 0 {
 		return nil
 	}
