@@ -181,9 +181,9 @@ func (a *API) metricSeries(w http.ResponseWriter, r *http.Request) {
 // the whole document (tens of MB for a 161,000-span trace) first.
 func writeTraceJSON(w http.ResponseWriter, t *TraceTree) {
 	spans := t.Spans
-	t.Spans = nil
-	head, err := json.Marshal(t)
-	t.Spans = spans
+	top := *t // trees may be shared (cached); never mutate t
+	top.Spans = nil
+	head, err := json.Marshal(&top)
 	if err != nil {
 		writeError(w, err)
 		return

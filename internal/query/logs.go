@@ -10,11 +10,23 @@ import (
 // Reader answers queries from the store's read-only pool. Safe for
 // concurrent use.
 type Reader struct {
-	db *sql.DB
+	db     *sql.DB
+	traces *traceCache // nil: no cache
 }
 
 // NewReader returns a Reader over db (store.Store.ReadDB()).
 func NewReader(db *sql.DB) *Reader { return &Reader{db: db} }
+
+// WithTraceCache makes r keep built trees of traces of 10,000+ spans, up to
+// maxSpans spans in all (LRU), revalidated on every fetch by two index
+// seeks; a tree returned from it is shared and must not be modified.
+// Memory: roughly 250 bytes per cached span.
+func (r *Reader) WithTraceCache(maxSpans int) *Reader {
+	if maxSpans > 0 {
+		r.traces = newTraceCache(maxSpans)
+	}
+	return r
+}
 
 const logCols = `l.id, l.time_unix_nano, l.observed_time_unix_nano, l.severity_number, l.severity_text,
 	l.body, coalesce(l.service,''), coalesce(l.trace_id,''), coalesce(l.span_id,''), l.attributes`

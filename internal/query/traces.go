@@ -161,6 +161,9 @@ func (r *Reader) Trace(ctx context.Context, traceID []byte) (*TraceTree, error) 
 	if !lo.Valid {
 		return nil, fmt.Errorf("trace %s: %w", id, ErrNotFound)
 	}
+	if t := r.traces.get(id, lo.Int64, hi.Int64); t != nil {
+		return t, nil
+	}
 	parts := 1
 	if hi.Int64-lo.Int64+1 >= ParallelSpans {
 		parts = TraceParts
@@ -193,7 +196,9 @@ func (r *Reader) Trace(ctx context.Context, traceID []byte) (*TraceTree, error) 
 	if len(spans) == 0 {
 		return nil, fmt.Errorf("trace %s: %w", id, ErrNotFound)
 	}
-	return BuildTree(id, spans), nil
+	t := BuildTree(id, spans)
+	r.traces.put(id, lo.Int64, hi.Int64, t)
+	return t, nil
 }
 
 // spanRange reads the spans of trace id with row ids in [from, to]. Text
