@@ -126,6 +126,7 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
+	defer fs.Close() // the BPF programs, if a count loaded them
 	out := newWriter(cfg)
 	failed, total := 0, 0
 	var tick *time.Ticker

@@ -1,0 +1,443 @@
+package procfd
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/cilium/ebpf"
+	"golang.org/x/sys/unix"
+)
+
+// requireBPF skips tests of the BPF counter when not root, and loads it.
+func requireBPF(t *testing.T, pfs *FS) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("the BPF counter needs root (or CAP_BPF and CAP_PERFMON)")
+	}
+	if _, _, err := pfs.CountMethod(os.Getpid(), MethodBPF); err != nil {
+		t.Fatalf("bpf count as root: %v", err)
+	}
+}
+
+func newBPFFS(t *testing.T) *FS {
+	t.Helper()
+	pfs := newProcFS(t)
+	t.Cleanup(func() {
+		if err := pfs.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	requireBPF(t, pfs)
+	return pfs
+}
+
+func TestBPFCountMovesByK(t *testing.T) {
+	pfs := newBPFFS(t)
+	pid := os.Getpid()
+	warmUp(t)
+	for _, k := range []int{1, 37, 1000} {
+		before, _, err := pfs.CountMethod(pid, MethodBPF)
+		if err != nil {
+			t.Fatalf("count before: %v", err)
+		}
+		files := openFiles(t, k)
+		after, used, err := pfs.CountMethod(pid, MethodBPF)
+		closeFiles(files)
+		if err != nil {
+			t.Fatalf("count after: %v", err)
+		}
+		if after-before != k || used != MethodBPF {
+			t.Errorf("k=%d: count moved by %d (%d -> %d) with %s, want %d with bpf", k, after-before, before, after, used, k)
+		}
+	}
+}
+
+func TestBPFAgreesWithReaddirAndStat(t *testing.T) {
+	pfs := newBPFFS(t)
+	// Our own process: bpf, like readdir, sees the descriptor it reads
+	// through (the iterator's), stat does not.
+	pid := os.Getpid()
+	r, _, err := pfs.CountMethod(pid, MethodReaddir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _, err := pfs.CountMethod(pid, MethodBPF)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b != r {
+		t.Errorf("self: bpf = %d, readdir = %d", b, r)
+	}
+	if pfs.StatSizeSupported() {
+		s, _, err := pfs.CountMethod(pid, MethodStat)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b != s+1 {
+			t.Errorf("self: bpf = %d, want stat (%d) + 1 (its own iterator descriptor)", b, s)
+		}
+	}
+	// A child holding N descriptors (fd 0-2, the holder's /dev/null and
+	// N-1 dups, plus what the Go runtime opened): every method agrees.
+	for _, n := range []int{0, 1, 2500} {
+		holder := startHolder(t, n)
+		r, _, err := pfs.CountMethod(holder, MethodReaddir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, used, err := pfs.CountMethod(holder, MethodBPF)
+		if err != nil || used != MethodBPF {
+			t.Fatalf("holder of %d: bpf %d %s %v", n, b, used, err)
+		}
+		if b != r || b < n {
+			t.Errorf("holder of %d: bpf = %d, readdir = %d", n, b, r)
+		}
+		if pfs.StatSizeSupported() {
+			if s, _, err := pfs.CountMethod(holder, MethodStat); err != nil || s != b {
+				t.Errorf("holder of %d: stat = %d %v, bpf = %d", n, s, err, b)
+			}
+		}
+	}
+}
+
+// TestAutoUsesBPFWithoutStatSizes: where the kernel does not report sizes
+// (before 6.2), auto counts with BPF and falls back to readdir for an empty
+// table (a zombie).
+func TestAutoUsesBPFWithoutStatSizes(t *testing.T) {
+	pfs := newBPFFS(t)
+	old := *pfs
+	old.statProbed, old.statSize = true, false
+	holder := startHolder(t, 300)
+	want, _, err := pfs.CountMethod(holder, MethodReaddir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, used, err := old.Count(holder); err != nil || n != want || used != MethodBPF {
+		t.Errorf("auto without stat sizes = %d %s %v, want %d bpf", n, used, err, want)
+	}
+	zombie := exec.Command("/bin/sh", "-c", "exit 0")
+	if err := zombie.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer zombie.Wait()
+	waitState(t, zombie.Process.Pid, 'Z')
+	if n, used, err := old.Count(zombie.Process.Pid); err != nil || n != 0 || used != MethodReaddir {
+		t.Errorf("auto on a zombie without stat sizes = %d %s %v, want 0 readdir", n, used, err)
+	}
+	if n, used, err := pfs.CountMethod(zombie.Process.Pid, MethodBPF); err != nil || n != 0 || used != MethodBPF {
+		t.Errorf("bpf on a zombie = %d %s %v, want 0 bpf", n, used, err)
+	}
+}
+
+func TestBPFMissingProcess(t *testing.T) {
+	pfs := newBPFFS(t)
+	for _, pid := range []int{1<<31 - 1, -1, 0} {
+		if _, _, err := pfs.CountMethod(pid, MethodBPF); !errors.Is(err, ErrNoProcess) {
+			t.Errorf("pid %d: error = %v, want ErrNoProcess", pid, err)
+		}
+	}
+	if _, _, err := pfs.CountTask(os.Getpid(), 1<<31-1, MethodBPF); !errors.Is(err, ErrNoProcess) {
+		t.Errorf("missing thread: error = %v, want ErrNoProcess", err)
+	}
+}
+
+func TestBPFNotOurPIDNamespace(t *testing.T) {
+	pfs := newBPFFS(t)
+	other := *pfs
+	other.ownPIDs = false
+	if _, _, err := other.CountMethod(os.Getpid(), MethodBPF); !errors.Is(err, ErrBPFUnavailable) {
+		t.Errorf("error = %v, want ErrBPFUnavailable", err)
+	}
+	root := makeFixture(t, 42, 3)
+	fix, err := NewFS(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := fix.CountMethod(42, MethodBPF); !errors.Is(err, ErrBPFUnavailable) {
+		t.Errorf("fixture: error = %v, want ErrBPFUnavailable", err)
+	}
+}
+
+// ownTableThread starts a thread (not the leader) that unshares its
+// descriptor table and opens k more descriptors; it returns the thread ID
+// and ends the thread at cleanup.
+func ownTableThread(t *testing.T, k int) int {
+	t.Helper()
+	pid := os.Getpid()
+	type result struct {
+		tid int
+		err error
+	}
+	ready := make(chan result)
+	done := make(chan struct{})
+	exited := make(chan struct{})
+	worker := func() {
+		defer close(exited)
+		runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
+		if err := unix.Unshare(unix.CLONE_FILES); err != nil {
+			ready <- result{err: err}
+			return
+		}
+		fds := make([]int, 0, k)
+		for range k {
+			fd, err := unix.Open(os.DevNull, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+			if err != nil {
+				ready <- result{err: err}
+				return
+			}
+			fds = append(fds, fd)
+		}
+		ready <- result{tid: unix.Gettid()}
+		<-done
+		for _, fd := range fds {
+			unix.Close(fd)
+		}
+	}
+	go func() {
+		runtime.LockOSThread()
+		if unix.Gettid() == pid {
+			go worker()
+			<-exited
+			runtime.UnlockOSThread()
+			return
+		}
+		runtime.UnlockOSThread()
+		worker()
+	}()
+	r := <-ready
+	t.Cleanup(func() {
+		close(done)
+		<-exited
+		waitGone(t, pid, r.tid)
+	})
+	if r.err != nil {
+		t.Fatalf("thread: %v", r.err)
+	}
+	return r.tid
+}
+
+func TestBPFThreadWithOwnTable(t *testing.T) {
+	pfs := newBPFFS(t)
+	pid := os.Getpid()
+	const k = 40
+	tid := ownTableThread(t, k)
+
+	// The process's count is the leader's table only: bpf and readdir
+	// agree (each holds one descriptor of its own while counting).
+	r, _, err := pfs.CountMethod(pid, MethodReaddir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _, err := pfs.CountMethod(pid, MethodBPF)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b != r {
+		t.Errorf("process: bpf = %d, readdir = %d", b, r)
+	}
+	// The thread's own table: the counting descriptors are in the
+	// leader's table, so both see exactly the thread's.
+	rt, _, err := pfs.CountTask(pid, tid, MethodReaddir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bt, used, err := pfs.CountTask(pid, tid, MethodBPF)
+	if err != nil || used != MethodBPF {
+		t.Fatalf("thread: bpf %d %s %v", bt, used, err)
+	}
+	if bt != rt || bt < k {
+		t.Errorf("thread %d: bpf = %d, readdir = %d, want equal and >= %d", tid, bt, rt, k)
+	}
+	if bt == b {
+		t.Errorf("thread %d and process counted alike (%d): tables not told apart", tid, bt)
+	}
+	// Another thread shares the leader's table (the walk skips it).
+	tids, err := pfs.TIDs(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(tids, func(x int) bool { return x != pid && x != tid })
+	if i < 0 {
+		t.Skip("no third thread to compare")
+	}
+	bs, _, err := pfs.CountTask(pid, tids[i], MethodBPF)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs, _, err := pfs.CountTask(pid, tids[i], MethodReaddir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bs != rs {
+		t.Errorf("shared thread %d: bpf = %d, readdir = %d", tids[i], bs, rs)
+	}
+}
+
+// TestBPFCloseFrees: the programs hold descriptors from the first bpf count
+// until Close, which releases them (and the kernel frees the programs); the
+// FS then loads them again on demand.
+func TestBPFCloseFrees(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the BPF counter needs root (or CAP_BPF and CAP_PERFMON)")
+	}
+	pfs := newProcFS(t)
+	warmUp(t)
+	before := selfFDs(t, pfs)
+	if pfs.bpf.loaded() {
+		t.Fatal("programs loaded before the first bpf count")
+	}
+	if _, _, err := pfs.CountMethod(os.Getpid(), MethodBPF); err != nil {
+		t.Fatal(err)
+	}
+	if !pfs.bpf.loaded() || selfFDs(t, pfs) <= before {
+		t.Fatalf("after a bpf count: loaded %v, fds %d (were %d)", pfs.bpf.loaded(), selfFDs(t, pfs), before)
+	}
+	var ids []ebpf.ProgramID
+	for _, p := range []*ebpf.Program{pfs.bpf.objs.CountFiles, pfs.bpf.objs.TaskFiles} {
+		info, err := p.Info()
+		if err != nil {
+			t.Fatal(err)
+		}
+		id, _ := info.ID()
+		ids = append(ids, id)
+	}
+	if err := pfs.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if pfs.bpf.loaded() {
+		t.Error("loaded after Close")
+	}
+	if after := selfFDs(t, pfs); after != before {
+		t.Errorf("fds after Close = %d, want %d", after, before)
+	}
+	// The kernel frees a program after an RCU grace period.
+	deadline := time.Now().Add(10 * time.Second)
+	for _, id := range ids {
+		for {
+			p, err := ebpf.NewProgramFromID(id)
+			if errors.Is(err, os.ErrNotExist) {
+				break
+			}
+			if err == nil {
+				p.Close()
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("program %d still exists after Close (%v)", id, err)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	if _, used, err := pfs.CountMethod(os.Getpid(), MethodBPF); err != nil || used != MethodBPF {
+		t.Errorf("bpf count after Close: %s %v", used, err)
+	}
+	if err := pfs.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// selfFDs counts this process's descriptors by reading the directory.
+func selfFDs(t *testing.T, pfs *FS) int {
+	t.Helper()
+	n, _, err := pfs.CountMethod(os.Getpid(), MethodReaddir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// bpfChildEnv makes the test binary try the BPF counter on its own PID and
+// print the results as JSON (run as user nobody by TestBPFUnprivileged).
+const bpfChildEnv = "PROCFD_TEST_BPF_AS_CHILD"
+
+type bpfChildResult struct {
+	Forced      permResult `json:"forced"`
+	Unavailable bool       `json:"unavailable"`
+	Auto        permResult `json:"auto"`
+	AutoNoSizes permResult `json:"auto_no_sizes"`
+	Want        int        `json:"want"`
+}
+
+func init() {
+	if os.Getenv(bpfChildEnv) == "" {
+		return
+	}
+	pfs, err := NewFS("")
+	if err != nil {
+		os.Exit(3)
+	}
+	pid := os.Getpid()
+	res := func(n int, m Method, err error) permResult {
+		r := permResult{N: n, Method: m, Permission: errors.Is(err, ErrPermission)}
+		if err != nil {
+			r.Err = err.Error()
+		}
+		return r
+	}
+	var out bpfChildResult
+	n, m, err := pfs.CountMethod(pid, MethodBPF)
+	out.Forced, out.Unavailable = res(n, m, err), errors.Is(err, ErrBPFUnavailable)
+	out.Auto = res(pfs.Count(pid))
+	noSizes := *pfs
+	noSizes.statProbed, noSizes.statSize = true, false
+	out.AutoNoSizes = res(noSizes.Count(pid))
+	out.Want, _, _ = pfs.CountMethod(pid, MethodReaddir)
+	json.NewEncoder(os.Stdout).Encode(out)
+	os.Exit(0)
+}
+
+// TestBPFUnprivileged runs the BPF counter as user nobody: --method bpf
+// fails with ErrBPFUnavailable and the fix in the message; auto never
+// fails for it, with or without stat sizes.
+func TestBPFUnprivileged(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to start a child as nobody")
+	}
+	dir, err := os.MkdirTemp("", "procfd-bpf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "procfd.test")
+	copyFile(t, os.Args[0], bin)
+	cmd := exec.Command(bin)
+	cmd.Env = []string{bpfChildEnv + "=1"}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("child as nobody: %v", err)
+	}
+	var got bpfChildResult
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	t.Logf("as nobody: %+v", got)
+	if got.Forced.Err == "" || !got.Unavailable {
+		t.Errorf("--method bpf as nobody = %+v, want ErrBPFUnavailable", got.Forced)
+	}
+	for _, hint := range []string{"root", "CAP_BPF", "CAP_PERFMON", "--method auto"} {
+		if !strings.Contains(got.Forced.Err, hint) {
+			t.Errorf("error %q lacks %q", got.Forced.Err, hint)
+		}
+	}
+	if got.Auto.Err != "" || got.Auto.N <= 0 {
+		t.Errorf("auto as nobody = %+v", got.Auto)
+	}
+	// Without stat sizes, auto falls back to reading the directory, which
+	// then sees its own descriptor as the child's readdir did.
+	if r := got.AutoNoSizes; r.Err != "" || r.Method != MethodReaddir || r.N != got.Want {
+		t.Errorf("auto without stat sizes as nobody = %+v, want %d readdir", r, got.Want)
+	}
+}
