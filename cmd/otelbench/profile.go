@@ -55,7 +55,7 @@ Needs root, or CAP_BPF and CAP_PERFMON.`,
 	fl := cmd.Flags()
 	fl.IntVarP(&f.syscalls.PID, "pid", "p", 0, "process to trace (all its threads)")
 	fl.DurationVarP(&f.syscalls.Duration, "duration", "d", 0, "stop after this long (default: until Ctrl-C or the process exits)")
-	fl.BoolVarP(&f.syscalls.FollowChildren, "follow-children", "f", false, "also trace processes the target forks")
+	fl.BoolVarP(&f.syscalls.FollowChildren, "follow-children", "f", false, "also trace the target's child processes (existing and new, recursively)")
 	fl.BoolVar(&f.syscalls.PerThread, "per-thread", false, "also report per thread (syscall mode)")
 	fl.BoolVar(&f.syscalls.Stacks, "stacks", false, "record user stacks at syscall entry (syscall mode; implied by --pprof)")
 	fl.BoolVar(&f.syscalls.NoLatency, "no-latency", false, "count calls and errors only, without timing: a third of the overhead (syscall mode)")

@@ -48,7 +48,8 @@ type Target struct {
 	// Stdin, Stdout, Stderr of Command (nil: /dev/null as in os/exec).
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
-	// FollowChildren also traces processes the target forks (and theirs).
+	// FollowChildren also traces the target's descendants: those alive when
+	// the trace starts and those forked during it.
 	FollowChildren bool
 	// Duration bounds the trace; 0 means until ctx is done or the target exits.
 	Duration time.Duration

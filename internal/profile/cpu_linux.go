@@ -110,6 +110,10 @@ func newCPUSession(cfg CPUConfig, pid int, cpus []int) (*cpuSession, error) {
 			s.close()
 			return nil, err
 		}
+		if _, err := addDescendants(coll.Maps["tgids"], cfg.ProcRoot, pid); err != nil {
+			s.close()
+			return nil, err
+		}
 	}
 	prog := coll.Programs["on_cpu_sample"]
 	for _, cpu := range cpus {

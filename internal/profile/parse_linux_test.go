@@ -80,3 +80,28 @@ func FuzzParseCPUList(f *testing.F) {
 		}
 	})
 }
+
+func TestParseStatPPID(t *testing.T) {
+	tests := []struct {
+		in   string
+		want int
+		ok   bool
+	}{
+		{"42 (sleep) S 7 42 42 0 -1", 7, true},
+		{"42 (we ird) (x) R 1 42", 1, true},
+		{"42 (sleep)", 0, false},
+		{"garbage", 0, false},
+	}
+	for _, tt := range tests {
+		got, ok := parseStatPPID([]byte(tt.in))
+		if got != tt.want || ok != tt.ok {
+			t.Errorf("parseStatPPID(%q) = %d, %v, want %d, %v", tt.in, got, ok, tt.want, tt.ok)
+		}
+	}
+}
+
+func FuzzParseStatPPID(f *testing.F) {
+	f.Add([]byte("42 (sleep) S 7 42"))
+	f.Add([]byte(")))"))
+	f.Fuzz(func(t *testing.T, b []byte) { parseStatPPID(b) })
+}

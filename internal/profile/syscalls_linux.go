@@ -161,6 +161,10 @@ func newSyscallSession(cfg SyscallConfig, tab *syscalltab.Table, pid int) (*sysc
 			s.close()
 			return nil, err
 		}
+		if _, err := addDescendants(coll.Maps["tgids"], cfg.ProcRoot, pid); err != nil {
+			s.close()
+			return nil, err
+		}
 	}
 	// Exit before enter: a syscall entered before the exit hook exists
 	// would otherwise never be completed.

@@ -273,3 +273,67 @@ func TestNotRootError(t *testing.T) {
 		}
 	}
 }
+
+// TestFollowExistingChildren traces a shell by PID whose child was forked
+// before the trace began: --follow-children must pick it up from /proc.
+func TestFollowExistingChildren(t *testing.T) {
+	requireBPF(t)
+	bin := buildGo(t, "stdinfstat", stdinFstatProgram)
+	const n = 555
+	// "; true" keeps sh from exec-ing the program in its own process.
+	cmd := exec.Command("sh", "-c", bin+" "+strconv.Itoa(n)+"; true")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		stdin.Close()
+		cmd.Wait()
+	}()
+	lines := bufio.NewScanner(stdout)
+	if !lines.Scan() || lines.Text() != "ready" {
+		t.Fatalf("child did not get ready: %q", lines.Text())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	type result struct {
+		rep *SyscallReport
+		err error
+	}
+	done := make(chan result, 1)
+	attached := make(chan struct{})
+	go func() {
+		rep, err := TraceSyscalls(ctx, SyscallConfig{Target: Target{PID: cmd.Process.Pid, FollowChildren: true,
+			Attached: func(int) { close(attached) }}})
+		done <- result{rep, err}
+	}()
+	select {
+	case <-attached:
+	case res := <-done:
+		t.Fatalf("TraceSyscalls returned before attaching: %v", res.err)
+	}
+	if _, err := io.WriteString(stdin, "go\n"); err != nil {
+		t.Fatal(err)
+	}
+	if !lines.Scan() || lines.Text() != "done" {
+		t.Fatalf("child did not finish: %q", lines.Text())
+	}
+	cancel()
+	res := <-done
+	if res.err != nil {
+		t.Fatal(res.err)
+	}
+	if st, _ := res.rep.Syscall("fstat"); st.Count != n {
+		t.Errorf("fstat count = %d, want %d from the existing child", st.Count, n)
+	}
+	if len(res.rep.Children) != 1 {
+		t.Errorf("children = %v, want the one child", res.rep.Children)
+	}
+}
