@@ -20,7 +20,11 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	otelbenchBin = filepath.Join(dir, "otelbench")
-	build := exec.Command("go", "build", "-o", otelbenchBin, "../../cmd/otelbench")
+	args := []string{"build", "-o", otelbenchBin}
+	if raceEnabled {
+		args = append(args, "-race")
+	}
+	build := exec.Command("go", append(args, "../../cmd/otelbench")...)
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintf(os.Stderr, "build otelbench for the end-to-end tests: %v\n", err)
