@@ -3,11 +3,12 @@
 #
 # Side by side against a child holding N open fds (N = 100, 1k, 10k, 19k;
 # the hard RLIMIT_NOFILE here is 20,000): the stat fast path, the getdents64
-# fallback, prometheus/procfs FileDescriptorsLen (fast path, and its
-# Readdirnames path), and `ls /proc/PID/fd | wc -l`; then per-fd slopes with a
+# fallback, the BPF task_file iterator (bpf; as root), prometheus/procfs
+# FileDescriptorsLen (fast path, and its Readdirnames path), and
+# `ls /proc/PID/fd | wc -l`; then per-fd slopes with a
 # projection to 1M fds (marked projected), and `fdcount --all` with hyperfine.
 #
-# Needs: go, hyperfine, jq. Bounded: about 10-15 minutes.
+# Needs: go, hyperfine, jq; root for the bpf rows. Bounded: about 15-20 minutes.
 # Usage: scripts/bench-fdcount.sh [OUTDIR]   (default: a new temp dir)
 set -euo pipefail
 
@@ -64,7 +65,8 @@ for n in 100 1000 10000 19000; do
 	pid=$(cat "$out/holder.pid")
 	hyperfine -N --warmup 3 --runs 30 --export-json "$out/cmd-$n.json" \
 		-n "fdcount (stat)" "$bin/fdcount $pid" \
-		-n "fdcount --method readdir" "$bin/fdcount --method readdir $pid" >/dev/null
+		-n "fdcount --method readdir" "$bin/fdcount --method readdir $pid" \
+		-n "fdcount --method bpf" "$bin/fdcount --method bpf $pid" >/dev/null
 	hyperfine -N --warmup 3 --runs 30 --export-json "$out/ls-$n.json" \
 		-n "sh -c 'ls | wc -l'" "sh -c 'ls /proc/$pid/fd | wc -l'" >/dev/null
 	kill "$holder"
@@ -76,7 +78,8 @@ done | tee "$out/commands.txt"
 
 echo "== hyperfine: fdcount --all ($(ls /proc | grep -c '^[0-9]') processes)"
 hyperfine -N --warmup 5 --runs 100 --export-json "$out/all.json" \
-	"$bin/fdcount --all" "$bin/fdcount --all --top 10" "$bin/fdcount --all --method readdir" >/dev/null
+	"$bin/fdcount --all" "$bin/fdcount --all --top 10" "$bin/fdcount --all --method readdir" \
+	"$bin/fdcount --all --method bpf" >/dev/null
 jq -r '.results[] | "\(.command)\tmedian \(.median*1000 | . * 100 | round / 100) ms\tmean \(.mean*1000 | . * 100 | round / 100) ms\tmin \(.min*1000 | . * 100 | round / 100) ms"' \
 	"$out/all.json" | sed "s|$bin/||" | tee "$out/all.txt"
 

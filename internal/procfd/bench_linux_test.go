@@ -148,14 +148,15 @@ func BenchmarkCount(b *testing.B) {
 // BenchmarkSideBySide times every method once per iteration, round-robin,
 // so that the load of a shared machine hits all of them alike, and reports
 // each method's median time (µs) and the median of the per-round ratios of
-// prometheus/procfs's readdir path to this package's fallback. Run it with
-// a fixed count: -benchtime=50x.
+// prometheus/procfs's readdir path to this package's fallbacks (readdir, and
+// bpf when the BPF counter loads: as root). Run it with a fixed count:
+// -benchtime=50x.
 func BenchmarkSideBySide(b *testing.B) {
 	for _, n := range benchSizes() {
 		want, methods := benchMethods(b, n)
 		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
 			times := make([][]float64, len(methods))
-			var ratio, ratioPar []float64
+			var ratio, ratioPar, ratioBPF, readdirBPF []float64
 			round := make([]float64, len(methods))
 			rng := rand.New(rand.NewPCG(1, 2))
 			for b.Loop() {
@@ -173,12 +174,20 @@ func BenchmarkSideBySide(b *testing.B) {
 				}
 				ratio = append(ratio, round[4]/round[1])
 				ratioPar = append(ratioPar, round[4]/round[2])
+				if len(methods) > 6 {
+					ratioBPF = append(ratioBPF, round[4]/round[6])
+					readdirBPF = append(readdirBPF, round[1]/round[6])
+				}
 			}
 			for i, m := range methods {
 				b.ReportMetric(median(times[i]), m.name+"-µs")
 			}
 			b.ReportMetric(median(ratio), "procfs-readdir/readdir")
 			b.ReportMetric(median(ratioPar), "procfs-readdir/readdir-2w")
+			if len(ratioBPF) > 0 {
+				b.ReportMetric(median(ratioBPF), "procfs-readdir/bpf")
+				b.ReportMetric(median(readdirBPF), "readdir/bpf")
+			}
 		})
 	}
 }
@@ -216,6 +225,7 @@ func benchMethods(b *testing.B, n int) (int, []benchMethod) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	b.Cleanup(func() { pfs.Close() })
 	pid := startHolder(b, n)
 	want, _, err := pfs.CountMethod(pid, MethodReaddir)
 	if err != nil || want < n {
@@ -236,7 +246,7 @@ func benchMethods(b *testing.B, n int) (int, []benchMethod) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	return want, []benchMethod{
+	methods := []benchMethod{
 		{"stat", func() (int, error) { c, _, err := pfs.CountMethod(pid, MethodStat); return c, err }},
 		{"readdir", func() (int, error) { c, _, err := pfs.CountMethod(pid, MethodReaddir); return c, err }},
 		{"readdir-2w", func() (int, error) { c, _, err := par.CountMethod(pid, MethodReaddir); return c, err }},
@@ -244,6 +254,14 @@ func benchMethods(b *testing.B, n int) (int, []benchMethod) {
 		{"procfs-readdir", func() (int, error) { return procLen(promReaddir, pid) }},
 		{"ls-wc", func() (int, error) { return lsWC(pid) }},
 	}
+	// The BPF counter, when it loads (root): loaded here, so the first
+	// count of the benchmark does not pay for the load.
+	if _, _, err := pfs.CountMethod(pid, MethodBPF); err == nil {
+		methods = append(methods, benchMethod{"bpf", func() (int, error) { c, _, err := pfs.CountMethod(pid, MethodBPF); return c, err }})
+	} else {
+		b.Logf("no bpf method: %v", err)
+	}
+	return want, methods
 }
 
 func procLen(fs procfs.FS, pid int) (int, error) {
@@ -265,12 +283,18 @@ func lsWC(pid int) (int, error) {
 // BenchmarkAll counts every process on the machine, as fdcount --all does
 // (without the output).
 func BenchmarkAll(b *testing.B) {
-	for _, m := range []Method{MethodAuto, MethodReaddir} {
+	for _, m := range []Method{MethodAuto, MethodReaddir, MethodBPF} {
 		b.Run(string(m), func(b *testing.B) {
 			cfg := Config{All: true, Method: m}
 			pfs, err := NewFS("")
 			if err != nil {
 				b.Fatal(err)
+			}
+			defer pfs.Close()
+			if m == MethodBPF {
+				if _, _, err := pfs.CountMethod(os.Getpid(), m); err != nil {
+					b.Skipf("no bpf: %v", err)
+				}
 			}
 			b.ReportAllocs()
 			for b.Loop() {
