@@ -18,10 +18,29 @@
 // (procfs puts descriptor N at directory position N+2), which can shorten
 // the wall-clock time of one count on idle CPUs but not its CPU time.
 //
+// MethodBPF avoids the dentry work altogether: a BPF task_file iterator
+// (iter/task_file, Linux 5.8+) whose link is limited to the one task
+// (bpf_iter_link_info.task, Linux 6.1+; cilium/ebpf v0.22's link.AttachIter
+// does not pass it, so the link is created with a raw bpf(2) call) walks the
+// task's descriptor table in the kernel; the program writes nothing per file
+// and reports the iterator's sequence number of the last one, so one count
+// is two bpf(2) calls, one read and two closes, whatever N. It needs root
+// (or CAP_BPF and CAP_PERFMON) and kernel BTF. The programs are loaded once
+// per FS, on first use, and released by Close. The link selects a thread-group
+// leader by its PID, so a thread with a table of its own (unshare(CLONE_FILES))
+// is not counted with the process, as in /proc/PID/fd; CountTask counts such a
+// thread's table with a second program over the thread group, and tells
+// threads that share the leader's table (which the kernel's walk skips)
+// with kcmp(2). A count of 0 is confirmed by reading the directory, which
+// is cheap when it is empty: it tells a zombie from a missing process, and
+// counts a task the iterator does not show (a thread ID given as a PID).
+//
 // An FS is safe for concurrent use. Count picks the method: MethodStat when
-// the mount is procfs and st_size is positive, MethodReaddir otherwise. A
-// size of 0 (no descriptors, a zombie, a kernel older than 6.2) falls back,
-// which is cheap in exactly those cases. Reading /proc/PID/fd of another
+// the mount is procfs and st_size is positive; where the kernel does not
+// report sizes (before 6.2), MethodBPF when the programs load, else
+// MethodReaddir; MethodReaddir for a size of 0 on a kernel that reports
+// sizes (no descriptors, a zombie: cheap in exactly those cases). Auto never
+// fails because BPF is unavailable. Reading /proc/PID/fd of another
 // user's process needs ptrace access, but its stat size does not: when the
 // fallback is refused and the kernel is known to report sizes, the size (0)
 // is the answer.
