@@ -137,7 +137,11 @@ func (l *evLoop) run() {
 			case evConnecting:
 				l.connected(c)
 			case evWriting:
-				l.write(c)
+				if ev&unix.EPOLLIN != 0 { // answered before the body was sent (413)
+					l.earlyAnswer(c)
+				} else {
+					l.write(c)
+				}
 			case evReading:
 				if ev&(unix.EPOLLIN|unix.EPOLLERR|unix.EPOLLHUP|unix.EPOLLRDHUP) != 0 {
 					l.read(c)
@@ -252,7 +256,12 @@ func (l *evLoop) write(c *evConn) {
 			return // wait for EPOLLOUT
 		}
 		if err != nil {
-			l.complete(c, response{}, fmt.Errorf("writev: %w", err))
+			// A server may answer before reading the whole body (413
+			// Payload Too Large) and close: read what it sent, if anything.
+			c.iov = nil
+			c.state = evReading
+			c.eof = true // nothing more will come after this read
+			l.readFinal(c, fmt.Errorf("writev: %w", err))
 			return
 		}
 		for n > 0 {
@@ -313,6 +322,49 @@ func (l *evLoop) read(c *evConn) {
 	default:
 		l.complete(c, response{}, err)
 	}
+}
+
+// earlyAnswer handles a response that arrives while the body is still being
+// written: a complete one ends the request (the connection cannot carry
+// another); a partial one is kept in c.in until it completes.
+func (l *evLoop) earlyAnswer(c *evConn) {
+	c.state = evReading
+	l.read(c)
+	if c.state == evReading { // not complete yet: go on writing
+		c.state = evWriting
+		l.write(c)
+		return
+	}
+	l.closeConn(c)
+}
+
+// readFinal reads what the socket still holds after a failed write and
+// completes the request with the response found there, or with werr.
+func (l *evLoop) readFinal(c *evConn, werr error) {
+	for len(c.in) < maxResponseBytes {
+		if cap(c.in)-len(c.in) < 4096 {
+			grown := make([]byte, len(c.in), max(2*cap(c.in), 16<<10))
+			copy(grown, c.in)
+			c.in = grown
+		}
+		n, err := unix.Read(c.fd, c.in[len(c.in):cap(c.in)])
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil || n == 0 {
+			break
+		}
+		c.in = c.in[:len(c.in)+n]
+	}
+	c.rd.Reset(c.in)
+	c.br.Reset(&c.rd)
+	resp, _, err := readResponse(c.br, &c.body)
+	if err != nil {
+		l.complete(c, response{}, werr)
+		return
+	}
+	l.complete(c, resp, nil)
+	l.closeConn(c)
 }
 
 // complete accounts the request in flight on c; a failed connection is

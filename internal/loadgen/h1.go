@@ -139,7 +139,13 @@ func (c *h1Conn) send(_ context.Context, p *otlpgen.Payload, buf *bytes.Buffer) 
 	c.bufs = [2][]byte{c.s.heads[p], p.Body}
 	c.iov = c.bufs[:]
 	if _, err := c.iov.WriteTo(c.conn); err != nil {
+		// A server may answer before reading the whole body (413 Payload
+		// Too Large) and close: the write fails, but the answer is there.
+		resp, _, rerr := readResponse(c.br, buf)
 		c.close()
+		if rerr == nil {
+			return resp, nil
+		}
 		return response{}, err
 	}
 	resp, keepAlive, err := readResponse(c.br, buf)

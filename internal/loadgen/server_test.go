@@ -405,3 +405,26 @@ func TestTimeoutIsTransportError(t *testing.T) {
 		})
 	}
 }
+
+func TestEarlyAnswerToLargeBody(t *testing.T) {
+	// The server refuses the body without reading it (413) and closes the
+	// connection: the write fails, the 413 must still be counted.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusRequestEntityTooLarge)
+	}))
+	defer srv.Close()
+	for _, sender := range []Sender{SenderEpoll, SenderH1, SenderNetHTTP} {
+		t.Run(string(sender), func(t *testing.T) {
+			rep, err := Run(context.Background(), Config{
+				Endpoint: srv.URL, Requests: 4, Concurrency: 2, Sender: sender, Mix: Mix{1, 0, 0},
+				Payload: otlpgen.Config{Records: 8000, BodyBytes: 1024, PoolSize: 1},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tot := rep.Totals; tot.Status.S413 != 4 || tot.TransportErrors != 0 {
+				t.Errorf("413 %d, transport errors %d: want 4 answered 413", tot.Status.S413, tot.TransportErrors)
+			}
+		})
+	}
+}
