@@ -129,7 +129,11 @@ const (
 type Config struct {
 	Endpoint string      // base URL; signal paths /v1/logs, /v1/metrics, /v1/traces are appended
 	Header   http.Header // extra request headers (e.g. Authorization)
-	Timeout  time.Duration
+	// Timeout bounds one request, connection included. The senders enforce
+	// it with a little slack to stay cheap: the epoll loop checks every
+	// 10 ms, the h1 sender moves its deadline only when less than Timeout
+	// is left (a request gets between Timeout and 1.5×Timeout).
+	Timeout time.Duration
 	Mix      Mix // zero value means DefaultMix
 	Payload  otlpgen.Config
 
