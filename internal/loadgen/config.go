@@ -134,8 +134,8 @@ type Config struct {
 	// 10 ms, the h1 sender moves its deadline only when less than Timeout
 	// is left (a request gets between Timeout and 1.5×Timeout).
 	Timeout time.Duration
-	Mix      Mix // zero value means DefaultMix
-	Payload  otlpgen.Config
+	Mix     Mix // zero value means DefaultMix
+	Payload otlpgen.Config
 
 	// Concurrency is the number of workers: in the closed model each sends
 	// back to back; in the open model it bounds the requests in flight.
