@@ -30,7 +30,7 @@ timeout --signal=INT --kill-after=30 "${PERF_GATE_TIMEOUT:-280}" \
     --load "${PERF_GATE_LOAD:---duration 2s --concurrency 8 --records 50}" \
     --fail-on "${PERF_GATE_THROUGHPUT:-throughput:-40%}" \
     --fail-on "${PERF_GATE_P99:-p99:+150%}" \
-    --fail-on "${PERF_GATE_CPU:-cpu:+25%}" \
+    --fail-on "${PERF_GATE_CPU:-cpu:+50%}" \
     "$@" HEAD~1 HEAD || status=$?
 case $status in
   0) echo "ci-perf-gate: pass" >&2 ;;
