@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -485,5 +486,49 @@ func TestAttributesJSON(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, decoded); diff != "" {
 		t.Errorf("decoded JSON (-want +got):\n%s", diff)
+	}
+}
+
+// TestProjectionSkipsUndecodable stores a payload that is not OTLP protobuf between two good
+// ones: projection must skip it (loudly) and go on, never stall behind it.
+func TestProjectionSkipsUndecodable(t *testing.T) {
+	s := openTest(t, Config{Logger: quietLogger})
+	appendLogs(t, s, makeLogs("svc", "before", 1))
+	if err := s.Append(context.Background(), SignalLogs, []byte{0xff, 0xff, 0xff}, 1); err != nil {
+		t.Fatal(err)
+	}
+	appendLogs(t, s, makeLogs("svc", "after", 1))
+	waitProjected(t, s)
+	got := queryRows(t, s.ReadDB(), `SELECT body FROM logs ORDER BY id`)
+	if diff := cmp.Diff([][]string{{"before 0"}, {"after 0"}}, got); diff != "" {
+		t.Errorf("logs (-want +got):\n%s", diff)
+	}
+	if st := s.Stats(); st.Logs.RecordsProjected != 3 || st.LagRecords != 0 {
+		t.Errorf("Stats: got %d projected, lag %d; want 3 (the skipped row counts as done), 0", st.Logs.RecordsProjected, st.LagRecords)
+	}
+}
+
+// TestLagVisible checks that a projection backlog shows in Stats, in records and seconds.
+func TestLagVisible(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(context.Background(), Config{Dir: dir, NoProjection: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendLogs(t, s, makeLogs("svc", "lag", 4))
+	appendLogs(t, s, makeLogs("svc", "lag", 3))
+	time.Sleep(5 * time.Millisecond) // let the backlog age (not a timing assertion)
+	st := s.Stats()
+	if st.LagRecords != 7 || st.LagSeconds <= 0 {
+		t.Errorf("Stats with projection off: got lag %d records, %v s; want 7, > 0", st.LagRecords, st.LagSeconds)
+	}
+	if err := s.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	// The backlog survives a restart and is then projected away.
+	s = openTest(t, Config{Dir: dir, NoProjection: true})
+	if st := s.Stats(); st.LagRecords != 7 || st.LagSeconds <= 0 || st.ProjectedRawID != 0 || st.LastRawID != 2 {
+		t.Errorf("Stats after reopen: got lag %d records, %v s, projected %d of %d; want 7, > 0, 0 of 2",
+			st.LagRecords, st.LagSeconds, st.ProjectedRawID, st.LastRawID)
 	}
 }
