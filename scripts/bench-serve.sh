@@ -16,6 +16,7 @@
 # Env:   DURATION=60s CONCURRENCY=256 OVERLOAD_DURATION=20s RUNS=1
 #        OTELCOL=/tmp/otelbench-otelcol/otelcol (built if missing)
 #        BIN=path/to/otelbench (default: go build ./cmd/otelbench)
+#        SERVE_ARGS="--no-projection" extra `otelbench serve` flags (split on spaces)
 #        OUT=dir for JSON reports (default: a temp dir, printed)
 set -euo pipefail
 
@@ -52,7 +53,8 @@ wait_port() { # wait until something accepts on 127.0.0.1:$1 (at most 20 s)
 start_target() { # start_target otelbench|otelcol PORT DIR
 	case $1 in
 	otelbench)
-		"$BIN" serve --addr "127.0.0.1:$2" --data "$3/data" --sync full 2>"$3/server.log" &
+		# shellcheck disable=SC2086 # SERVE_ARGS is a list of flags
+		"$BIN" serve --addr "127.0.0.1:$2" --data "$3/data" --sync full ${SERVE_ARGS:-} 2>"$3/server.log" &
 		;;
 	otelcol)
 		cat >"$3/otelcol.yaml" <<YAML
@@ -116,7 +118,7 @@ run() { # run NAME TARGET LOADARGS...
 		"$name" "$target" "$r" "$rec" "$p50" "$p99" "$ok" "$busy" "$errs" "$hwm" "${cpu[$name-$target]}"
 }
 
-echo "# bench-serve $(date -u +%FT%TZ) $(uname -r) $(nproc) cores; duration $dur, concurrency $conc; reports in $out"
+echo "# bench-serve $(date -u +%FT%TZ) $(uname -r) $(nproc) cores; duration $dur, concurrency $conc; serve flags: --sync full ${SERVE_ARGS:-}; reports in $out"
 echo
 echo '| workload  | target    |    req/s | records/s | p50 ms  | p99 ms   |      2xx |    503 | xport | RSS MB   | CPU us/2xx |'
 echo '|-----------|-----------|----------|-----------|---------|----------|----------|--------|-------|----------|------------|'
