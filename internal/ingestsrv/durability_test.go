@@ -10,11 +10,13 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"os/signal"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -177,9 +179,11 @@ func firstMissing(want, got []uint64) any {
 const childEnv = "OTELBENCH_INGESTSRV_CHILD_DIR"
 
 // runChild serves on 127.0.0.1:0 from dir, prints "addr <host:port>", and
-// runs until killed.
+// runs until killed or, like cmd/otelbench, until SIGINT/SIGTERM (exit 0
+// after a clean drain).
 func runChild(dir string) int {
-	ctx := context.Background()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
 	srv, err := New(ctx, Config{DataDir: dir, Logger: slog.New(slog.NewTextHandler(os.Stderr, nil))})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -198,11 +202,10 @@ func runChild(dir string) int {
 	return 0
 }
 
-// TestKill9 SIGKILLs a child server process under concurrent load, restarts
-// on the same data dir, lets projection catch up, and finds every record
-// answered 200 in the logs table.
-func TestKill9(t *testing.T) {
-	dir := t.TempDir()
+// startChild starts the test binary as a server process on dir and returns
+// it with its base URL.
+func startChild(t *testing.T, dir string) (*exec.Cmd, string) {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), childEnv+"="+dir)
 	cmd.Stderr = os.Stderr
@@ -213,6 +216,54 @@ func TestKill9(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, "addr ") {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		t.Fatalf("child said %q, %v", line, err)
+	}
+	return cmd, "http://" + strings.TrimSpace(strings.TrimPrefix(line, "addr "))
+}
+
+// TestSIGTERM sends SIGTERM to a child server process under concurrent
+// load: it exits 0, and the records stored are exactly those answered 200.
+func TestSIGTERM(t *testing.T) {
+	dir := t.TempDir()
+	cmd, url := startChild(t, dir)
+	var acks atomic.Int64
+	stop := make(chan struct{})
+	resCh := make(chan *loadResult, 1)
+	go func() { resCh <- loadLogs(url, 8, 5000, 2, stop, func() { acks.Add(1) }) }()
+	waitFor(t, "200 acks", func() bool { return acks.Load() >= 200 })
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	waitErr := make(chan error, 1)
+	go func() { waitErr <- cmd.Wait() }()
+	select {
+	case err := <-waitErr:
+		if err != nil {
+			t.Fatalf("child after SIGTERM: %v, want exit status 0", err)
+		}
+	case <-time.After(60 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatal("child did not exit within 60s of SIGTERM")
+	}
+	close(stop)
+	res := <-resCh
+	stored := storedSeqs(t, dir)
+	t.Logf("acked %d records, stored %d; statuses %v, transport errors %d", len(res.acked), len(stored), res.statuses, res.errors)
+	if !slices.Equal(stored, res.acked) {
+		t.Fatalf("stored %d records, acked %d: the sets differ (first difference: %v)", len(stored), len(res.acked), firstMissing(res.acked, stored))
+	}
+}
+
+// TestKill9 SIGKILLs a child server process under concurrent load, restarts
+// on the same data dir, lets projection catch up, and finds every record
+// answered 200 in the logs table.
+func TestKill9(t *testing.T) {
+	dir := t.TempDir()
+	cmd, url := startChild(t, dir)
 	killed := false
 	defer func() {
 		if !killed {
@@ -220,11 +271,6 @@ func TestKill9(t *testing.T) {
 			_ = cmd.Wait()
 		}
 	}()
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil || !strings.HasPrefix(line, "addr ") {
-		t.Fatalf("child said %q, %v", line, err)
-	}
-	url := "http://" + strings.TrimSpace(strings.TrimPrefix(line, "addr "))
 
 	var acks atomic.Int64
 	stop := make(chan struct{})
