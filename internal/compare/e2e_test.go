@@ -95,7 +95,7 @@ var tinyArgs = []string{"--build", "go build -trimpath -o {out} .", "--serve", "
 func compareCmd(t *testing.T, repo string, args ...string) (*exec.Cmd, *syncBuffer, *syncBuffer, string) {
 	t.Helper()
 	tmp := t.TempDir()
-	cmd := exec.Command(otelbenchBin, append([]string{"compare"}, args...)...)
+	cmd := exec.Command(otelbench(t), append([]string{"compare"}, args...)...)
 	cmd.Dir = repo
 	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
 	stdout, stderr := &syncBuffer{}, &syncBuffer{}

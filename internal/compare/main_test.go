@@ -5,13 +5,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"go.uber.org/goleak"
 )
 
-// otelbenchBin is the otelbench binary built for the end-to-end tests.
-var otelbenchBin string
+// binDir holds the otelbench binary the end-to-end tests run.
+var binDir string
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "compare-test-bin-")
@@ -19,18 +20,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	otelbenchBin = filepath.Join(dir, "otelbench")
-	args := []string{"build", "-o", otelbenchBin}
-	if raceEnabled {
-		args = append(args, "-race")
-	}
-	build := exec.Command("go", append(args, "../../cmd/otelbench")...)
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintf(os.Stderr, "build otelbench for the end-to-end tests: %v\n", err)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
+	binDir = dir
 	code := m.Run()
 	os.RemoveAll(dir)
 	if code == 0 {
@@ -40,4 +30,31 @@ func TestMain(m *testing.M) {
 		}
 	}
 	os.Exit(code)
+}
+
+// buildOtelbench builds cmd/otelbench once per test binary, on first use, so
+// that unit tests alone do not pay for it. With -race the child is built
+// with -race too, reusing the archives the rest of `go test -race ./...`
+// compiled.
+var buildOtelbench = sync.OnceValues(func() (string, error) {
+	bin := filepath.Join(binDir, "otelbench")
+	args := []string{"build", "-o", bin}
+	if raceEnabled {
+		args = append(args, "-race")
+	}
+	out, err := exec.Command("go", append(args, "../../cmd/otelbench")...).CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("build otelbench: %v\n%s", err, out)
+	}
+	return bin, nil
+})
+
+// otelbench returns the path of the otelbench binary, building it first.
+func otelbench(t *testing.T) string {
+	t.Helper()
+	bin, err := buildOtelbench()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bin
 }
