@@ -55,6 +55,12 @@ type Config struct {
 	// MaxConns bounds open connections (0 means DefaultMaxConns); beyond it
 	// new connections wait in the accept backlog, costing no memory here.
 	MaxConns int
+	// MaxLagRecords, if positive, answers 503 + Retry-After while projection
+	// trails the raw store by more than this many records: a bound on the
+	// backlog (and on the store memory that grows with it, see
+	// docs/benchmarks/serve.md) at the price of coupling ingest to
+	// projection under sustained overload. 0 means no bound.
+	MaxLagRecords int64
 	// Sync is the store's durability mode ("" means store.SyncFull).
 	Sync store.SyncMode
 	// Pprof mounts net/http/pprof under /debug/pprof/ (behind auth).
@@ -77,7 +83,7 @@ type Config struct {
 
 // Validate reports a configuration error.
 func (c Config) Validate() error {
-	if c.QueueBytes < 0 || c.QueueRequests < 0 || c.MaxBody < 0 || c.InflightBytes < 0 || c.ShutdownTimeout < 0 || c.MaxConns < 0 {
+	if c.QueueBytes < 0 || c.QueueRequests < 0 || c.MaxBody < 0 || c.InflightBytes < 0 || c.ShutdownTimeout < 0 || c.MaxConns < 0 || c.MaxLagRecords < 0 {
 		return errors.New("ingestsrv: config: negative limit")
 	}
 	switch c.Sync {

@@ -68,6 +68,10 @@ func (s *Server) ingestHandler(sig otlpcodec.Signal) http.HandlerFunc {
 			s.retryLater(w, enc, reasonShuttingDown, "server shutting down")
 			return
 		}
+		if s.cfg.MaxLagRecords > 0 && s.store.Stats().LagRecords > s.cfg.MaxLagRecords {
+			s.retryLater(w, enc, reasonQueueFull, "projection backlog over its limit, retry later")
+			return
+		}
 		s.ingest(w, r, sig, enc, comp)
 	}
 }

@@ -122,3 +122,20 @@ func waitFor(t testing.TB, what string, cond func() bool) {
 		time.Sleep(2 * time.Millisecond)
 	}
 }
+
+// TestMaxLagRecords503: with projection off, every stored record stays in
+// the backlog; once it exceeds MaxLagRecords, ingest answers 503.
+func TestMaxLagRecords503(t *testing.T) {
+	ts := startServer(t, Config{NoProjection: true, MaxLagRecords: 5})
+	for i := range 3 { // 6 records: lag 2, 4, 6
+		wantStatus(t, post(t, nil, ts.url+"/v1/logs", ctProto, "", encode(t, otlptest.Logs(uint64(2*i), 2), otlpcodec.EncodingProto)), http.StatusOK)
+	}
+	if lag := ts.Store().Stats().LagRecords; lag != 6 {
+		t.Fatalf("lag %d records, want 6", lag)
+	}
+	resp := post(t, nil, ts.url+"/v1/logs", ctProto, "", encode(t, otlptest.Logs(6, 1), otlpcodec.EncodingProto))
+	wantStatus(t, resp, http.StatusServiceUnavailable)
+	if resp.header.Get("Retry-After") == "" {
+		t.Error("503 without Retry-After")
+	}
+}
