@@ -3,6 +3,7 @@ package store
 import (
 	"bufio"
 	"context"
+	"database/sql"
 	"fmt"
 	"io"
 	"os"
@@ -134,10 +135,22 @@ func crashChild(t *testing.T, dir string, round, minAcks int) []string {
 	return acked
 }
 
+// checkIntegrity runs SQLite's integrity_check on both databases and FTS5's integrity-check,
+// which verifies the trigram index matches the logs bodies exactly (no lost or duplicate rows).
 func checkIntegrity(t testing.TB, s *Store) {
 	t.Helper()
-	var res string
-	if err := s.ReadDB().QueryRow(`PRAGMA integrity_check`).Scan(&res); err != nil || res != "ok" {
-		t.Errorf("integrity_check: got %q (%v), want ok", res, err)
+	for _, q := range []string{`PRAGMA main.integrity_check`, `PRAGMA raw.integrity_check`} {
+		var res string
+		if err := s.ReadDB().QueryRow(q).Scan(&res); err != nil || res != "ok" {
+			t.Errorf("%s: got %q (%v), want ok", q, res, err)
+		}
+	}
+	db, err := sql.Open("sqlite", "file:"+s.TelemetryPath()+"?_pragma=busy_timeout(10000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`INSERT INTO logs_fts(logs_fts, rank) VALUES ('integrity-check', 1)`); err != nil {
+		t.Errorf("FTS integrity-check: %v", err)
 	}
 }

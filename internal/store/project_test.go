@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -369,8 +370,19 @@ func TestProjectMetrics(t *testing.T) {
 // aborts inserts into span_links, after logs and spans rows of the same slice were written),
 // then lets it succeed: the retry must leave exactly one copy of every row.
 func TestProjectionRetriesWithoutDuplicates(t *testing.T) {
-	s := openTest(t, Config{})
-	other, err := sql.Open("sqlite", "file:"+s.TelemetryPath())
+	// Store the requests with projection off, so the first projection slice holds all three.
+	dir := t.TempDir()
+	s, err := Open(context.Background(), Config{Dir: dir, NoProjection: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendLogs(t, s, makeLogs("svc", "retry me", 4))
+	appendTraces(t, s, makeTraces())
+	appendMetrics(t, s, makeMetrics())
+	if err := s.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	other, err := sql.Open("sqlite", "file:"+filepath.Join(dir, FileName))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -378,18 +390,7 @@ func TestProjectionRetriesWithoutDuplicates(t *testing.T) {
 	if _, err := other.Exec(`CREATE TRIGGER fail_links BEFORE INSERT ON span_links BEGIN SELECT RAISE(ABORT, 'injected failure'); END`); err != nil {
 		t.Fatal(err)
 	}
-	// Hold the write lock so all three appends commit before the projector's first slice.
-	release := holdWriteLock(t, s.RawPath())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		appendLogs(t, s, makeLogs("svc", "retry me", 4))
-		appendTraces(t, s, makeTraces())
-		appendMetrics(t, s, makeMetrics())
-	}()
-	waitFor(t, "appends queued", func() bool { return s.Stats().QueueRequests >= 1 })
-	release()
-	<-done
+	s = openTest(t, Config{Dir: dir, Logger: quietLogger})
 	waitFor(t, "a failed projection", func() bool { return s.Stats().ProjectionErrors > 0 })
 	if n := countRows(t, s, "logs"); n != 0 {
 		t.Fatalf("logs after failed slice: got %d, want 0 (rolled back)", n)
@@ -408,6 +409,7 @@ func TestProjectionRetriesWithoutDuplicates(t *testing.T) {
 	if err := s.ReadDB().QueryRow(`SELECT count(*) FROM logs_fts WHERE body LIKE '%retry%'`).Scan(&ftsRows); err != nil || ftsRows != 4 {
 		t.Errorf("FTS rows: got %d (%v), want 4", ftsRows, err)
 	}
+	checkIntegrity(t, s)
 }
 
 // TestProjectionResumes stores raw rows with projection off, then reopens with projection on:
