@@ -51,6 +51,7 @@ type evConn struct {
 	sent    time.Time
 	iovArr  [2][]byte
 	iov     [][]byte
+	vecs    [2]unix.Iovec
 	in      []byte
 	rd      bytes.Reader
 	br      *bufio.Reader
@@ -121,7 +122,10 @@ func (l *evLoop) run() {
 			}
 			break
 		}
-		n, err := unix.EpollWait(l.epfd, events, 20)
+		n, err := pollNow(l.epfd, events)
+		if err == nil && n == 0 {
+			n, err = pollWait(l.epfd, events, 20)
+		}
 		if err != nil && !errors.Is(err, unix.EINTR) {
 			for _, c := range l.conns {
 				if c.state != evIdle {
@@ -245,7 +249,7 @@ func (l *evLoop) setOut(c *evConn, out bool) error {
 
 func (l *evLoop) write(c *evConn) {
 	for len(c.iov) > 0 {
-		n, err := unix.Writev(c.fd, c.iov)
+		n, err := rawWritev(c.fd, c.iov, &c.vecs)
 		if errors.Is(err, unix.EINTR) {
 			continue
 		}
@@ -294,7 +298,7 @@ func (l *evLoop) read(c *evConn) {
 		copy(grown, c.in)
 		c.in = grown
 	}
-	n, err := unix.Read(c.fd, c.in[len(c.in):cap(c.in)])
+	n, err := rawRead(c.fd, c.in[len(c.in):cap(c.in)])
 	switch {
 	case errors.Is(err, unix.EINTR) || errors.Is(err, unix.EAGAIN):
 		return
