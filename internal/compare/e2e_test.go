@@ -159,7 +159,7 @@ func TestCompareRegression(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "report.json")
 	bench := filepath.Join(t.TempDir(), "rounds.bench")
 	args := append(tinyArgs, "--rounds", "5", "--warmup", "0",
-		"--load", "--duration 1s --concurrency 2 --records 10 --mix logs=1,traces=1",
+		"--load", "--duration 700ms --concurrency 2 --records 10 --mix logs=1,traces=1",
 		"--fail-on", "throughput:-30%", "--fail-on", "p99:+50%",
 		"--json", out, "--benchfmt", bench, "HEAD~1", "HEAD")
 	r := runCompare(t, repo, args...)
@@ -211,7 +211,7 @@ func TestCompareSelfCheck(t *testing.T) {
 	repo := tinyRepo(t, 0)
 	out := filepath.Join(t.TempDir(), "report.json")
 	args := append(tinyArgs, "--self-check", "--rounds", "4", "--warmup", "0",
-		"--load", "--duration 500ms --concurrency 2 --records 10",
+		"--load", "--duration 300ms --concurrency 2 --records 10",
 		"--fail-on", "throughput:-30%", "--fail-on", "p99:+50%", "--json", out, "HEAD")
 	r := runCompare(t, repo, args...)
 	if r.code != ExitPass {
@@ -313,11 +313,11 @@ func TestCompareSyscalls(t *testing.T) {
 	}
 	repo := tinyRepo(t, 0, 1)
 	out := filepath.Join(t.TempDir(), "report.json")
-	args := append(tinyArgs, "--syscalls", "--rounds", "2", "--warmup", "0",
+	args := append(tinyArgs, "--syscalls", "--rounds", "1", "--warmup", "0",
 		"--load", "--duration 500ms --concurrency 1 --records 1", "--json", out, "HEAD~1", "HEAD")
 	r := runCompare(t, repo, args...)
 	if r.code != ExitInconclusive {
-		t.Fatalf("exit %d, want 3 (two rounds are inconclusive)", r.code)
+		t.Fatalf("exit %d, want 3 (one round is inconclusive)", r.code)
 	}
 	rep := readReport(t, out)
 	for _, run := range rep.Runs {
