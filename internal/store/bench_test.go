@@ -6,7 +6,9 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"sync"
 
+	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/klauspost/compress/zstd"
 	"modernc.org/sqlite"
 	"syscall"
@@ -155,12 +157,12 @@ func BenchmarkAppend(b *testing.B) {
 	}
 }
 
-func benchAppend(b *testing.B, records int, noProjection bool, sync SyncMode) {
+func benchAppend(b *testing.B, records int, noProjection bool, syncMode SyncMode) {
 	if os.Getenv("STORE_BENCH_FDATASYNC") != "" {
 		prev, _ := sqlite.Fdatasync(true)
 		defer sqlite.Fdatasync(prev)
 	}
-	s, err := Open(context.Background(), Config{Dir: b.TempDir(), Sync: sync, NoProjection: noProjection, Logger: quietLogger})
+	s, err := Open(context.Background(), Config{Dir: b.TempDir(), Sync: syncMode, NoProjection: noProjection, Logger: quietLogger})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -170,13 +172,21 @@ func benchAppend(b *testing.B, records int, noProjection bool, sync SyncMode) {
 	b.ResetTimer()
 	cpu0 := cpuTime()
 	start := time.Now()
+	var mu sync.Mutex
+	lat := hdrhistogram.New(1, int64(10*time.Second/time.Microsecond), 3)
 	b.RunParallel(func(pb *testing.PB) {
+		local := hdrhistogram.New(1, int64(10*time.Second/time.Microsecond), 3)
 		for pb.Next() {
+			t0 := time.Now()
 			if err := s.Append(context.Background(), SignalLogs, payload, records); err != nil {
 				b.Error(err)
 				return
 			}
+			local.RecordValue(time.Since(t0).Microseconds())
 		}
+		mu.Lock()
+		lat.Merge(local)
+		mu.Unlock()
 	})
 	elapsed := time.Since(start)
 	cpu := cpuTime() - cpu0
@@ -184,6 +194,9 @@ func benchAppend(b *testing.B, records int, noProjection bool, sync SyncMode) {
 	st := s.Stats()
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "req/s")
 	b.ReportMetric(float64(st.Logs.Requests)/float64(max(1, st.Commits)), "req/commit")
+	b.ReportMetric(float64(lat.ValueAtQuantile(50))/1000, "p50-ms")
+	b.ReportMetric(float64(lat.ValueAtQuantile(99))/1000, "p99-ms")
+	b.ReportMetric(float64(lat.Max())/1000, "max-ms")
 	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/req")
 	b.ReportMetric(float64(maxRSS())/(1<<20), "peak-rss-MiB")
 	if err := s.Close(context.Background()); err != nil {
