@@ -186,7 +186,7 @@ func TestTracesAPI(t *testing.T) {
 	const traceB = "11111111111111111111111111111111"
 	e.appendSpans(t,
 		spanSpec{Service: "front", TraceID: traceA, SpanID: "0000000000000001", Name: "GET /", Start: ms(0), End: ms(100)},
-		spanSpec{Service: "cart", TraceID: traceA, SpanID: "0000000000000003", ParentID: "0000000000000001", Name: "late child", Start: ms(50), End: ms(90)},
+		spanSpec{Service: "cart", TraceID: traceA, SpanID: "0000000000000003", ParentID: "0000000000000001", Name: "late: child; é 1:x", Start: ms(50), End: ms(90)},
 		spanSpec{Service: "cart", TraceID: traceA, SpanID: "0000000000000002", ParentID: "0000000000000001", Name: "early child", Start: ms(10), End: ms(40)},
 		spanSpec{Service: "db", TraceID: traceA, SpanID: "0000000000000004", ParentID: "0000000000000002", Name: "query", Start: ms(12), End: ms(30), Err: true},
 		spanSpec{Service: "db", TraceID: traceA, SpanID: "0000000000000005", ParentID: "00000000000000ff", Name: "orphan", Start: ms(20), End: ms(120)},
@@ -214,7 +214,7 @@ func TestTracesAPI(t *testing.T) {
 	for _, s := range tree.Spans {
 		got = append(got, row{s.Name, s.Depth, s.Parent})
 	}
-	want := []row{{"GET /", 0, -1}, {"early child", 1, 0}, {"query", 2, 1}, {"late child", 1, 0}, {"orphan", 0, -1}}
+	want := []row{{"GET /", 0, -1}, {"early child", 1, 0}, {"query", 2, 1}, {"late: child; é 1:x", 1, 0}, {"orphan", 0, -1}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("tree (-want +got):\n%s", diff)
 	}

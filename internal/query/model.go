@@ -23,14 +23,21 @@ type LogPage struct {
 	NextCursor string `json:"next_cursor,omitempty"`
 }
 
-// RawJSON is JSON text stored by the store (attribute maps); it is copied
-// out of the row and emitted verbatim.
-type RawJSON []byte
+// RawJSON is JSON text stored by the store (attribute maps), emitted
+// verbatim. It is a string so that it can share the memory of the row it
+// was read from.
+type RawJSON string
 
 // MarshalJSON returns the stored JSON as is.
 func (r RawJSON) MarshalJSON() ([]byte, error) {
-	if len(r) == 0 {
+	if r == "" {
 		return []byte("null"), nil
 	}
-	return r, nil
+	return []byte(r), nil
+}
+
+// UnmarshalJSON keeps the raw JSON text.
+func (r *RawJSON) UnmarshalJSON(b []byte) error {
+	*r = RawJSON(b)
+	return nil
 }
