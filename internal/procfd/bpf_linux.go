@@ -54,6 +54,13 @@ func (s *bpfState) acquire() (*fdIterObjects, error) {
 	}
 }
 
+// load loads the programs unless they are loaded or failed to.
+func (s *bpfState) load() {
+	if _, err := s.acquire(); err == nil {
+		s.mu.RUnlock()
+	}
+}
+
 // loaded reports whether the programs are loaded.
 func (s *bpfState) loaded() bool {
 	s.mu.RLock()
@@ -268,4 +275,12 @@ func readIter(fd int, buf []byte) (int, error) {
 		}
 		return n, nil
 	}
+}
+
+func (fs *FS) loadBPF() error {
+	if _, err := fs.bpf.acquire(); err != nil {
+		return err
+	}
+	fs.bpf.mu.RUnlock()
+	return nil
 }

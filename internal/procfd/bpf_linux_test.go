@@ -109,9 +109,35 @@ func TestBPFAgreesWithReaddirAndStat(t *testing.T) {
 	}
 }
 
+// TestAutoLoadsBPFForLargeTables: where the kernel does not report sizes,
+// auto reads directories until a table of BPFLoadFDs or more loads the BPF
+// counter, and counts with it from then on.
+func TestAutoLoadsBPFForLargeTables(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the BPF counter needs root (or CAP_BPF and CAP_PERFMON)")
+	}
+	pfs := newProcFS(t)
+	defer pfs.Close()
+	pfs.statProbed, pfs.statSize = true, false
+	small, large := startHolder(t, 300), startHolder(t, BPFLoadFDs)
+	if _, used, err := pfs.Count(small); err != nil || used != MethodReaddir || pfs.bpf.loaded() {
+		t.Errorf("small table: %s %v, loaded %v; want readdir, not loaded", used, err, pfs.bpf.loaded())
+	}
+	want, used, err := pfs.Count(large)
+	if err != nil || used != MethodReaddir || !pfs.bpf.loaded() {
+		t.Errorf("first large table: %s %v, loaded %v; want readdir, then loaded", used, err, pfs.bpf.loaded())
+	}
+	if n, used, err := pfs.Count(large); err != nil || used != MethodBPF || n != want {
+		t.Errorf("second count: %d %s %v, want %d bpf", n, used, err, want)
+	}
+	if _, used, err := pfs.Count(small); err != nil || used != MethodBPF {
+		t.Errorf("small table once loaded: %s %v, want bpf", used, err)
+	}
+}
+
 // TestAutoUsesBPFWithoutStatSizes: where the kernel does not report sizes
-// (before 6.2), auto counts with BPF and falls back to readdir for an empty
-// table (a zombie).
+// (before 6.2) and the BPF counter is loaded, auto counts with it and falls
+// back to readdir for an empty table (a zombie).
 func TestAutoUsesBPFWithoutStatSizes(t *testing.T) {
 	pfs := newBPFFS(t)
 	old := *pfs
@@ -359,11 +385,13 @@ func selfFDs(t *testing.T, pfs *FS) int {
 const bpfChildEnv = "PROCFD_TEST_BPF_AS_CHILD"
 
 type bpfChildResult struct {
-	Forced      permResult `json:"forced"`
-	Unavailable bool       `json:"unavailable"`
-	Auto        permResult `json:"auto"`
-	AutoNoSizes permResult `json:"auto_no_sizes"`
-	Want        int        `json:"want"`
+	Forced        permResult `json:"forced"`
+	Unavailable   bool       `json:"unavailable"`
+	Auto          permResult `json:"auto"`
+	AutoNoSizes   permResult `json:"auto_no_sizes"`
+	LoadErr       bool       `json:"load_err"`
+	AutoAfterLoad permResult `json:"auto_after_load"`
+	Want          int        `json:"want"`
 }
 
 func init() {
@@ -389,6 +417,8 @@ func init() {
 	noSizes := *pfs
 	noSizes.statProbed, noSizes.statSize = true, false
 	out.AutoNoSizes = res(noSizes.Count(pid))
+	out.LoadErr = errors.Is(noSizes.LoadBPF(), ErrBPFUnavailable)
+	out.AutoAfterLoad = res(noSizes.Count(pid))
 	out.Want, _, _ = pfs.CountMethod(pid, MethodReaddir)
 	json.NewEncoder(os.Stdout).Encode(out)
 	os.Exit(0)
@@ -439,5 +469,11 @@ func TestBPFUnprivileged(t *testing.T) {
 	// then sees its own descriptor as the child's readdir did.
 	if r := got.AutoNoSizes; r.Err != "" || r.Method != MethodReaddir || r.N != got.Want {
 		t.Errorf("auto without stat sizes as nobody = %+v, want %d readdir", r, got.Want)
+	}
+	if !got.LoadErr {
+		t.Error("LoadBPF as nobody: want ErrBPFUnavailable")
+	}
+	if r := got.AutoAfterLoad; r.Err != "" || r.Method != MethodReaddir || r.N != got.Want {
+		t.Errorf("auto after a failed LoadBPF as nobody = %+v, want %d readdir", r, got.Want)
 	}
 }

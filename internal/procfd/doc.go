@@ -36,11 +36,14 @@
 // counts a task the iterator does not show (a thread ID given as a PID).
 //
 // An FS is safe for concurrent use. Count picks the method: MethodStat when
-// the mount is procfs and st_size is positive; where the kernel does not
-// report sizes (before 6.2), MethodBPF when the programs load, else
-// MethodReaddir; MethodReaddir for a size of 0 on a kernel that reports
-// sizes (no descriptors, a zombie: cheap in exactly those cases). Auto never
-// fails because BPF is unavailable. Reading /proc/PID/fd of another
+// the mount is procfs and st_size is positive; MethodReaddir for a size of 0
+// on a kernel that reports sizes (no descriptors, a zombie: cheap in exactly
+// those cases). Where the kernel does not report sizes (before 6.2), auto
+// reads directories until one holds BPFLoadFDs descriptors or more: loading
+// the BPF programs costs about as much as reading that directory once, so
+// that count loads them (or LoadBPF does, up front) and every later count
+// uses MethodBPF. Auto never fails because BPF is unavailable: the load
+// error is kept and directories are read. Reading /proc/PID/fd of another
 // user's process needs ptrace access, but its stat size does not: when the
 // fallback is refused and the kernel is known to report sizes, the size (0)
 // is the answer.

@@ -121,6 +121,15 @@ type Options struct {
 	Workers int
 }
 
+// BPFLoadFDs is the table size at which MethodAuto, on a kernel that does
+// not report counts in stat sizes, loads the BPF counter for the counts that
+// follow: loading takes 20-60 ms on the machine of docs/benchmarks/fdcount.md,
+// about what reading a directory of 10,000 descriptors takes there, and each
+// later count of such a table is then about 10x cheaper. Smaller tables are
+// read until the programs are loaded (by a large table, MethodBPF, or
+// LoadBPF).
+const BPFLoadFDs = 10000
+
 // DefaultWorkers reads an fd directory with one reader: on the busy 2-core
 // machine the benchmarks ran on, more readers did not shorten a count
 // (docs/benchmarks/fdcount.md).
@@ -158,6 +167,11 @@ func (fs *FS) Close() error {
 	}
 	return fs.bpf.close()
 }
+
+// LoadBPF loads the BPF counter now (it is otherwise loaded on first use), so
+// that MethodAuto uses it where stat sizes are missing. It returns an error
+// wrapping ErrBPFUnavailable when it cannot load; auto then reads directories.
+func (fs *FS) LoadBPF() error { return fs.loadBPF() }
 
 // Root returns the directory the FS reads.
 func (fs *FS) Root() string { return fs.root }

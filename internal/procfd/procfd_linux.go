@@ -103,15 +103,22 @@ func (fs *FS) count(pid, tid int, m Method) (int, Method, error) {
 				return n, MethodStat, err
 			}
 		}
-		if fs.procfs && noSizes && fs.ownPIDs {
-			// No stat size: count in the kernel when BPF is available
-			// (loaded on first use), else read the directory. A count of
-			// 0 is confirmed by the directory (cheap when it is empty).
+		useBPF := fs.procfs && noSizes && fs.ownPIDs
+		if useBPF && fs.bpf.loaded() {
+			// No stat size: count in the kernel. A count of 0 (or an
+			// error) is left to the directory, cheap when it is empty.
 			if n, err := fs.bpfCount(pid, tid); err == nil && n > 0 {
 				return n, MethodBPF, nil
 			}
 		}
 		n, err := fs.readdirCount(path)
+		if useBPF && err == nil && n >= BPFLoadFDs && !fs.bpf.loaded() {
+			// A table this large costs about as much to read as the BPF
+			// programs cost to load once: load them for the next counts.
+			// Where they cannot load (no privilege, no BTF) the error is
+			// kept and auto stays with readdir.
+			fs.bpf.load()
+		}
 		if err != nil && fs.procfs && fs.statProbed && fs.statSize && errors.Is(err, ErrPermission) {
 			// The directory is refused (another user's process) but the
 			// kernel reports sizes and the size was 0: that is the count.

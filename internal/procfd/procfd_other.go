@@ -22,3 +22,5 @@ func (fs *FS) Tables(int, Method) ([]Table, Grouping, error) { return nil, "", E
 type bpfState struct{}
 
 func (*bpfState) close() error { return nil }
+
+func (fs *FS) loadBPF() error { return ErrNotSupported }
