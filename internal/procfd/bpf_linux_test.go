@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -475,5 +476,40 @@ func TestBPFUnprivileged(t *testing.T) {
 	}
 	if r := got.AutoAfterLoad; r.Err != "" || r.Method != MethodReaddir || r.N != got.Want {
 		t.Errorf("auto after a failed LoadBPF as nobody = %+v, want %d readdir", r, got.Want)
+	}
+}
+
+// TestBPFConcurrent counts from several goroutines while the programs are
+// closed and reloaded under them: every count is exact.
+func TestBPFConcurrent(t *testing.T) {
+	pfs := newBPFFS(t)
+	holder := startHolder(t, 500)
+	want, _, err := pfs.CountMethod(holder, MethodReaddir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan error, 4)
+	for range 4 {
+		go func() {
+			for range 25 {
+				n, used, err := pfs.CountMethod(holder, MethodBPF)
+				if err == nil && (n != want || used != MethodBPF) {
+					err = errors.New("count " + strconv.Itoa(n) + " " + string(used) + ", want " + strconv.Itoa(want) + " bpf")
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	if err := pfs.Close(); err != nil {
+		t.Error(err)
+	}
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
 	}
 }
