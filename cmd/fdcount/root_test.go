@@ -45,14 +45,15 @@ func run(t *testing.T, args ...string) (code int, stdout, stderr string) {
 func TestExitCodes(t *testing.T) {
 	self := strconv.Itoa(os.Getpid())
 	root := fakeProc(t)
-	tests := []struct {
+	type exitCase struct {
 		name       string
 		args       []string
 		code       int
 		stdout     string // substring
 		stderr     string // substring
 		stdoutRows int    // lines on stdout, -1 to skip
-	}{
+	}
+	tests := []exitCase{
 		{"self", []string{self}, 0, "PID  ", "", 2},
 		{"self twice and pid 1", []string{self, "1", self}, 0, "stat", "", 4},
 		{"missing pid", []string{self, "2147483647"}, 1, self, "pid 2147483647: stat /proc/2147483647/fd: no such process", 2},
@@ -74,6 +75,11 @@ func TestExitCodes(t *testing.T) {
 		{"help", []string{"--help"}, 0, "Usage:", "", -1},
 		{"workers", []string{"--workers", "2", "--method", "readdir", self}, 0, "readdir", "", 2},
 		{"bad workers", []string{"--workers", "99", self}, 2, "", "--workers 99", 0},
+		{"fixture bpf forced", []string{"--proc", root, "--method", "bpf", "5"}, 1, "", "bpf fd counter unavailable", 1},
+	}
+	if os.Geteuid() == 0 {
+		// The BPF counter needs root (or CAP_BPF and CAP_PERFMON).
+		tests = append(tests, exitCase{"bpf", []string{"--method", "bpf", self}, 0, "bpf", "", 2})
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
