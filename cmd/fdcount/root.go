@@ -19,7 +19,11 @@ func newRootCmd() *cobra.Command {
 		Long: `fdcount counts the open file descriptors of processes. On procfs and Linux 6.2+
 it reads the count from stat(2) of /proc/PID/fd (st_size), which costs the same
 at 10 fds as at 1M; elsewhere, or when the size is 0, it counts the directory
-entries with getdents64(2). METHOD says which one answered.
+entries with getdents64(2). --method bpf counts in the kernel with a BPF
+task_file iterator instead (root or CAP_BPF+CAP_PERFMON, Linux 6.1+): ~10x
+cheaper than reading a large directory, after a one-time load of 20-60 ms;
+auto uses it on kernels without stat sizes once a table of 10,000 fds is seen.
+METHOD says which one answered.
 
 Exit status: 0 when every process was counted, 1 when any could not be (the
 reasons are on stderr), 2 for usage errors.`,
@@ -27,6 +31,7 @@ reasons are on stderr), 2 for usage errors.`,
   fdcount --all --top 10
   fdcount --json --watch 1s 1234
   fdcount --threads 1234
+  fdcount --method bpf --watch 5s 1234
   fdcount --proc /host/proc --all`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
