@@ -109,7 +109,13 @@ type bpfError struct {
 }
 
 func (e *bpfError) Error() string {
-	return e.op + ": " + e.err.Error() + ": " + ErrBPFUnavailable.Error() + " (" + bpfHint + ")"
+	msg := e.err.Error()
+	if errors.Is(e.err, unix.EPERM) {
+		// cilium/ebpf's message then suggests raising RLIMIT_MEMLOCK,
+		// which loadBPF already tried; the missing privilege is the cause.
+		msg = unix.EPERM.Error()
+	}
+	return e.op + ": " + msg + ": " + ErrBPFUnavailable.Error() + " (" + bpfHint + ")"
 }
 
 func (e *bpfError) Unwrap() []error { return []error{ErrBPFUnavailable, e.err} }
