@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"fmt"
 	"strings"
+	"sync"
+	"time"
 )
 
 // Reader answers queries from the store's read-only pool. Safe for
@@ -12,6 +14,10 @@ import (
 type Reader struct {
 	db     *sql.DB
 	traces *traceCache // nil: no cache
+
+	svcMu   sync.Mutex
+	svcAt   time.Time // when svcList was computed
+	svcList []Service
 }
 
 // NewReader returns a Reader over db (store.Store.ReadDB()).

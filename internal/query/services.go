@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 )
 
 // SignalCount is one service's records of one signal.
@@ -21,9 +22,29 @@ type Service struct {
 	Metrics SignalCount `json:"metrics"` // metric streams; last seen is the newest point
 }
 
-// Services lists services with per-signal counts. Each count is one range
-// scan of a (service, time) index, so the cost grows with the stored rows.
+// ServicesTTL is how long a computed service list is reused: the counts
+// are range scans over every stored record (seconds at millions of rows),
+// and the dashboard's home page asks for them on every load.
+const ServicesTTL = 10 * time.Second
+
+// Services lists services with per-signal counts, at most ServicesTTL old.
 func (r *Reader) Services(ctx context.Context) ([]Service, error) {
+	r.svcMu.Lock() // one computation at a time; waiters reuse its result
+	defer r.svcMu.Unlock()
+	if r.svcList != nil && time.Since(r.svcAt) < ServicesTTL {
+		return r.svcList, nil
+	}
+	s, err := r.services(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r.svcList, r.svcAt = s, time.Now()
+	return s, nil
+}
+
+// services computes the list. Each count is one range scan of a
+// (service, time) index, so the cost grows with the stored rows.
+func (r *Reader) services(ctx context.Context) ([]Service, error) {
 	byName := map[string]*Service{}
 	get := func(n string) *Service {
 		s, ok := byName[n]
