@@ -1,0 +1,93 @@
+package dashboard
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/otelbench/otelbench/internal/ingestsrv"
+)
+
+// TestAttachBehindIngestAuth wires the API and dashboard into the real
+// ingest server the way `otelbench serve` does and checks its bearer token
+// guards them, and that the live tail ends when the server stops.
+func TestAttachBehindIngestAuth(t *testing.T) {
+	const token = "s3cret-token"
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	srv, err := ingestsrv.New(context.Background(), ingestsrv.Config{DataDir: t.TempDir(), AuthToken: token, Logger: logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runTail, err := Attach(srv.Store().ReadDB(), srv.Store().ProjectedNotify, srv.Mount, logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return runTail(gctx) })
+	g.Go(func() error { return srv.Serve(gctx, ln) })
+	base := "http://" + ln.Addr().String()
+
+	get := func(path, tok string) *http.Response {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, base+path, nil)
+		if tok != "" {
+			req.Header.Set("Authorization", "Bearer "+tok)
+		}
+		c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	for _, tc := range []struct {
+		path, tok string
+		want      int
+	}{
+		{"/api/v1/logs", "", http.StatusUnauthorized},
+		{"/api/v1/logs", "wrong", http.StatusUnauthorized},
+		{"/api/v1/logs", token, http.StatusOK},
+		{"/api/v1/traces", token, http.StatusOK},
+		{"/api/v1/stats", token, http.StatusOK}, // ingestsrv's own, not shadowed
+		{"/ui/", "", http.StatusUnauthorized},
+		{"/ui/", token, http.StatusOK},
+		{"/ui/static/tail.js", token, http.StatusOK},
+		{"/", token, http.StatusFound},
+	} {
+		resp := get(tc.path, tc.tok)
+		resp.Body.Close()
+		if resp.StatusCode != tc.want {
+			t.Errorf("GET %s (token %q): got %d, want %d", tc.path, tc.tok, resp.StatusCode, tc.want)
+		}
+	}
+	// An open live tail must not hold up the graceful shutdown.
+	stream := get("/api/v1/logs/stream", token)
+	defer stream.Body.Close()
+	buf := make([]byte, 64)
+	if n, err := stream.Body.Read(buf); err != nil || !strings.Contains(string(buf[:n]), "subscribed") {
+		t.Fatalf("stream: %q %v", buf[:n], err)
+	}
+	cancel()
+	done := make(chan error, 1)
+	go func() { done <- g.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("server did not stop with a live tail open")
+	}
+}
