@@ -413,3 +413,29 @@ func TestLogStreamSlowClientDropped(t *testing.T) {
 		t.Errorf("slow client got %d records; want it dropped before all %d", n, batches*per)
 	}
 }
+
+func TestLogsSubstringSpecialCharacters(t *testing.T) {
+	e := newEnv(t, Config{})
+	now := time.Now()
+	texts := []string{`50% off_sale today`, `say "quoted" words`, `Ünïcödé ÇASE text`, `5000 offXsale`, `a b c d`}
+	var logs []logSpec
+	for i, b := range texts {
+		logs = append(logs, logSpec{Service: "s", Sev: 9, Body: b, At: now.Add(time.Duration(i) * time.Millisecond)})
+	}
+	e.appendLogs(t, logs...)
+	e.waitProjected(t)
+	for _, tc := range []struct{ q, want string }{
+		{`0% off_s`, `50% off_sale today`}, // % and _ are literal, not LIKE wildcards
+		{`"quoted"`, `say "quoted" words`},
+		{`ünïcödé`, `Ünïcödé ÇASE text`},
+		{`b c`, `a b c d`},
+	} {
+		t.Run(tc.q, func(t *testing.T) {
+			var p LogPage
+			getJSON(t, e.base+"/api/v1/logs?q="+url.QueryEscape(tc.q), http.StatusOK, &p)
+			if got := bodies(p); len(got) != 1 || got[0] != tc.want {
+				t.Errorf("q=%q: got %q, want [%q]", tc.q, got, tc.want)
+			}
+		})
+	}
+}

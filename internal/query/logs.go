@@ -86,10 +86,31 @@ func likeContains(s string) string {
 	return "%" + r.Replace(s) + "%"
 }
 
-// likeLoose returns a LIKE pattern without escapes that matches at least
-// every body containing s: its own wildcards become single-character ones.
-func likeLoose(s string) string {
-	return "%" + strings.NewReplacer("%", "_", "_", "_").Replace(s) + "%"
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+// trigramQuery returns an FTS5 query matching every document that holds
+// all 3-character windows of s: each window is one quoted token (the
+// trigram tokenizer folds case as the table does), ANDed.
+func trigramQuery(s string) string {
+	r := []rune(s)
+	seen := map[string]bool{}
+	var parts []string
+	for i := 0; i+3 <= len(r); i++ {
+		tri := string(r[i : i+3])
+		if seen[tri] {
+			continue
+		}
+		seen[tri] = true
+		parts = append(parts, `"`+strings.ReplaceAll(tri, `"`, `""`)+`"`)
+	}
+	return strings.Join(parts, " AND ")
 }
 
 // globHasTrigram reports whether a GLOB pattern holds a literal run of 3+
@@ -145,9 +166,19 @@ func (r *Reader) Logs(ctx context.Context, q LogQuery) (LogPage, LogPlan, error)
 	base := q.baseWhere()
 	var textPreds []string
 	var textArgs []any
+	// q is checked in Go on the rows SQLite returns (streamed, stopping at
+	// the limit): SQLite's LIKE folds ASCII only, the trigram index and the
+	// live tail fold Unicode.
+	keep := func(*Log) bool { return true }
 	if q.Q != "" {
-		textPreds = append(textPreds, `l.body LIKE ? ESCAPE '\'`)
-		textArgs = append(textArgs, likeContains(q.Q))
+		lq := strings.ToLower(q.Q)
+		keep = func(l *Log) bool { return strings.Contains(strings.ToLower(l.Body), lq) }
+		if isASCII(q.Q) {
+			// SQLite's LIKE agrees for an ASCII term and rejects rows
+			// before they cross database/sql (2× on the walk plan).
+			textPreds = append(textPreds, `l.body LIKE ? ESCAPE '\'`)
+			textArgs = append(textArgs, likeContains(q.Q))
+		}
 	}
 	if q.Glob != "" {
 		textPreds = append(textPreds, "l.body GLOB ?")
@@ -156,24 +187,28 @@ func (r *Reader) Logs(ctx context.Context, q LogQuery) (LogPage, LogPlan, error)
 	ftsPred, ftsArg := "", ""
 	switch {
 	case q.Q != "":
-		// The store's index is trigram with detail=none: MATCH cannot do
-		// phrases, LIKE can, but only without an ESCAPE clause. So the index
-		// gets a loose pattern (% and _ in q become _ wildcards, a superset)
-		// and textPreds re-checks the exact, escaped pattern.
-		ftsPred, ftsArg = "logs_fts.body LIKE ?", likeLoose(q.Q)
+		// The store's index is trigram with detail=none: it cannot match a
+		// phrase, and LIKE on it re-reads every candidate's body. An AND of
+		// the term's trigrams needs neither: it yields a superset of the
+		// matches straight from the doclists, and textPreds checks the
+		// exact, escaped pattern only on rows actually returned.
+		ftsPred, ftsArg = "logs_fts MATCH ?", trigramQuery(q.Q)
 	case q.Glob != "" && globHasTrigram(q.Glob):
 		ftsPred, ftsArg = "logs_fts.body GLOB ?", q.Glob
 	}
 	fetch := q.Limit + 1
-	if len(textPreds) == 0 {
-		rows, err := r.queryLogs(ctx, `SELECT `+logCols+` FROM logs l WHERE `+base.String()+
+	if q.Q == "" && q.Glob == "" {
+		rows, err := r.queryLogs(ctx, nil, fetch, `SELECT `+logCols+` FROM logs l WHERE `+base.String()+
 			` ORDER BY l.time_unix_nano DESC, l.id DESC LIMIT ?`, append(base.args, fetch)...)
 		return page(rows, q.Limit), PlanScan, err
 	}
-	textWhere := strings.Join(textPreds, " AND ")
+	textWhere := "1"
+	if len(textPreds) > 0 {
+		textWhere = strings.Join(textPreds, " AND ")
+	}
 	if ftsPred == "" {
-		rows, err := r.queryLogs(ctx, `SELECT `+logCols+` FROM logs l WHERE `+base.String()+` AND `+textWhere+
-			` ORDER BY l.time_unix_nano DESC, l.id DESC LIMIT ?`, append(append(base.args, textArgs...), fetch)...)
+		rows, err := r.queryLogs(ctx, keep, fetch, `SELECT `+logCols+` FROM logs l WHERE `+base.String()+` AND `+textWhere+
+			` ORDER BY l.time_unix_nano DESC, l.id DESC`, append(base.args, textArgs...)...)
 		return page(rows, q.Limit), PlanFullWalk, err
 	}
 	// Counting matches costs a content check per candidate, so the count
@@ -185,20 +220,20 @@ func (r *Reader) Logs(ctx context.Context, q LogQuery) (LogPage, LogPlan, error)
 		return LogPage{}, "", fmt.Errorf("count matches: %w", err)
 	}
 	ftsQuery := `SELECT ` + logCols + ` FROM logs_fts CROSS JOIN logs l ON l.id = logs_fts.rowid WHERE ` + ftsPred +
-		` AND ` + base.String() + ` AND ` + textWhere + ` ORDER BY l.time_unix_nano DESC, l.id DESC LIMIT ?`
-	ftsArgs := append(append(append([]any{ftsArg}, base.args...), textArgs...), fetch)
+		` AND ` + base.String() + ` AND ` + textWhere + ` ORDER BY l.time_unix_nano DESC, l.id DESC`
+	ftsArgs := append(append([]any{ftsArg}, base.args...), textArgs...)
 	if matches < threshold {
-		rows, err := r.queryLogs(ctx, ftsQuery, ftsArgs...)
+		rows, err := r.queryLogs(ctx, keep, fetch, ftsQuery, ftsArgs...)
 		return page(rows, q.Limit), PlanFTS, err
 	}
 	bound := max(WalkBound, 100*int64(fetch))
-	rows, err := r.queryLogs(ctx, `SELECT * FROM (SELECT `+logCols+` FROM logs l WHERE `+base.String()+
-		` ORDER BY l.time_unix_nano DESC, l.id DESC LIMIT ?) l WHERE `+textWhere+` LIMIT ?`,
-		append(append(append(base.args, bound), textArgs...), fetch)...)
+	rows, err := r.queryLogs(ctx, keep, fetch, `SELECT * FROM (SELECT `+logCols+` FROM logs l WHERE `+base.String()+
+		` ORDER BY l.time_unix_nano DESC, l.id DESC LIMIT ?) l WHERE `+textWhere,
+		append(append(base.args, bound), textArgs...)...)
 	if err != nil || len(rows) >= fetch {
 		return page(rows, q.Limit), PlanWalk, err
 	}
-	rows, err = r.queryLogs(ctx, ftsQuery, ftsArgs...)
+	rows, err = r.queryLogs(ctx, keep, fetch, ftsQuery, ftsArgs...)
 	return page(rows, q.Limit), PlanWalkThenF, err
 }
 
@@ -219,7 +254,10 @@ func page(rows []Log, limit int) LogPage {
 	return p
 }
 
-func (r *Reader) queryLogs(ctx context.Context, query string, args ...any) ([]Log, error) {
+// queryLogs runs query and returns up to limit rows that keep accepts
+// (nil keeps all); it stops reading once it has them, so a streaming plan
+// does no more work than that.
+func (r *Reader) queryLogs(ctx context.Context, keep func(*Log) bool, limit int, query string, args ...any) ([]Log, error) {
 	rows, err := r.db.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("query logs: %w", err)
@@ -233,10 +271,16 @@ func (r *Reader) queryLogs(ctx context.Context, query string, args ...any) ([]Lo
 			&l.Body, &l.Service, &l.TraceID, &l.SpanID, &attrs); err != nil {
 			return nil, fmt.Errorf("scan log: %w", err)
 		}
+		if keep != nil && !keep(&l) {
+			continue
+		}
 		if len(attrs) > 2 { // "{}" is omitted
 			l.Attributes = attrs
 		}
 		out = append(out, l)
+		if len(out) >= limit {
+			break
+		}
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("query logs: %w", err)
@@ -247,7 +291,7 @@ func (r *Reader) queryLogs(ctx context.Context, query string, args ...any) ([]Lo
 // LogsAfter returns up to limit logs with id > afterID in id order (the
 // live tail's source).
 func (r *Reader) LogsAfter(ctx context.Context, afterID int64, limit int) ([]Log, error) {
-	return r.queryLogs(ctx, `SELECT `+logCols+` FROM logs l WHERE l.id > ? ORDER BY l.id LIMIT ?`, afterID, limit)
+	return r.queryLogs(ctx, nil, limit, `SELECT `+logCols+` FROM logs l WHERE l.id > ? ORDER BY l.id LIMIT ?`, afterID, limit)
 }
 
 // MaxLogID returns the newest log id (0 when there are none).

@@ -289,12 +289,15 @@ func runMeasure(ctx context.Context, args []string) error {
 	label := fs.String("label", "idle", "label printed with the results")
 	token := fs.String("token", os.Getenv("OTELBENCH_AUTH_TOKEN"), "bearer token")
 	jsonOut := fs.Bool("json", false, "print JSON lines instead of a table")
+	withTrace := fs.Bool("trace", true, "also fetch the big trace")
 	_ = fs.Parse(args)
 	client := &http.Client{Timeout: 120 * time.Second}
 	ms := []*measurement{
 		{Name: "search selective (quokka)", URL: "/api/v1/logs?q=quokka&limit=100"},
 		{Name: "search common (timeout)", URL: "/api/v1/logs?q=timeout&limit=100"},
-		{Name: "trace 161k tree", URL: "/api/v1/traces/" + TraceID},
+	}
+	if *withTrace {
+		ms = append(ms, &measurement{Name: "trace 161k tree", URL: "/api/v1/traces/" + TraceID})
 	}
 	for rep := 0; rep < *n; rep++ {
 		for _, m := range ms {
