@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"modernc.org/sqlite" // also registers the "sqlite" database/sql driver
 )
@@ -74,8 +73,8 @@ func (s Signal) String() string {
 // Valid reports whether s is one of the three signals.
 func (s Signal) Valid() bool { return s >= SignalLogs && s <= SignalTraces }
 
-// Signals lists the valid signals in order.
-var Signals = [...]Signal{SignalLogs, SignalMetrics, SignalTraces}
+// Signals returns the valid signals in order.
+func Signals() [3]Signal { return [3]Signal{SignalLogs, SignalMetrics, SignalTraces} }
 
 // SyncMode is SQLite's synchronous setting for the write connection.
 type SyncMode string
@@ -425,6 +424,3 @@ func (s *Store) notifyProjected() {
 	}
 	s.subMu.Unlock()
 }
-
-// now is the clock; a variable only so the code reads plainly (tests do not replace it).
-func now() time.Time { return time.Now() }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"syscall"
+	"time"
 
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -29,7 +30,7 @@ func (s *Store) Append(ctx context.Context, sig Signal, payload []byte, records 
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	r := &request{sig: sig, payload: payload, records: records, received: now().UnixNano(), done: make(chan error, 1)}
+	r := &request{sig: sig, payload: payload, records: records, received: time.Now().UnixNano(), done: make(chan error, 1)}
 	if err := s.q.push(r); err != nil {
 		if errors.Is(err, ErrQueueFull) {
 			s.stats.queueFull.Add(1)

@@ -16,7 +16,7 @@ func TestAppendStoresRaw(t *testing.T) {
 	want := map[int64][]byte{}
 	for i := range 10 {
 		p := []byte(fmt.Sprintf("payload-%d", i))
-		sig := Signals[i%3]
+		sig := Signals()[i%3]
 		if err := s.Append(ctx, sig, p, i+1); err != nil {
 			t.Fatalf("Append %d: %v", i, err)
 		}
@@ -37,7 +37,7 @@ func TestAppendStoresRaw(t *testing.T) {
 		if !bytes.Equal(p, want[id]) {
 			t.Errorf("raw %d payload: got %q, want %q", id, p, want[id])
 		}
-		if Signal(sig) != Signals[(id-1)%3] || recs != id {
+		if Signal(sig) != Signals()[(id-1)%3] || recs != id {
 			t.Errorf("raw %d: got signal %d records %d", id, sig, recs)
 		}
 		n++
