@@ -83,13 +83,13 @@ func (s *Server) routes() {
 	for _, sig := range otlpcodec.Signals {
 		var h http.Handler = s.ingestHandler(sig)
 		if s.cfg.AuthIngest {
-			h = s.requireAuth(h, true)
+			h = s.requireAuth(h, authOTLP)
 		}
 		s.mux.Handle(sig.Path(), h)
 	}
 	s.mux.HandleFunc("GET /healthz", s.handleHealthz)
-	s.mux.Handle("GET /api/v1/stats", s.requireAuth(http.HandlerFunc(s.handleStats), false))
-	s.mux.Handle("GET /metrics", s.requireAuth(s.metricsHandler(), false))
+	s.mux.Handle("GET /api/v1/stats", s.requireAuth(http.HandlerFunc(s.handleStats), authBrowser))
+	s.mux.Handle("GET /metrics", s.requireAuth(s.metricsHandler(), authBearer))
 	if s.cfg.Pprof {
 		pp := http.NewServeMux()
 		pp.HandleFunc("/debug/pprof/", pprof.Index)
@@ -97,14 +97,18 @@ func (s *Server) routes() {
 		pp.HandleFunc("/debug/pprof/profile", pprof.Profile)
 		pp.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 		pp.HandleFunc("/debug/pprof/trace", pprof.Trace)
-		s.mux.Handle("/debug/pprof/", s.requireAuth(pp, false))
+		s.mux.Handle("/debug/pprof/", s.requireAuth(pp, authBearer))
+	}
+	if s.auth != nil {
+		s.mountLogin()
 	}
 }
 
 // Mount registers h for pattern (http.ServeMux syntax, e.g. "GET /api/v1/logs")
-// behind the bearer-token check. Call it before Serve.
+// behind the token check: the bearer header or the dashboard's session
+// cookie (see LoginPath). Call it before Serve.
 func (s *Server) Mount(pattern string, h http.Handler) {
-	s.mux.Handle(pattern, s.requireAuth(h, false))
+	s.mux.Handle(pattern, s.requireAuth(h, authBrowser))
 }
 
 // Store returns the server's store (for query handlers).
