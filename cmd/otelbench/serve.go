@@ -71,7 +71,7 @@ queue, commit and exit 0.`,
 	f.Int64Var(&cfg.MaxLagRecords, "max-lag-records", 0, "answer 503 while projection trails by more records than this (0: no bound)")
 	f.StringVar(&sync, "sync", string(store.SyncFull), "durability: full (fsync each group commit), normal or off (not durable)")
 	f.BoolVar(&cfg.Pprof, "pprof", false, "mount net/http/pprof under /debug/pprof/")
-	f.StringVar(&cfg.AuthToken, "auth-token", "", "require 'Authorization: Bearer TOKEN' on the API, /metrics and pprof (or $"+authTokenEnv+")")
+	f.StringVar(&cfg.AuthToken, "auth-token", "", "require 'Authorization: Bearer TOKEN' on the API, /metrics and pprof; browsers log in to the dashboard at /ui/login (or $"+authTokenEnv+")")
 	f.BoolVar(&cfg.AuthIngest, "auth-ingest", false, "require the bearer token on the OTLP routes too")
 	f.BoolVar(&cfg.NoProjection, "no-projection", false, "store raw payloads only, no relational projection (write-path benchmarks)")
 	f.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", ingestsrv.DefaultShutdownTimeout, "bound on the drain at shutdown")

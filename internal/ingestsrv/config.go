@@ -66,7 +66,9 @@ type Config struct {
 	// Pprof mounts net/http/pprof under /debug/pprof/ (behind auth).
 	Pprof bool
 	// AuthToken, if set, requires "Authorization: Bearer <token>" on every
-	// route but /healthz and (unless AuthIngest) the OTLP routes.
+	// route but /healthz and (unless AuthIngest) the OTLP routes. Mounted
+	// routes (dashboard, query API) and /api/v1/stats also take the session
+	// cookie a browser gets by logging in at LoginPath.
 	AuthToken string
 	// AuthIngest extends AuthToken to the OTLP routes.
 	AuthIngest bool
