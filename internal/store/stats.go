@@ -17,7 +17,8 @@ type SignalStats struct {
 	RecordsProjected uint64
 }
 
-// Stats is a snapshot of the store's counters. All counters start at zero at Open.
+// Stats is a snapshot of the store's counters. Traffic counters start at zero at Open; LagRecords,
+// LagSeconds, ProjectedRawID and LastRawID describe the database, backlog from before Open included.
 type Stats struct {
 	Logs, Metrics, Traces SignalStats
 
