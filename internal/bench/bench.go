@@ -14,6 +14,7 @@ import (
 
 	"github.com/otelbench/otelbench/internal/ingestsrv"
 	"github.com/otelbench/otelbench/internal/loadgen"
+	"github.com/otelbench/otelbench/internal/signal"
 	"github.com/otelbench/otelbench/internal/store"
 )
 
@@ -203,9 +204,10 @@ func fetchStats(base string) (*ingestsrv.Stats, error) {
 }
 
 func sortChecks(cs []SignalCheck) {
-	order := map[string]int{"logs": 0, "metrics": 1, "traces": 2}
+	// Signal order; a name Parse does not know gets 0 and sorts first.
+	order := func(name string) signal.Signal { s, _ := signal.Parse(name); return s }
 	for i := 1; i < len(cs); i++ {
-		for j := i; j > 0 && order[cs[j].Signal] < order[cs[j-1].Signal]; j-- {
+		for j := i; j > 0 && order(cs[j].Signal) < order(cs[j-1].Signal); j-- {
 			cs[j], cs[j-1] = cs[j-1], cs[j]
 		}
 	}

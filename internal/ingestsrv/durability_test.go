@@ -10,7 +10,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"os/signal"
+	ossignal "os/signal"
 	"regexp"
 	"slices"
 	"strconv"
@@ -24,8 +24,8 @@ import (
 	"github.com/klauspost/compress/zstd"
 	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
 
-	"github.com/otelbench/otelbench/internal/otlpcodec"
 	"github.com/otelbench/otelbench/internal/otlpcodec/otlptest"
+	"github.com/otelbench/otelbench/internal/signal"
 	"github.com/otelbench/otelbench/internal/store"
 )
 
@@ -93,7 +93,7 @@ func storedSeqs(t *testing.T, dir string) []uint64 {
 		t.Fatal(err)
 	}
 	defer st.Close(context.Background())
-	rows, err := st.ReadDB().Query("SELECT encoding, payload FROM raw WHERE signal = ?", int(store.SignalLogs))
+	rows, err := st.ReadDB().Query("SELECT encoding, payload FROM raw WHERE signal = ?", int(signal.Logs))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +182,7 @@ const childEnv = "OTELBENCH_INGESTSRV_CHILD_DIR"
 // runs until killed or, like cmd/otelbench, until SIGINT/SIGTERM (exit 0
 // after a clean drain).
 func runChild(dir string) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := ossignal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	srv, err := New(ctx, Config{DataDir: dir, Logger: slog.New(slog.NewTextHandler(os.Stderr, nil))})
 	if err != nil {
@@ -321,7 +321,7 @@ func TestKill9(t *testing.T) {
 	if len(projected) < len(res.acked) {
 		t.Fatalf("projected %d < acked %d", len(projected), len(res.acked))
 	}
-	if got := otlpcodec.SignalLogs.String(); getStats(t, ts.url).Signals[got].RecordsProjected == 0 && len(projected) > 0 {
+	if got := signal.Logs.String(); getStats(t, ts.url).Signals[got].RecordsProjected == 0 && len(projected) > 0 {
 		t.Error("stats do not show the backlog projected after restart")
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/otelbench/otelbench/internal/otlpcodec"
+	"github.com/otelbench/otelbench/internal/signal"
 	"github.com/otelbench/otelbench/internal/store"
 )
 
@@ -32,19 +33,8 @@ func (b *budget) charge(n int64) error {
 
 func (b *budget) release(n int64) { b.used.Add(-n) }
 
-// storeSignal maps the codec's signal to the store's.
-func storeSignal(sig otlpcodec.Signal) store.Signal {
-	switch sig {
-	case otlpcodec.SignalLogs:
-		return store.SignalLogs
-	case otlpcodec.SignalMetrics:
-		return store.SignalMetrics
-	}
-	return store.SignalTraces
-}
-
 // ingestHandler serves POST <sig.Path()>.
-func (s *Server) ingestHandler(sig otlpcodec.Signal) http.HandlerFunc {
+func (s *Server) ingestHandler(sig signal.Signal) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		// The request's encoding, when it is one of ours, is also the
 		// encoding of every answer, errors included.
@@ -78,7 +68,7 @@ func (s *Server) ingestHandler(sig otlpcodec.Signal) http.HandlerFunc {
 
 // ingest reads, decodes, validates and stores one request, charging its
 // memory to the budget from the first byte until the answer.
-func (s *Server) ingest(w http.ResponseWriter, r *http.Request, sig otlpcodec.Signal, enc otlpcodec.Encoding, comp otlpcodec.Compression) {
+func (s *Server) ingest(w http.ResponseWriter, r *http.Request, sig signal.Signal, enc otlpcodec.Encoding, comp otlpcodec.Compression) {
 	var charged int64
 	defer func() { s.budget.release(charged) }()
 	grow := func(n int64) error {
@@ -113,7 +103,7 @@ func (s *Server) ingest(w http.ResponseWriter, r *http.Request, sig otlpcodec.Si
 		}
 	}
 	if req.Records > 0 {
-		if err := s.store.Append(r.Context(), storeSignal(sig), req.Payload, req.Records); err != nil {
+		if err := s.store.Append(r.Context(), sig, req.Payload, req.Records); err != nil {
 			s.rejectStore(w, enc, err)
 			return
 		}

@@ -8,8 +8,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/otelbench/otelbench/internal/otlpcodec"
 	"github.com/otelbench/otelbench/internal/procfd"
+	"github.com/otelbench/otelbench/internal/signal"
 )
 
 // metricsHandler serves /metrics from a registry of its own (no globals):
@@ -110,7 +110,7 @@ func (c *statsCollector) Describe(ch chan<- *prometheus.Desc) {
 
 func (c *statsCollector) Collect(ch chan<- prometheus.Metric) {
 	st := c.s.Stats()
-	for _, sig := range otlpcodec.Signals {
+	for _, sig := range signal.All() {
 		v := st.Signals[sig.String()]
 		ch <- prometheus.MustNewConstMetric(descRequests, prometheus.CounterValue, float64(v.Requests), sig.String())
 		ch <- prometheus.MustNewConstMetric(descRecords, prometheus.CounterValue, float64(v.Records), sig.String())

@@ -12,6 +12,7 @@ import (
 
 	"github.com/otelbench/otelbench/internal/otlpcodec"
 	"github.com/otelbench/otelbench/internal/otlpcodec/otlptest"
+	"github.com/otelbench/otelbench/internal/signal"
 )
 
 // TestRoundTrip posts every signal in every encoding and compression, then
@@ -20,15 +21,15 @@ func TestRoundTrip(t *testing.T) {
 	ts := startServer(t, Config{})
 	db := ts.Store().ReadDB()
 	type signalCase struct {
-		sig   otlpcodec.Signal
+		sig   signal.Signal
 		req   message
 		n     int
 		table string // projected rows, one per record
 	}
 	signals := []signalCase{
-		{otlpcodec.SignalLogs, otlptest.Logs(0, 3), 3, "SELECT count(*) FROM logs"},
-		{otlpcodec.SignalTraces, otlptest.Traces(0, 4, 0), 4, "SELECT count(*) FROM spans"},
-		{otlpcodec.SignalMetrics, otlptest.Metrics(0, 10, 0), 10,
+		{signal.Logs, otlptest.Logs(0, 3), 3, "SELECT count(*) FROM logs"},
+		{signal.Traces, otlptest.Traces(0, 4, 0), 4, "SELECT count(*) FROM spans"},
+		{signal.Metrics, otlptest.Metrics(0, 10, 0), 10,
 			`SELECT (SELECT count(*) FROM number_points) + (SELECT count(*) FROM histogram_points) +
 			        (SELECT count(*) FROM exp_histogram_points) + (SELECT count(*) FROM summary_points)`},
 	}
@@ -112,14 +113,14 @@ func TestPartialSuccess(t *testing.T) {
 	ts := startServer(t, Config{})
 	tests := []struct {
 		name     string
-		sig      otlpcodec.Signal
+		sig      signal.Signal
 		req      message
 		valid    int
 		rejected int64
 		rows     string
 	}{
-		{"spans with zero ids", otlpcodec.SignalTraces, otlptest.Traces(0, 3, 2), 3, 2, "SELECT count(*) FROM spans"},
-		{"metrics without name or data", otlpcodec.SignalMetrics, otlptest.Metrics(0, 5, 4), 5, 2,
+		{"spans with zero ids", signal.Traces, otlptest.Traces(0, 3, 2), 3, 2, "SELECT count(*) FROM spans"},
+		{"metrics without name or data", signal.Metrics, otlptest.Metrics(0, 5, 4), 5, 2,
 			"SELECT count(*) FROM metrics WHERE name = '' OR name = 'otelbench.test.nodata'"},
 	}
 	for _, tt := range tests {
@@ -152,7 +153,7 @@ func TestPartialSuccess(t *testing.T) {
 }
 
 // parseResponse decodes an Export*ServiceResponse; it returns partial_success.
-func parseResponse(t testing.TB, sig otlpcodec.Signal, enc otlpcodec.Encoding, b []byte) (int64, string) {
+func parseResponse(t testing.TB, sig signal.Signal, enc otlpcodec.Encoding, b []byte) (int64, string) {
 	t.Helper()
 	un := func(proto, json func([]byte) error) {
 		var err error
@@ -166,11 +167,11 @@ func parseResponse(t testing.TB, sig otlpcodec.Signal, enc otlpcodec.Encoding, b
 		}
 	}
 	switch sig {
-	case otlpcodec.SignalLogs:
+	case signal.Logs:
 		r := plogotlp.NewExportResponse()
 		un(r.UnmarshalProto, r.UnmarshalJSON)
 		return r.PartialSuccess().RejectedLogRecords(), r.PartialSuccess().ErrorMessage()
-	case otlpcodec.SignalMetrics:
+	case signal.Metrics:
 		r := pmetricotlp.NewExportResponse()
 		un(r.UnmarshalProto, r.UnmarshalJSON)
 		return r.PartialSuccess().RejectedDataPoints(), r.PartialSuccess().ErrorMessage()

@@ -14,7 +14,7 @@ import (
 
 	"golang.org/x/net/netutil"
 
-	"github.com/otelbench/otelbench/internal/otlpcodec"
+	"github.com/otelbench/otelbench/internal/signal"
 	"github.com/otelbench/otelbench/internal/store"
 )
 
@@ -80,7 +80,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 }
 
 func (s *Server) routes() {
-	for _, sig := range otlpcodec.Signals {
+	for _, sig := range signal.All() {
 		var h http.Handler = s.ingestHandler(sig)
 		if s.cfg.AuthIngest {
 			h = s.requireAuth(h, authOTLP)

@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"sync/atomic"
 
-	"github.com/otelbench/otelbench/internal/otlpcodec"
+	"github.com/otelbench/otelbench/internal/signal"
 	"github.com/otelbench/otelbench/internal/store"
 )
 
@@ -32,14 +32,14 @@ var reasonNames = [numReasons]string{
 // counters are the server's own counts; "accepted" counts only requests
 // answered 200 (after store.Append returned nil).
 type counters struct {
-	requests, records, bytes [4]atomic.Uint64 // indexed by otlpcodec.Signal
+	requests, records, bytes [signal.Count]atomic.Uint64 // indexed by signal.Signal.Index
 	rejections               [numReasons]atomic.Uint64
 }
 
-func (c *counters) accepted(sig otlpcodec.Signal, records, bytes int) {
-	c.requests[sig].Add(1)
-	c.records[sig].Add(uint64(records))
-	c.bytes[sig].Add(uint64(bytes))
+func (c *counters) accepted(sig signal.Signal, records, bytes int) {
+	c.requests[sig.Index()].Add(1)
+	c.records[sig.Index()].Add(uint64(records))
+	c.bytes[sig.Index()].Add(uint64(bytes))
 }
 
 func (c *counters) rejected(r rejectReason) { c.rejections[r].Add(1) }
@@ -80,7 +80,7 @@ type ProjectionStats struct {
 func (s *Server) Stats() Stats {
 	st := s.store.Stats()
 	out := Stats{
-		Signals:    make(map[string]SignalStats, len(otlpcodec.Signals)),
+		Signals:    make(map[string]SignalStats, signal.Count),
 		Rejections: make(map[string]uint64, numReasons),
 		Queue: QueueStats{
 			Requests: st.QueueRequests, Bytes: st.QueueBytes,
@@ -88,12 +88,12 @@ func (s *Server) Stats() Stats {
 		},
 		Projection: ProjectionStats{LagRecords: st.LagRecords, LagSeconds: st.LagSeconds},
 	}
-	for _, sig := range otlpcodec.Signals {
+	for _, sig := range signal.All() {
 		out.Signals[sig.String()] = SignalStats{
-			Requests:         s.stats.requests[sig].Load(),
-			Records:          s.stats.records[sig].Load(),
-			Bytes:            s.stats.bytes[sig].Load(),
-			RecordsProjected: st.Signal(storeSignal(sig)).RecordsProjected,
+			Requests:         s.stats.requests[sig.Index()].Load(),
+			Records:          s.stats.records[sig.Index()].Load(),
+			Bytes:            s.stats.bytes[sig.Index()].Load(),
+			RecordsProjected: st.Signal(sig).RecordsProjected,
 		}
 	}
 	for r, name := range reasonNames {

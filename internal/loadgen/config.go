@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/otelbench/otelbench/internal/otlpgen"
+	"github.com/otelbench/otelbench/internal/signal"
 )
 
 // Defaults for zero Config fields.
@@ -27,9 +28,9 @@ const (
 	MaxMixWeight           = 1000
 )
 
-// Mix holds the relative weight of each signal; a zero weight leaves the
-// signal out.
-type Mix [len(otlpgen.Signals)]int
+// Mix holds the relative weight of each signal, indexed by signal.Signal.Index;
+// a zero weight leaves the signal out.
+type Mix [signal.Count]int
 
 // DefaultMix sends logs, metrics and traces in equal parts.
 var DefaultMix = Mix{1, 1, 1}
@@ -42,7 +43,7 @@ func ParseMix(s string) (Mix, error) {
 		if !ok {
 			return m, fmt.Errorf("mix entry %q: want signal=weight", part)
 		}
-		sig, err := otlpgen.ParseSignal(strings.TrimSpace(name))
+		sig, err := signal.Parse(strings.TrimSpace(name))
 		if err != nil {
 			return m, fmt.Errorf("mix entry %q: %w", part, err)
 		}
@@ -50,7 +51,7 @@ func ParseMix(s string) (Mix, error) {
 		if err != nil || n < 0 || n > MaxMixWeight {
 			return m, fmt.Errorf("mix entry %q: weight must be an integer 0..%d", part, MaxMixWeight)
 		}
-		m[sig] = n
+		m[sig.Index()] = n
 	}
 	return m, m.validate()
 }
@@ -58,8 +59,8 @@ func ParseMix(s string) (Mix, error) {
 // String formats the mix as ParseMix reads it.
 func (m Mix) String() string {
 	parts := make([]string, 0, len(m))
-	for _, sig := range otlpgen.Signals {
-		parts = append(parts, fmt.Sprintf("%s=%d", sig, m[sig]))
+	for _, sig := range signal.All() {
+		parts = append(parts, fmt.Sprintf("%s=%d", sig, m[sig.Index()]))
 	}
 	return strings.Join(parts, ",")
 }
@@ -79,10 +80,10 @@ func (m Mix) validate() error {
 }
 
 // Signals returns the signals with a positive weight.
-func (m Mix) Signals() []otlpgen.Signal {
-	var out []otlpgen.Signal
-	for _, sig := range otlpgen.Signals {
-		if m[sig] > 0 {
+func (m Mix) Signals() []signal.Signal {
+	var out []signal.Signal
+	for _, sig := range signal.All() {
+		if m[sig.Index()] > 0 {
 			out = append(out, sig)
 		}
 	}
@@ -92,23 +93,23 @@ func (m Mix) Signals() []otlpgen.Signal {
 // schedule returns one cycle of signals in which each appears as often as
 // its weight, interleaved by smooth weighted round robin (nginx), so that
 // request n has signal schedule[n%len] and short runs already follow the mix.
-func (m Mix) schedule() []otlpgen.Signal {
+func (m Mix) schedule() []signal.Signal {
 	total := 0
 	for _, w := range m {
 		total += w
 	}
-	out := make([]otlpgen.Signal, 0, total)
+	out := make([]signal.Signal, 0, total)
 	var current Mix
 	for range total {
 		best := -1
-		for _, sig := range otlpgen.Signals {
-			current[sig] += m[sig]
-			if m[sig] > 0 && (best < 0 || current[sig] > current[best]) {
-				best = int(sig)
+		for i := range m {
+			current[i] += m[i]
+			if m[i] > 0 && (best < 0 || current[i] > current[best]) {
+				best = i
 			}
 		}
 		current[best] -= total
-		out = append(out, otlpgen.Signal(best))
+		out = append(out, signal.All()[best])
 	}
 	return out
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/otelbench/otelbench/internal/otlpgen"
+	"github.com/otelbench/otelbench/internal/signal"
 )
 
 func TestParseMix(t *testing.T) {
@@ -41,13 +42,13 @@ func TestParseMix(t *testing.T) {
 func TestMixSchedule(t *testing.T) {
 	tests := []struct {
 		mix  Mix
-		want []otlpgen.Signal
+		want []signal.Signal
 	}{
-		{Mix{1, 1, 1}, []otlpgen.Signal{otlpgen.Logs, otlpgen.Metrics, otlpgen.Traces}},
-		{Mix{0, 0, 2}, []otlpgen.Signal{otlpgen.Traces, otlpgen.Traces}},
+		{Mix{1, 1, 1}, []signal.Signal{signal.Logs, signal.Metrics, signal.Traces}},
+		{Mix{0, 0, 2}, []signal.Signal{signal.Traces, signal.Traces}},
 		// Smooth: the heavy signal is spread out, not sent in one run.
-		{Mix{3, 1, 0}, []otlpgen.Signal{otlpgen.Logs, otlpgen.Logs, otlpgen.Metrics, otlpgen.Logs}},
-		{Mix{2, 0, 1}, []otlpgen.Signal{otlpgen.Logs, otlpgen.Traces, otlpgen.Logs}},
+		{Mix{3, 1, 0}, []signal.Signal{signal.Logs, signal.Logs, signal.Metrics, signal.Logs}},
+		{Mix{2, 0, 1}, []signal.Signal{signal.Logs, signal.Traces, signal.Logs}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.mix.String(), func(t *testing.T) {

@@ -376,7 +376,7 @@ func (l *evLoop) readFinal(c *evConn, werr error) {
 func (l *evLoop) complete(c *evConn, resp response, err error) {
 	if l.r.recordAttempt(l.ctx, c.p, resp, err, false) {
 		d := time.Since(c.sent)
-		l.r.acc[c.p.Signal].recordLatency(d, d, false)
+		l.r.acc[c.p.Signal.Index()].recordLatency(d, d, false)
 	}
 	if err != nil {
 		l.closeConn(c)

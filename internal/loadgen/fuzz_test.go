@@ -5,7 +5,7 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
 
-	"github.com/otelbench/otelbench/internal/otlpgen"
+	"github.com/otelbench/otelbench/internal/signal"
 )
 
 // FuzzParseRejected feeds arbitrary response bodies (untrusted server
@@ -27,7 +27,7 @@ func FuzzParseRejected(f *testing.F) {
 		if json {
 			ct = "application/json"
 		}
-		n, err := parseRejected(otlpgen.Signal(sig%3), ct, body)
+		n, err := parseRejected(signal.Signal(sig%3+1), ct, body)
 		if err != nil && n != 0 {
 			t.Errorf("error %v with count %d", err, n)
 		}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/otelbench/otelbench/internal/otlpgen"
+	"github.com/otelbench/otelbench/internal/signal"
 )
 
 // h1Sender speaks just enough HTTP/1.1 to post pre-encoded payloads over
@@ -47,7 +48,7 @@ func newH1Sender(cfg Config, pool *otlpgen.Pool) (*h1Sender, error) {
 	if extra.Get("User-Agent") == "" {
 		extra.Set("User-Agent", "otelbench-load/1")
 	}
-	for _, sig := range otlpgen.Signals {
+	for _, sig := range signal.All() {
 		ps := pool.Payloads(sig)
 		for i := range ps {
 			p := &ps[i]

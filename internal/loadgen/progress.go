@@ -59,7 +59,7 @@ func startProgress(ctx context.Context, w io.Writer, r *runner) *progress {
 		}
 	}()
 	for _, sig := range r.cfg.Mix.Signals() {
-		a := r.acc[sig]
+		a := r.acc[sig.Index()]
 		name := sig.String()
 		pr.bars = append(pr.bars, pr.p.New(0, mpb.NopStyle(),
 			mpb.PrependDecorators(decor.Name(name, decor.WCSyncSpaceR),

@@ -9,7 +9,7 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
-	"github.com/otelbench/otelbench/internal/otlpgen"
+	"github.com/otelbench/otelbench/internal/signal"
 )
 
 // Schema identifies the JSON report format; docs/load-report.md documents it.
@@ -283,8 +283,8 @@ func mergeInto(dst **hdrhistogram.Histogram, src *Histogram) error {
 
 // signalNames lists the report keys in order.
 func signalNames() []string {
-	names := make([]string, len(otlpgen.Signals))
-	for i, s := range otlpgen.Signals {
+	names := make([]string, signal.Count)
+	for i, s := range signal.All() {
 		names[i] = s.String()
 	}
 	return names

@@ -11,14 +11,14 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
-	"github.com/otelbench/otelbench/internal/otlpgen"
+	"github.com/otelbench/otelbench/internal/signal"
 )
 
 // parseRejected decodes an Export*ServiceResponse body of sig in the
 // encoding its content type names, and returns the partial_success count of
 // rejected records (rejected_log_records, rejected_data_points or
 // rejected_spans). An empty body means nothing was rejected.
-func parseRejected(sig otlpgen.Signal, contentType string, body []byte) (int64, error) {
+func parseRejected(sig signal.Signal, contentType string, body []byte) (int64, error) {
 	if len(body) == 0 {
 		return 0, nil
 	}
@@ -30,19 +30,19 @@ func parseRejected(sig otlpgen.Signal, contentType string, body []byte) (int64, 
 		return p(body)
 	}
 	switch sig {
-	case otlpgen.Logs:
+	case signal.Logs:
 		r := plogotlp.NewExportResponse()
 		if err := un(r.UnmarshalJSON, r.UnmarshalProto); err != nil {
 			return 0, fmt.Errorf("decode logs response: %w", err)
 		}
 		return r.PartialSuccess().RejectedLogRecords(), nil
-	case otlpgen.Metrics:
+	case signal.Metrics:
 		r := pmetricotlp.NewExportResponse()
 		if err := un(r.UnmarshalJSON, r.UnmarshalProto); err != nil {
 			return 0, fmt.Errorf("decode metrics response: %w", err)
 		}
 		return r.PartialSuccess().RejectedDataPoints(), nil
-	case otlpgen.Traces:
+	case signal.Traces:
 		r := ptraceotlp.NewExportResponse()
 		if err := un(r.UnmarshalJSON, r.UnmarshalProto); err != nil {
 			return 0, fmt.Errorf("decode traces response: %w", err)

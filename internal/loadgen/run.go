@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/otelbench/otelbench/internal/otlpgen"
+	"github.com/otelbench/otelbench/internal/signal"
 )
 
 // Run generates the payload pool, drives the endpoint until cfg.Duration or
@@ -27,8 +28,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, fmt.Errorf("build payloads: %w", err)
 	}
 	r := &runner{cfg: cfg, pool: pool, schedule: cfg.Mix.schedule()}
-	for _, sig := range otlpgen.Signals {
-		r.acc[sig] = newSignalAcc(cfg.open())
+	for _, sig := range signal.All() {
+		r.acc[sig.Index()] = newSignalAcc(cfg.open())
 	}
 	return r.run(ctx)
 }
@@ -47,12 +48,12 @@ func (netHTTPExchanger) close() {}
 type runner struct {
 	cfg      Config
 	pool     *otlpgen.Pool
-	schedule []otlpgen.Signal
+	schedule []signal.Signal
 	exchange func(ctx context.Context) exchanger // one per worker
 	pacer    *Pacer
 	start    time.Time
 	next     atomic.Int64 // next send number
-	acc      [len(otlpgen.Signals)]*signalAcc
+	acc      [signal.Count]*signalAcc
 }
 
 func (r *runner) run(ctx context.Context) (*Report, error) {
@@ -148,7 +149,7 @@ func (r *runner) worker(ctx, stopCtx context.Context) {
 // send sends p, retrying retryable answers as configured, and records
 // every attempt and the request's latency.
 func (r *runner) send(ctx context.Context, ex exchanger, p *otlpgen.Payload, intended, sent time.Time, late bool, buf *bytes.Buffer) {
-	acc := r.acc[p.Signal]
+	acc := r.acc[p.Signal.Index()]
 	gotResponse := false
 	for try := 0; ; try++ {
 		resp, err := ex.send(ctx, p, buf)
@@ -191,7 +192,7 @@ func (r *runner) recordAttempt(ctx context.Context, p *otlpgen.Payload, resp res
 			at.rejected, at.badResponse = rej, derr != nil
 		}
 	}
-	r.acc[p.Signal].recordAttempt(at, retry)
+	r.acc[p.Signal.Index()].recordAttempt(at, retry)
 	return err == nil
 }
 
@@ -212,9 +213,9 @@ func (r *runner) report(elapsed time.Duration, interrupted bool) (*Report, error
 		},
 	}
 	total, totalU := newHistogram(), newHistogram()
-	for _, sig := range otlpgen.Signals {
-		rep.Config.Mix[sig.String()] = cfg.Mix[sig]
-		a := r.acc[sig]
+	for _, sig := range signal.All() {
+		rep.Config.Mix[sig.String()] = cfg.Mix[sig.Index()]
+		a := r.acc[sig.Index()]
 		a.mu.Lock()
 		s := a.stats
 		if err := s.finish(elapsed.Seconds(), a.h, a.hu); err != nil {

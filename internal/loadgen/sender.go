@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/otelbench/otelbench/internal/otlpgen"
+	"github.com/otelbench/otelbench/internal/signal"
 )
 
 // response is what the accounting needs from one HTTP exchange.
@@ -26,8 +27,8 @@ type response struct {
 type sender struct {
 	transport *http.Transport
 	client    *http.Client
-	urls      [len(otlpgen.Signals)]string
-	headers   [len(otlpgen.Signals)]http.Header // per signal, read-only once built
+	urls      [signal.Count]string
+	headers   [signal.Count]http.Header // per signal, read-only once built
 }
 
 func newSender(cfg Config, pool *otlpgen.Pool) *sender {
@@ -44,8 +45,8 @@ func newSender(cfg Config, pool *otlpgen.Pool) *sender {
 		ReadBufferSize:        16 << 10,
 	}
 	s := &sender{transport: tr, client: &http.Client{Transport: tr, Timeout: cfg.Timeout}}
-	for _, sig := range otlpgen.Signals {
-		s.urls[sig] = cfg.Endpoint + sig.Path()
+	for _, sig := range signal.All() {
+		s.urls[sig.Index()] = cfg.Endpoint + sig.Path()
 		h := cfg.Header.Clone()
 		if ps := pool.Payloads(sig); len(ps) > 0 {
 			h.Set("Content-Type", ps[0].ContentType)
@@ -56,7 +57,7 @@ func newSender(cfg Config, pool *otlpgen.Pool) *sender {
 		if h.Get("User-Agent") == "" {
 			h.Set("User-Agent", "otelbench-load/1")
 		}
-		s.headers[sig] = h
+		s.headers[sig.Index()] = h
 	}
 	return s
 }
@@ -64,13 +65,13 @@ func newSender(cfg Config, pool *otlpgen.Pool) *sender {
 // send posts p and reads at most DefaultMaxResponse bytes of the answer
 // into buf. A non-nil error means there was no HTTP response.
 func (s *sender) send(ctx context.Context, p *otlpgen.Payload, buf *bytes.Buffer) (response, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.urls[p.Signal], bytes.NewReader(p.Body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.urls[p.Signal.Index()], bytes.NewReader(p.Body))
 	if err != nil {
 		return response{}, err
 	}
 	// The header map is shared by every request of the signal: neither
 	// http.Client (no jar, no redirects of POST bodies) nor Transport writes it.
-	req.Header = s.headers[p.Signal]
+	req.Header = s.headers[p.Signal.Index()]
 	resp, err := s.client.Do(req)
 	if err != nil {
 		return response{}, err

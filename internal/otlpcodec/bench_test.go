@@ -6,6 +6,7 @@ import (
 
 	"github.com/otelbench/otelbench/internal/otlpcodec"
 	"github.com/otelbench/otelbench/internal/otlpcodec/otlptest"
+	"github.com/otelbench/otelbench/internal/signal"
 )
 
 // BenchmarkDecode measures the per-request decode+validate cost of the
@@ -13,12 +14,12 @@ import (
 func BenchmarkDecode(b *testing.B) {
 	for _, n := range []int{1, 10} {
 		reqs := []struct {
-			sig otlpcodec.Signal
+			sig signal.Signal
 			msg message
 		}{
-			{otlpcodec.SignalLogs, otlptest.Logs(0, n)},
-			{otlpcodec.SignalMetrics, otlptest.Metrics(0, n, 0)},
-			{otlpcodec.SignalTraces, otlptest.Traces(0, n, 0)},
+			{signal.Logs, otlptest.Logs(0, n)},
+			{signal.Metrics, otlptest.Metrics(0, n, 0)},
+			{signal.Traces, otlptest.Traces(0, n, 0)},
 		}
 		for _, r := range reqs {
 			for _, enc := range []otlpcodec.Encoding{otlpcodec.EncodingProto, otlpcodec.EncodingJSON} {

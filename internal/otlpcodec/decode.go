@@ -9,36 +9,9 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
 	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
+
+	"github.com/otelbench/otelbench/internal/signal"
 )
-
-// Signal is an OTLP signal type.
-type Signal uint8
-
-// Signals of OTLP/HTTP.
-const (
-	SignalLogs Signal = iota + 1
-	SignalMetrics
-	SignalTraces
-)
-
-// Signals lists every signal, in path order.
-var Signals = []Signal{SignalLogs, SignalMetrics, SignalTraces}
-
-// String returns "logs", "metrics" or "traces".
-func (s Signal) String() string {
-	switch s {
-	case SignalLogs:
-		return "logs"
-	case SignalMetrics:
-		return "metrics"
-	case SignalTraces:
-		return "traces"
-	}
-	return fmt.Sprintf("Signal(%d)", uint8(s))
-}
-
-// Path returns the OTLP/HTTP path of s ("/v1/logs", ...).
-func (s Signal) Path() string { return "/v1/" + s.String() }
 
 // Request is a decoded and validated Export*ServiceRequest.
 type Request struct {
@@ -60,13 +33,13 @@ type Request struct {
 // validates it record by record (see the package doc for the rule) and
 // returns the accepted part in protobuf encoding. An undecodable body fails
 // with an error wrapping ErrCorrupt.
-func Decode(sig Signal, enc Encoding, body []byte) (Request, error) {
+func Decode(sig signal.Signal, enc Encoding, body []byte) (Request, error) {
 	switch sig {
-	case SignalLogs:
+	case signal.Logs:
 		return decodeLogs(enc, body)
-	case SignalMetrics:
+	case signal.Metrics:
 		return decodeMetrics(enc, body)
-	case SignalTraces:
+	case signal.Traces:
 		return decodeTraces(enc, body)
 	}
 	return Request{}, fmt.Errorf("decode: unknown signal %v", sig)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/otelbench/otelbench/internal/otlpcodec"
 	"github.com/otelbench/otelbench/internal/otlpcodec/otlptest"
+	"github.com/otelbench/otelbench/internal/signal"
 )
 
 type message interface {
@@ -35,18 +36,18 @@ func encode(t testing.TB, m message, enc otlpcodec.Encoding) []byte {
 func TestDecode(t *testing.T) {
 	tests := []struct {
 		name     string
-		sig      otlpcodec.Signal
+		sig      signal.Signal
 		req      message
 		valid    message // the request holding only the accepted records
 		records  int
 		rejected int64
 	}{
-		{"logs", otlpcodec.SignalLogs, otlptest.Logs(0, 7), otlptest.Logs(0, 7), 7, 0},
-		{"metrics all five types", otlpcodec.SignalMetrics, otlptest.Metrics(0, 10, 0), otlptest.Metrics(0, 10, 0), 10, 0},
-		{"metrics rejected", otlpcodec.SignalMetrics, otlptest.Metrics(0, 10, 4), otlptest.Metrics(0, 10, 0), 10, 2},
-		{"traces", otlpcodec.SignalTraces, otlptest.Traces(0, 5, 0), otlptest.Traces(0, 5, 0), 5, 0},
-		{"traces rejected", otlpcodec.SignalTraces, otlptest.Traces(0, 5, 3), otlptest.Traces(0, 5, 0), 5, 3},
-		{"traces all rejected", otlpcodec.SignalTraces, otlptest.Traces(0, 0, 2), otlptest.Traces(0, 0, 0), 0, 2},
+		{"logs", signal.Logs, otlptest.Logs(0, 7), otlptest.Logs(0, 7), 7, 0},
+		{"metrics all five types", signal.Metrics, otlptest.Metrics(0, 10, 0), otlptest.Metrics(0, 10, 0), 10, 0},
+		{"metrics rejected", signal.Metrics, otlptest.Metrics(0, 10, 4), otlptest.Metrics(0, 10, 0), 10, 2},
+		{"traces", signal.Traces, otlptest.Traces(0, 5, 0), otlptest.Traces(0, 5, 0), 5, 0},
+		{"traces rejected", signal.Traces, otlptest.Traces(0, 5, 3), otlptest.Traces(0, 5, 0), 5, 3},
+		{"traces all rejected", signal.Traces, otlptest.Traces(0, 0, 2), otlptest.Traces(0, 0, 0), 0, 2},
 	}
 	for _, tt := range tests {
 		for _, enc := range []otlpcodec.Encoding{otlpcodec.EncodingProto, otlpcodec.EncodingJSON} {
@@ -76,17 +77,17 @@ func TestDecode(t *testing.T) {
 func TestDecodeUndecodable(t *testing.T) {
 	tests := []struct {
 		name string
-		sig  otlpcodec.Signal
+		sig  signal.Signal
 		enc  otlpcodec.Encoding
 		body string
 	}{
-		{"proto garbage", otlpcodec.SignalLogs, otlpcodec.EncodingProto, "\xff\xff\xff\xff"},
-		{"proto truncated", otlpcodec.SignalTraces, otlpcodec.EncodingProto, string(truncate(t, otlptest.Traces(0, 3, 0)))},
-		{"json garbage", otlpcodec.SignalMetrics, otlpcodec.EncodingJSON, "{not json"},
-		{"json wrong type", otlpcodec.SignalLogs, otlpcodec.EncodingJSON, `{"resourceLogs": 3}`},
-		{"json short trace id", otlpcodec.SignalTraces, otlpcodec.EncodingJSON,
+		{"proto garbage", signal.Logs, otlpcodec.EncodingProto, "\xff\xff\xff\xff"},
+		{"proto truncated", signal.Traces, otlpcodec.EncodingProto, string(truncate(t, otlptest.Traces(0, 3, 0)))},
+		{"json garbage", signal.Metrics, otlpcodec.EncodingJSON, "{not json"},
+		{"json wrong type", signal.Logs, otlpcodec.EncodingJSON, `{"resourceLogs": 3}`},
+		{"json short trace id", signal.Traces, otlpcodec.EncodingJSON,
 			`{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"abcd","spanId":"0102030405060708"}]}]}]}`},
-		{"proto 15-byte trace id", otlpcodec.SignalTraces, otlpcodec.EncodingProto, shortTraceID()},
+		{"proto 15-byte trace id", signal.Traces, otlpcodec.EncodingProto, shortTraceID()},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -113,7 +114,7 @@ func shortTraceID() string {
 
 func TestDecodeJSONUnknownFieldsIgnored(t *testing.T) {
 	body := `{"resourceLogs":[{"futureField":{"a":[1,2]},"scopeLogs":[{"logRecords":[{"body":{"stringValue":"hi"},"severityNumber":9,"newThing":true}]}]}]}`
-	got, err := otlpcodec.Decode(otlpcodec.SignalLogs, otlpcodec.EncodingJSON, []byte(body))
+	got, err := otlpcodec.Decode(signal.Logs, otlpcodec.EncodingJSON, []byte(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +124,7 @@ func TestDecodeJSONUnknownFieldsIgnored(t *testing.T) {
 }
 
 func TestResponse(t *testing.T) {
-	for _, sig := range otlpcodec.Signals {
+	for _, sig := range signal.All() {
 		for _, enc := range []otlpcodec.Encoding{otlpcodec.EncodingProto, otlpcodec.EncodingJSON} {
 			t.Run(fmt.Sprintf("%v/%v", sig, enc), func(t *testing.T) {
 				b, err := otlpcodec.Response(sig, enc, 3, "3 rejected")

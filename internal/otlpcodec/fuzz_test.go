@@ -7,18 +7,19 @@ import (
 
 	"github.com/otelbench/otelbench/internal/otlpcodec"
 	"github.com/otelbench/otelbench/internal/otlpcodec/otlptest"
+	"github.com/otelbench/otelbench/internal/signal"
 )
 
 // seeds returns valid requests of sig in enc, with and without rejected
 // records, plus a few malformed bodies.
-func seeds(t testing.TB, sig otlpcodec.Signal, enc otlpcodec.Encoding) [][]byte {
+func seeds(t testing.TB, sig signal.Signal, enc otlpcodec.Encoding) [][]byte {
 	var msgs []message
 	switch sig {
-	case otlpcodec.SignalLogs:
+	case signal.Logs:
 		msgs = []message{otlptest.Logs(0, 1), otlptest.Logs(5, 3)}
-	case otlpcodec.SignalMetrics:
+	case signal.Metrics:
 		msgs = []message{otlptest.Metrics(0, 5, 0), otlptest.Metrics(0, 10, 2)}
-	case otlpcodec.SignalTraces:
+	case signal.Traces:
 		msgs = []message{otlptest.Traces(0, 2, 0), otlptest.Traces(0, 2, 2)}
 	}
 	out := [][]byte{nil, []byte("{}"), []byte("\x0a\x00"), []byte("\xff")}
@@ -31,7 +32,7 @@ func seeds(t testing.TB, sig otlpcodec.Signal, enc otlpcodec.Encoding) [][]byte 
 // fuzzDecode checks Decode on arbitrary input: it never panics, fails only
 // with ErrCorrupt, and what it accepts re-decodes from the stored protobuf
 // to the same records with nothing further rejected.
-func fuzzDecode(f *testing.F, sig otlpcodec.Signal, enc otlpcodec.Encoding) {
+func fuzzDecode(f *testing.F, sig signal.Signal, enc otlpcodec.Encoding) {
 	for _, s := range seeds(f, sig, enc) {
 		f.Add(s)
 	}
@@ -53,19 +54,19 @@ func fuzzDecode(f *testing.F, sig otlpcodec.Signal, enc otlpcodec.Encoding) {
 	})
 }
 
-func FuzzDecodeLogsProto(f *testing.F) { fuzzDecode(f, otlpcodec.SignalLogs, otlpcodec.EncodingProto) }
-func FuzzDecodeLogsJSON(f *testing.F)  { fuzzDecode(f, otlpcodec.SignalLogs, otlpcodec.EncodingJSON) }
+func FuzzDecodeLogsProto(f *testing.F) { fuzzDecode(f, signal.Logs, otlpcodec.EncodingProto) }
+func FuzzDecodeLogsJSON(f *testing.F)  { fuzzDecode(f, signal.Logs, otlpcodec.EncodingJSON) }
 func FuzzDecodeMetricsProto(f *testing.F) {
-	fuzzDecode(f, otlpcodec.SignalMetrics, otlpcodec.EncodingProto)
+	fuzzDecode(f, signal.Metrics, otlpcodec.EncodingProto)
 }
 func FuzzDecodeMetricsJSON(f *testing.F) {
-	fuzzDecode(f, otlpcodec.SignalMetrics, otlpcodec.EncodingJSON)
+	fuzzDecode(f, signal.Metrics, otlpcodec.EncodingJSON)
 }
 func FuzzDecodeTracesProto(f *testing.F) {
-	fuzzDecode(f, otlpcodec.SignalTraces, otlpcodec.EncodingProto)
+	fuzzDecode(f, signal.Traces, otlpcodec.EncodingProto)
 }
 func FuzzDecodeTracesJSON(f *testing.F) {
-	fuzzDecode(f, otlpcodec.SignalTraces, otlpcodec.EncodingJSON)
+	fuzzDecode(f, signal.Traces, otlpcodec.EncodingJSON)
 }
 
 // fuzzReadBody checks that decompression of arbitrary input never panics,

@@ -8,11 +8,12 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
 	"github.com/otelbench/otelbench/internal/otlpcodec"
+	"github.com/otelbench/otelbench/internal/signal"
 )
 
 // parseResponse decodes an Export*ServiceResponse and returns its
 // partial_success fields.
-func parseResponse(t testing.TB, sig otlpcodec.Signal, enc otlpcodec.Encoding, b []byte) (int64, string) {
+func parseResponse(t testing.TB, sig signal.Signal, enc otlpcodec.Encoding, b []byte) (int64, string) {
 	t.Helper()
 	un := func(proto, json func([]byte) error) {
 		var err error
@@ -26,11 +27,11 @@ func parseResponse(t testing.TB, sig otlpcodec.Signal, enc otlpcodec.Encoding, b
 		}
 	}
 	switch sig {
-	case otlpcodec.SignalLogs:
+	case signal.Logs:
 		r := plogotlp.NewExportResponse()
 		un(r.UnmarshalProto, r.UnmarshalJSON)
 		return r.PartialSuccess().RejectedLogRecords(), r.PartialSuccess().ErrorMessage()
-	case otlpcodec.SignalMetrics:
+	case signal.Metrics:
 		r := pmetricotlp.NewExportResponse()
 		un(r.UnmarshalProto, r.UnmarshalJSON)
 		return r.PartialSuccess().RejectedDataPoints(), r.PartialSuccess().ErrorMessage()

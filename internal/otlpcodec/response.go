@@ -11,6 +11,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
 	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+
+	"github.com/otelbench/otelbench/internal/signal"
 )
 
 // emptyResponses caches the body of a full success per signal and encoding:
@@ -18,7 +20,7 @@ import (
 // default); JSON is "{}".
 var emptyResponses = sync.OnceValue(func() map[[2]uint8][]byte {
 	m := make(map[[2]uint8][]byte)
-	for _, s := range Signals {
+	for _, s := range signal.All() {
 		for _, e := range []Encoding{EncodingProto, EncodingJSON} {
 			b, err := Response(s, e, 0, "")
 			if err != nil {
@@ -32,34 +34,34 @@ var emptyResponses = sync.OnceValue(func() map[[2]uint8][]byte {
 
 // SuccessResponse returns the cached Export*ServiceResponse body of a full
 // success. Callers must not modify it.
-func SuccessResponse(sig Signal, enc Encoding) []byte {
+func SuccessResponse(sig signal.Signal, enc Encoding) []byte {
 	return emptyResponses()[[2]uint8{uint8(sig), uint8(enc)}]
 }
 
 // Response encodes the Export*ServiceResponse of sig in enc, with
 // partial_success set when rejected > 0 or msg != "".
-func Response(sig Signal, enc Encoding, rejected int64, msg string) ([]byte, error) {
+func Response(sig signal.Signal, enc Encoding, rejected int64, msg string) ([]byte, error) {
 	type codec interface {
 		MarshalProto() ([]byte, error)
 		MarshalJSON() ([]byte, error)
 	}
 	var resp codec
 	switch sig {
-	case SignalLogs:
+	case signal.Logs:
 		r := plogotlp.NewExportResponse()
 		if rejected > 0 || msg != "" {
 			r.PartialSuccess().SetRejectedLogRecords(rejected)
 			r.PartialSuccess().SetErrorMessage(msg)
 		}
 		resp = r
-	case SignalMetrics:
+	case signal.Metrics:
 		r := pmetricotlp.NewExportResponse()
 		if rejected > 0 || msg != "" {
 			r.PartialSuccess().SetRejectedDataPoints(rejected)
 			r.PartialSuccess().SetErrorMessage(msg)
 		}
 		resp = r
-	case SignalTraces:
+	case signal.Traces:
 		r := ptraceotlp.NewExportResponse()
 		if rejected > 0 || msg != "" {
 			r.PartialSuccess().SetRejectedSpans(rejected)

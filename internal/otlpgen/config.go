@@ -6,45 +6,6 @@ import (
 	"time"
 )
 
-// Signal is one OTLP signal type.
-type Signal uint8
-
-// The three OTLP signals, in the order reports list them.
-const (
-	Logs Signal = iota
-	Metrics
-	Traces
-)
-
-// Signals lists every signal in report order.
-var Signals = [...]Signal{Logs, Metrics, Traces}
-
-// String returns "logs", "metrics" or "traces".
-func (s Signal) String() string {
-	switch s {
-	case Logs:
-		return "logs"
-	case Metrics:
-		return "metrics"
-	case Traces:
-		return "traces"
-	}
-	return fmt.Sprintf("signal(%d)", uint8(s))
-}
-
-// Path returns the OTLP/HTTP path of the signal, e.g. "/v1/logs".
-func (s Signal) Path() string { return "/v1/" + s.String() }
-
-// ParseSignal parses "logs", "metrics" or "traces".
-func ParseSignal(name string) (Signal, error) {
-	for _, s := range Signals {
-		if s.String() == name {
-			return s, nil
-		}
-	}
-	return 0, fmt.Errorf("unknown signal %q (want logs, metrics or traces)", name)
-}
-
 // Encoding is the wire encoding of a payload.
 type Encoding string
 

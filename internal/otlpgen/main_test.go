@@ -13,7 +13,7 @@ func BenchmarkNewPool(b *testing.B) {
 	for _, enc := range []Encoding{EncodingProto, EncodingJSON} {
 		b.Run(string(enc), func(b *testing.B) {
 			for b.Loop() {
-				if _, err := NewPool(Config{Records: 100, Attrs: 4, PoolSize: 4, Encoding: enc}, Signals[:]...); err != nil {
+				if _, err := NewPool(Config{Records: 100, Attrs: 4, PoolSize: 4, Encoding: enc}, allSignals[:]...); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -9,12 +9,14 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
 	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+
+	"github.com/otelbench/otelbench/internal/signal"
 )
 
 // Payload is one encoded, possibly compressed, OTLP export request body.
 // Body is shared by every send of the payload and must not be modified.
 type Payload struct {
-	Signal          Signal
+	Signal          signal.Signal
 	Body            []byte
 	Records         int    // records in the request (log records, data points, spans)
 	RawBytes        int    // encoded size before compression
@@ -25,12 +27,12 @@ type Payload struct {
 // Pool holds cfg.PoolSize pre-encoded payloads per signal.
 type Pool struct {
 	cfg      Config
-	payloads [len(Signals)][]Payload
+	payloads [signal.Count][]Payload
 }
 
 // NewPool validates cfg, generates and encodes the payloads of the requested
 // signals. The work is deterministic for a given Seed and BaseTime.
-func NewPool(cfg Config, signals ...Signal) (*Pool, error) {
+func NewPool(cfg Config, signals ...signal.Signal) (*Pool, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -42,10 +44,14 @@ func NewPool(cfg Config, signals ...Signal) (*Pool, error) {
 	}
 	defer closeEnc()
 	for _, sig := range signals {
+		if !sig.Valid() {
+			return nil, fmt.Errorf("new pool: invalid signal %v", sig)
+		}
 		// One generator per signal, so adding a signal to the mix does not
 		// change the payloads of the others.
 		g := newGenerator(cfg)
-		g.rng.Uint64N(uint64(sig) + 1)
+		// Index, not the value: the payloads stay those of the former 0-based numbering.
+		g.rng.Uint64N(uint64(sig.Index()) + 1)
 		ps := make([]Payload, cfg.PoolSize)
 		for i := range ps {
 			raw, records, err := g.encode(sig, i)
@@ -64,7 +70,7 @@ func NewPool(cfg Config, signals ...Signal) (*Pool, error) {
 				ps[i].ContentEncoding = string(cfg.Compression)
 			}
 		}
-		p.payloads[sig] = ps
+		p.payloads[sig.Index()] = ps
 	}
 	return p, nil
 }
@@ -73,29 +79,29 @@ func NewPool(cfg Config, signals ...Signal) (*Pool, error) {
 func (p *Pool) Config() Config { return p.cfg }
 
 // Payloads returns the payloads of sig (nil if the signal was not requested).
-func (p *Pool) Payloads(sig Signal) []Payload { return p.payloads[sig] }
+func (p *Pool) Payloads(sig signal.Signal) []Payload { return p.payloads[sig.Index()] }
 
 // Get returns payload number i (modulo the pool size) of sig.
-func (p *Pool) Get(sig Signal, i uint64) *Payload {
-	ps := p.payloads[sig]
+func (p *Pool) Get(sig signal.Signal, i uint64) *Payload {
+	ps := p.payloads[sig.Index()]
 	return &ps[i%uint64(len(ps))]
 }
 
 // encode builds payload number i of sig and marshals it as an Export*Request.
-func (g *generator) encode(sig Signal, i int) ([]byte, int, error) {
+func (g *generator) encode(sig signal.Signal, i int) ([]byte, int, error) {
 	json := g.cfg.Encoding == EncodingJSON
 	switch sig {
-	case Logs:
+	case signal.Logs:
 		ld := g.logs()
 		req := plogotlp.NewExportRequestFromLogs(ld)
 		b, err := marshal(json, req.MarshalJSON, req.MarshalProto)
 		return b, ld.LogRecordCount(), err
-	case Metrics:
+	case signal.Metrics:
 		md := g.metrics(i)
 		req := pmetricotlp.NewExportRequestFromMetrics(md)
 		b, err := marshal(json, req.MarshalJSON, req.MarshalProto)
 		return b, md.DataPointCount(), err
-	case Traces:
+	case signal.Traces:
 		td := g.traces()
 		req := ptraceotlp.NewExportRequestFromTraces(td)
 		b, err := marshal(json, req.MarshalJSON, req.MarshalProto)

@@ -17,6 +17,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+
+	"github.com/otelbench/otelbench/internal/signal"
 )
 
 var base = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -71,15 +73,15 @@ func decode(t *testing.T, p Payload, enc Encoding) (int, any) {
 		}
 	}
 	switch p.Signal {
-	case Logs:
+	case signal.Logs:
 		req := plogotlp.NewExportRequest()
 		un(req.UnmarshalJSON, req.UnmarshalProto)
 		return req.Logs().LogRecordCount(), req.Logs()
-	case Metrics:
+	case signal.Metrics:
 		req := pmetricotlp.NewExportRequest()
 		un(req.UnmarshalJSON, req.UnmarshalProto)
 		return req.Metrics().DataPointCount(), req.Metrics()
-	case Traces:
+	case signal.Traces:
 		req := ptraceotlp.NewExportRequest()
 		un(req.UnmarshalJSON, req.UnmarshalProto)
 		return req.Traces().SpanCount(), req.Traces()
@@ -101,12 +103,12 @@ func TestPoolDecodesWithRequestedCounts(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.cfg.BaseTime = base
-			p, err := NewPool(tt.cfg, Signals[:]...)
+			p, err := NewPool(tt.cfg, allSignals[:]...)
 			if err != nil {
 				t.Fatal(err)
 			}
 			enc := p.Config().Encoding
-			for _, sig := range Signals {
+			for _, sig := range signal.All() {
 				ps := p.Payloads(sig)
 				if len(ps) != tt.cfg.PoolSize {
 					t.Fatalf("%s pool size %d, want %d", sig, len(ps), tt.cfg.PoolSize)
@@ -126,13 +128,13 @@ func TestPoolDecodesWithRequestedCounts(t *testing.T) {
 }
 
 func TestMetricTypesAndTemporality(t *testing.T) {
-	p, err := NewPool(Config{Records: 10, PoolSize: 2, BaseTime: base}, Metrics)
+	p, err := NewPool(Config{Records: 10, PoolSize: 2, BaseTime: base}, signal.Metrics)
 	if err != nil {
 		t.Fatal(err)
 	}
 	seen := map[pmetric.MetricType]int{}
 	monotonic := map[bool]bool{}
-	for _, pl := range p.Payloads(Metrics) {
+	for _, pl := range p.Payloads(signal.Metrics) {
 		_, v := decode(t, pl, EncodingProto)
 		ms := v.(pmetric.Metrics).ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics()
 		for i := range ms.Len() {
@@ -184,11 +186,11 @@ func TestMetricTypesAndTemporality(t *testing.T) {
 
 func TestTraceTrees(t *testing.T) {
 	const records, per = 23, 5
-	p, err := NewPool(Config{Records: records, SpansPerTrace: per, PoolSize: 3, BaseTime: base}, Traces)
+	p, err := NewPool(Config{Records: records, SpansPerTrace: per, PoolSize: 3, BaseTime: base}, signal.Traces)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, pl := range p.Payloads(Traces) {
+	for _, pl := range p.Payloads(signal.Traces) {
 		_, v := decode(t, pl, EncodingProto)
 		spans := v.(ptrace.Traces).ResourceSpans().At(0).ScopeSpans().At(0).Spans()
 		byID := map[pcommon.SpanID]ptrace.Span{}
@@ -224,11 +226,11 @@ func TestTraceTrees(t *testing.T) {
 }
 
 func TestJSONFollowsOTLPJSONRules(t *testing.T) {
-	p, err := NewPool(Config{Records: 3, PoolSize: 1, Encoding: EncodingJSON, BaseTime: base}, Traces, Logs)
+	p, err := NewPool(Config{Records: 3, PoolSize: 1, Encoding: EncodingJSON, BaseTime: base}, signal.Traces, signal.Logs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	traces := string(p.Payloads(Traces)[0].Body)
+	traces := string(p.Payloads(signal.Traces)[0].Body)
 	checks := []struct {
 		name string
 		re   string
@@ -247,7 +249,7 @@ func TestJSONFollowsOTLPJSONRules(t *testing.T) {
 			t.Errorf("%s: match %v, want %v", c.name, got, c.want)
 		}
 	}
-	logs := string(p.Payloads(Logs)[0].Body)
+	logs := string(p.Payloads(signal.Logs)[0].Body)
 	if !regexp.MustCompile(`"severityNumber":[0-9]+`).MatchString(logs) || strings.Contains(logs, "SEVERITY_NUMBER_") {
 		t.Errorf("log severity not an integer enum: %.300s", logs)
 	}
@@ -255,20 +257,20 @@ func TestJSONFollowsOTLPJSONRules(t *testing.T) {
 
 func TestSeedReproducible(t *testing.T) {
 	cfg := Config{Records: 20, PoolSize: 3, Seed: 42, BaseTime: base}
-	a, err := NewPool(cfg, Signals[:]...)
+	a, err := NewPool(cfg, allSignals[:]...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := NewPool(cfg, Signals[:]...)
+	b, err := NewPool(cfg, allSignals[:]...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg.Seed = 43
-	c, err := NewPool(cfg, Signals[:]...)
+	c, err := NewPool(cfg, allSignals[:]...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, sig := range Signals {
+	for _, sig := range signal.All() {
 		for i := range 3 {
 			if !bytes.Equal(a.Payloads(sig)[i].Body, b.Payloads(sig)[i].Body) {
 				t.Errorf("%s payload %d differs with the same seed", sig, i)
@@ -282,13 +284,13 @@ func TestSeedReproducible(t *testing.T) {
 
 func TestShape(t *testing.T) {
 	cfg := Config{Records: 50, Attrs: 6, AttrCardinality: 3, BodyBytes: 300, Services: 2, PoolSize: 8, BaseTime: base}
-	p, err := NewPool(cfg, Logs)
+	p, err := NewPool(cfg, signal.Logs)
 	if err != nil {
 		t.Fatal(err)
 	}
 	services := map[string]bool{}
 	values := map[string]bool{}
-	for _, pl := range p.Payloads(Logs) {
+	for _, pl := range p.Payloads(signal.Logs) {
 		req := plogotlp.NewExportRequest()
 		if err := req.UnmarshalProto(pl.Body); err != nil {
 			t.Fatal(err)
@@ -349,3 +351,6 @@ func TestConfigValidate(t *testing.T) {
 		})
 	}
 }
+
+// allSignals is signal.All in an addressable array, to pass as NewPool's variadic signals.
+var allSignals = signal.All()

@@ -19,6 +19,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/otelbench/otelbench/internal/signal"
 )
 
 // benchLogs is a realistic log request: a resource with 4 attributes, n records each with a
@@ -178,7 +180,7 @@ func benchAppend(b *testing.B, records int, noProjection bool, syncMode SyncMode
 		local := hdrhistogram.New(1, int64(10*time.Second/time.Microsecond), 3)
 		for pb.Next() {
 			t0 := time.Now()
-			if err := s.Append(context.Background(), SignalLogs, payload, records); err != nil {
+			if err := s.Append(context.Background(), signal.Logs, payload, records); err != nil {
 				b.Error(err)
 				return
 			}
@@ -209,14 +211,14 @@ func benchAppend(b *testing.B, records int, noProjection bool, syncMode SyncMode
 func BenchmarkProject(b *testing.B) {
 	for _, tc := range []struct {
 		name    string
-		sig     Signal
+		sig     signal.Signal
 		records int
 		payload func(int) []byte
 	}{
-		{"logs/records=1", SignalLogs, 1, benchLogs},
-		{"logs/records=10", SignalLogs, 10, benchLogs},
-		{"traces/records=10", SignalTraces, 10, benchTraces},
-		{"metrics/records=10", SignalMetrics, 10, benchMetrics},
+		{"logs/records=1", signal.Logs, 1, benchLogs},
+		{"logs/records=10", signal.Logs, 10, benchLogs},
+		{"traces/records=10", signal.Traces, 10, benchTraces},
+		{"metrics/records=10", signal.Metrics, 10, benchMetrics},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			benchProject(b, tc.sig, tc.records, tc.payload(tc.records))
@@ -224,7 +226,7 @@ func BenchmarkProject(b *testing.B) {
 	}
 }
 
-func benchProject(b *testing.B, sig Signal, records int, payload []byte) {
+func benchProject(b *testing.B, sig signal.Signal, records int, payload []byte) {
 	dir := b.TempDir()
 	s, err := Open(context.Background(), Config{Dir: dir, Sync: SyncOff, NoProjection: true, Logger: quietLogger})
 	if err != nil {

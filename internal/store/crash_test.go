@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/otelbench/otelbench/internal/signal"
 )
 
 const crashChildEnv = "OTELBENCH_STORE_CRASH_CHILD"
@@ -38,7 +40,7 @@ func runCrashChild() int {
 				var m = makeLogs("crash", body, 1)
 				m.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0).Body().SetStr(body)
 				b, _ := logsMarshaler.MarshalLogs(m)
-				if err := s.Append(context.Background(), SignalLogs, b, 1); err != nil {
+				if err := s.Append(context.Background(), signal.Logs, b, 1); err != nil {
 					fmt.Fprintln(os.Stderr, "append:", err)
 					return
 				}

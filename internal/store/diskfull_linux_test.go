@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+
+	"github.com/otelbench/otelbench/internal/signal"
 )
 
 // TestDiskFull fills a real 2 MiB tmpfs: every Append either returns nil and its record is there
@@ -57,7 +59,7 @@ func TestDiskFull(t *testing.T) {
 	}
 	for i := 0; i < 3000 && diskFull < 20; i++ {
 		body, b := payload(i)
-		err := s.Append(context.Background(), SignalLogs, b, 1)
+		err := s.Append(context.Background(), signal.Logs, b, 1)
 		switch {
 		case err == nil:
 			acked = append(acked, body)
@@ -75,7 +77,7 @@ func TestDiskFull(t *testing.T) {
 		t.Fatal(err)
 	}
 	body, b := payload(-1)
-	if err := s.Append(context.Background(), SignalLogs, b, 1); err != nil {
+	if err := s.Append(context.Background(), signal.Logs, b, 1); err != nil {
 		t.Fatalf("append after freeing space: %v", err)
 	}
 	acked = append(acked, body)

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/otelbench/otelbench/internal/signal"
 )
 
 // FuzzAppendJSONString checks that the hand-written JSON string encoder always produces valid
@@ -30,14 +32,14 @@ func FuzzAppendJSONString(f *testing.F) {
 func FuzzStageRow(f *testing.F) {
 	var lm = logsMarshaler
 	seedLogs, _ := lm.MarshalLogs(makeLogs("svc", "seed", 2))
-	f.Add(uint8(SignalLogs), seedLogs)
-	f.Add(uint8(SignalTraces), benchTraces(3))
-	f.Add(uint8(SignalMetrics), benchMetrics(4))
-	f.Add(uint8(SignalMetrics), []byte{0x0a, 0x02, 0x0a, 0x00})
+	f.Add(uint8(signal.Logs), seedLogs)
+	f.Add(uint8(signal.Traces), benchTraces(3))
+	f.Add(uint8(signal.Metrics), benchMetrics(4))
+	f.Add(uint8(signal.Metrics), []byte{0x0a, 0x02, 0x0a, 0x00})
 	f.Fuzz(func(t *testing.T, sig uint8, payload []byte) {
 		p := &projector{}
 		p.stage.reset(1, 1)
-		r := rawRow{id: 1, sig: Signal(sig % 4), records: 1, payload: payload}
+		r := rawRow{id: 1, sig: signal.Signal(sig % 4), records: 1, payload: payload}
 		if err := p.stageRow(&r); err != nil {
 			return
 		}

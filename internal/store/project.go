@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/otelbench/otelbench/internal/signal"
 )
 
 // maxSliceRecords bounds the records one projection transaction takes (beyond the first raw
@@ -16,7 +18,7 @@ const maxSliceRecords = 8192
 // rawRow is one raw request read by the projector.
 type rawRow struct {
 	id       int64
-	sig      Signal
+	sig      signal.Signal
 	records  int64
 	received int64
 	encoding int64
@@ -157,7 +159,7 @@ func (p *projector) readRaw(limit int) error {
 		if err := rows.Scan(&r.id, &sig, &r.records, &r.received, &r.encoding, &r.payload); err != nil {
 			return fmt.Errorf("read raw: %w", err)
 		}
-		r.sig = Signal(sig)
+		r.sig = signal.Signal(sig)
 		p.rows = append(p.rows, r)
 	}
 	if err := rows.Err(); err != nil {

@@ -14,6 +14,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/otelbench/otelbench/internal/signal"
 )
 
 var (
@@ -62,7 +64,7 @@ func appendLogs(t testing.TB, s *Store, ld plog.Logs) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Append(context.Background(), SignalLogs, b, ld.LogRecordCount()); err != nil {
+	if err := s.Append(context.Background(), signal.Logs, b, ld.LogRecordCount()); err != nil {
 		t.Fatalf("Append logs: %v", err)
 	}
 }
@@ -74,7 +76,7 @@ func appendTraces(t testing.TB, s *Store, td ptrace.Traces) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Append(context.Background(), SignalTraces, b, td.SpanCount()); err != nil {
+	if err := s.Append(context.Background(), signal.Traces, b, td.SpanCount()); err != nil {
 		t.Fatalf("Append traces: %v", err)
 	}
 }
@@ -86,7 +88,7 @@ func appendMetrics(t testing.TB, s *Store, md pmetric.Metrics) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Append(context.Background(), SignalMetrics, b, md.DataPointCount()); err != nil {
+	if err := s.Append(context.Background(), signal.Metrics, b, md.DataPointCount()); err != nil {
 		t.Fatalf("Append metrics: %v", err)
 	}
 }
@@ -496,7 +498,7 @@ func TestAttributesJSON(t *testing.T) {
 func TestProjectionSkipsUndecodable(t *testing.T) {
 	s := openTest(t, Config{Logger: quietLogger})
 	appendLogs(t, s, makeLogs("svc", "before", 1))
-	if err := s.Append(context.Background(), SignalLogs, []byte{0xff, 0xff, 0xff}, 1); err != nil {
+	if err := s.Append(context.Background(), signal.Logs, []byte{0xff, 0xff, 0xff}, 1); err != nil {
 		t.Fatal(err)
 	}
 	appendLogs(t, s, makeLogs("svc", "after", 1))

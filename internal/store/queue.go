@@ -3,6 +3,8 @@ package store
 import (
 	"sync"
 	"sync/atomic"
+
+	"github.com/otelbench/otelbench/internal/signal"
 )
 
 // Request states: a queued request is either taken by the writer (and then answered with the
@@ -15,7 +17,7 @@ const (
 
 // request is one Append waiting for a group commit.
 type request struct {
-	sig      Signal
+	sig      signal.Signal
 	payload  []byte
 	records  int
 	received int64 // unix nanoseconds at Append

@@ -8,6 +8,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/otelbench/otelbench/internal/signal"
 )
 
 // stage holds one projection slice decoded into rows, built outside the write lock. Rows refer
@@ -220,21 +222,21 @@ func (p *projector) stageRow(r *rawRow) error {
 		return err
 	}
 	switch r.sig {
-	case SignalLogs:
+	case signal.Logs:
 		var u plog.ProtoUnmarshaler
 		ld, err := u.UnmarshalLogs(payload)
 		if err != nil {
 			return fmt.Errorf("decode logs: %w", err)
 		}
 		p.stage.addLogs(r.id, ld)
-	case SignalTraces:
+	case signal.Traces:
 		var u ptrace.ProtoUnmarshaler
 		td, err := u.UnmarshalTraces(payload)
 		if err != nil {
 			return fmt.Errorf("decode traces: %w", err)
 		}
 		p.stage.addTraces(r.id, td)
-	case SignalMetrics:
+	case signal.Metrics:
 		var u pmetric.ProtoUnmarshaler
 		md, err := u.UnmarshalMetrics(payload)
 		if err != nil {

@@ -3,6 +3,8 @@ package store
 import (
 	"sync/atomic"
 	"time"
+
+	"github.com/otelbench/otelbench/internal/signal"
 )
 
 // SignalStats counts one signal's traffic since Open.
@@ -51,13 +53,13 @@ type Stats struct {
 }
 
 // Signal returns the counters of sig (zero for an invalid signal).
-func (s Stats) Signal(sig Signal) SignalStats {
+func (s Stats) Signal(sig signal.Signal) SignalStats {
 	switch sig {
-	case SignalLogs:
+	case signal.Logs:
 		return s.Logs
-	case SignalMetrics:
+	case signal.Metrics:
 		return s.Metrics
-	case SignalTraces:
+	case signal.Traces:
 		return s.Traces
 	}
 	return SignalStats{}
@@ -65,7 +67,9 @@ func (s Stats) Signal(sig Signal) SignalStats {
 
 // counters are the live atomics behind Stats.
 type counters struct {
-	requests, records, bytes, projected [numSignals]atomic.Uint64
+	// Indexed by the signal value, not Signal.Index: a raw row read back from disk may hold
+	// the invalid value 0, which must not panic the projector's accounting.
+	requests, records, bytes, projected [signal.Traces + 1]atomic.Uint64
 
 	queueFull, commits, commitErrors atomic.Uint64
 	slices, projectErrors            atomic.Uint64
@@ -93,7 +97,7 @@ func (c *counters) committed(batch []*request) {
 // Stats returns a snapshot of the counters. It takes no locks.
 func (s *Store) Stats() Stats {
 	c := &s.stats
-	sig := func(i Signal) SignalStats {
+	sig := func(i signal.Signal) SignalStats {
 		return SignalStats{
 			Requests:         c.requests[i].Load(),
 			Records:          c.records[i].Load(),
@@ -102,9 +106,9 @@ func (s *Store) Stats() Stats {
 		}
 	}
 	st := Stats{
-		Logs:             sig(SignalLogs),
-		Metrics:          sig(SignalMetrics),
-		Traces:           sig(SignalTraces),
+		Logs:             sig(signal.Logs),
+		Metrics:          sig(signal.Metrics),
+		Traces:           sig(signal.Traces),
 		QueueRequests:    s.q.reqs.Load(),
 		QueueBytes:       s.q.bytes.Load(),
 		MaxQueueRequests: int64(s.q.maxReqs),

@@ -44,38 +44,6 @@ var (
 	ErrDiskFull = errors.New("store: disk full")
 )
 
-// Signal is an OTLP signal type. Its numeric value is stored in raw.signal.
-type Signal uint8
-
-// Signals. The zero value is invalid.
-const (
-	SignalLogs    Signal = 1
-	SignalMetrics Signal = 2
-	SignalTraces  Signal = 3
-)
-
-// numSignals sizes arrays indexed by Signal.
-const numSignals = 4
-
-// String returns "logs", "metrics" or "traces".
-func (s Signal) String() string {
-	switch s {
-	case SignalLogs:
-		return "logs"
-	case SignalMetrics:
-		return "metrics"
-	case SignalTraces:
-		return "traces"
-	}
-	return fmt.Sprintf("Signal(%d)", uint8(s))
-}
-
-// Valid reports whether s is one of the three signals.
-func (s Signal) Valid() bool { return s >= SignalLogs && s <= SignalTraces }
-
-// Signals returns the valid signals in order.
-func Signals() [3]Signal { return [3]Signal{SignalLogs, SignalMetrics, SignalTraces} }
-
 // SyncMode is SQLite's synchronous setting for the write connection.
 type SyncMode string
 

@@ -9,6 +9,8 @@ import (
 
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/otelbench/otelbench/internal/signal"
 )
 
 // Append queues one OTLP Export*ServiceRequest in protobuf encoding and blocks until the group
@@ -23,7 +25,7 @@ import (
 // was still queued (it is then dropped, not stored). Once the writer has taken the request into a
 // commit, Append waits for that commit's result even if ctx ends, so nil always means stored
 // and an error always means not stored.
-func (s *Store) Append(ctx context.Context, sig Signal, payload []byte, records int) error {
+func (s *Store) Append(ctx context.Context, sig signal.Signal, payload []byte, records int) error {
 	if !sig.Valid() {
 		return fmt.Errorf("store: append: invalid signal %d", uint8(sig))
 	}

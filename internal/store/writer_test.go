@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+
+	"github.com/otelbench/otelbench/internal/signal"
 )
 
 func TestAppendStoresRaw(t *testing.T) {
@@ -16,7 +18,7 @@ func TestAppendStoresRaw(t *testing.T) {
 	want := map[int64][]byte{}
 	for i := range 10 {
 		p := []byte(fmt.Sprintf("payload-%d", i))
-		sig := Signals()[i%3]
+		sig := signal.All()[i%3]
 		if err := s.Append(ctx, sig, p, i+1); err != nil {
 			t.Fatalf("Append %d: %v", i, err)
 		}
@@ -37,7 +39,7 @@ func TestAppendStoresRaw(t *testing.T) {
 		if !bytes.Equal(p, want[id]) {
 			t.Errorf("raw %d payload: got %q, want %q", id, p, want[id])
 		}
-		if Signal(sig) != Signals()[(id-1)%3] || recs != id {
+		if signal.Signal(sig) != signal.All()[(id-1)%3] || recs != id {
 			t.Errorf("raw %d: got signal %d records %d", id, sig, recs)
 		}
 		n++
@@ -64,7 +66,7 @@ func TestAppendInvalid(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := s.Append(ctx, SignalLogs, []byte("x"), 1); !errors.Is(err, context.Canceled) {
+	if err := s.Append(ctx, signal.Logs, []byte("x"), 1); !errors.Is(err, context.Canceled) {
 		t.Errorf("Append with cancelled ctx: got %v, want context.Canceled", err)
 	}
 }
@@ -102,7 +104,7 @@ func TestGroupCommitBatches(t *testing.T) {
 	errs := make(chan error, n)
 	var wg sync.WaitGroup
 	for i := range n {
-		wg.Go(func() { errs <- s.Append(context.Background(), SignalLogs, []byte(fmt.Sprint(i)), 1) })
+		wg.Go(func() { errs <- s.Append(context.Background(), signal.Logs, []byte(fmt.Sprint(i)), 1) })
 	}
 	waitFor(t, "all appends queued", func() bool { return s.Stats().QueueRequests == n })
 	before := s.Stats().Commits
@@ -141,9 +143,9 @@ func TestQueueFull(t *testing.T) {
 			release := holdWriteLock(t, s.RawPath())
 			defer release()
 			first := make(chan error, 1)
-			go func() { first <- s.Append(context.Background(), SignalLogs, make([]byte, tt.size), 1) }()
+			go func() { first <- s.Append(context.Background(), signal.Logs, make([]byte, tt.size), 1) }()
 			waitFor(t, "first append queued", func() bool { return s.Stats().QueueRequests == 1 })
-			if err := s.Append(context.Background(), SignalLogs, make([]byte, tt.size), 1); !errors.Is(err, ErrQueueFull) {
+			if err := s.Append(context.Background(), signal.Logs, make([]byte, tt.size), 1); !errors.Is(err, ErrQueueFull) {
 				t.Errorf("second Append: got %v, want ErrQueueFull", err)
 			}
 			release()
@@ -169,13 +171,13 @@ func TestCloseDrains(t *testing.T) {
 	const n = 20
 	errs := make(chan error, n)
 	for i := range n {
-		go func() { errs <- s.Append(context.Background(), SignalTraces, []byte(fmt.Sprint(i)), 1) }()
+		go func() { errs <- s.Append(context.Background(), signal.Traces, []byte(fmt.Sprint(i)), 1) }()
 	}
 	waitFor(t, "appends queued", func() bool { return s.Stats().QueueRequests == n })
 	closed := make(chan error, 1)
 	go func() { closed <- s.Close(context.Background()) }()
 	waitFor(t, "close started", func() bool { return s.closed.Load() })
-	if err := s.Append(context.Background(), SignalTraces, []byte("late"), 1); !errors.Is(err, ErrClosed) {
+	if err := s.Append(context.Background(), signal.Traces, []byte("late"), 1); !errors.Is(err, ErrClosed) {
 		t.Errorf("Append during Close: got %v, want ErrClosed", err)
 	}
 	release()
@@ -187,7 +189,7 @@ func TestCloseDrains(t *testing.T) {
 	if err := <-closed; err != nil {
 		t.Fatalf("Close: %v", err)
 	}
-	if err := s.Append(context.Background(), SignalTraces, []byte("after"), 1); !errors.Is(err, ErrClosed) {
+	if err := s.Append(context.Background(), signal.Traces, []byte("after"), 1); !errors.Is(err, ErrClosed) {
 		t.Errorf("Append after Close: got %v, want ErrClosed", err)
 	}
 	s2 := openTest(t, Config{Dir: dir, NoProjection: true})
@@ -203,7 +205,7 @@ func TestAppendCancelWhileQueued(t *testing.T) {
 	release := holdWriteLock(t, s.RawPath())
 	defer release()
 	first := make(chan error, 1)
-	go func() { first <- s.Append(context.Background(), SignalLogs, []byte("first"), 1) }()
+	go func() { first <- s.Append(context.Background(), signal.Logs, []byte("first"), 1) }()
 	waitFor(t, "first queued", func() bool { return s.Stats().QueueRequests == 1 })
 	// The writer takes "first" and blocks on the lock; "second" stays queued behind it.
 	waitFor(t, "writer busy", func() bool {
@@ -213,7 +215,7 @@ func TestAppendCancelWhileQueued(t *testing.T) {
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	second := make(chan error, 1)
-	go func() { second <- s.Append(ctx, SignalLogs, []byte("second"), 1) }()
+	go func() { second <- s.Append(ctx, signal.Logs, []byte("second"), 1) }()
 	waitFor(t, "second queued", func() bool { return s.Stats().QueueRequests == 2 })
 	cancel()
 	if err := <-second; !errors.Is(err, context.Canceled) {

@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/otelbench/otelbench/internal/signal"
 	"github.com/otelbench/otelbench/internal/store"
 )
 
@@ -70,7 +71,7 @@ func AppendLogs(t testing.TB, st *store.Store, logs ...LogSpec) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := st.Append(context.Background(), store.SignalLogs, b, len(logs)); err != nil {
+	if err := st.Append(context.Background(), signal.Logs, b, len(logs)); err != nil {
 		t.Fatalf("Append logs: %v", err)
 	}
 }
@@ -115,7 +116,7 @@ func AppendSpans(t testing.TB, st *store.Store, spans ...SpanSpec) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := st.Append(context.Background(), store.SignalTraces, b, len(spans)); err != nil {
+	if err := st.Append(context.Background(), signal.Traces, b, len(spans)); err != nil {
 		t.Fatalf("Append spans: %v", err)
 	}
 }
@@ -128,7 +129,7 @@ func AppendMetrics(t testing.TB, st *store.Store, md pmetric.Metrics) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := st.Append(context.Background(), store.SignalMetrics, b, md.DataPointCount()); err != nil {
+	if err := st.Append(context.Background(), signal.Metrics, b, md.DataPointCount()); err != nil {
 		t.Fatalf("Append metrics: %v", err)
 	}
 }
