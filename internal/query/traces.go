@@ -154,9 +154,10 @@ const (
 )
 
 // Trace loads every span of traceID and builds the tree. ErrNotFound when
-// the trace has no spans. A big trace is read as TraceParts id ranges in
-// parallel: reading rows through database/sql is the dominant cost, and it
-// splits cleanly.
+// the trace has no spans. It reads the store's packed trace_chunks when the
+// trace has them (schema version 2); otherwise (older data) the spans rows,
+// a big trace as TraceParts id ranges in parallel: reading rows through
+// database/sql is the dominant cost, and it splits cleanly.
 func (r *Reader) Trace(ctx context.Context, traceID []byte) (*TraceTree, error) {
 	id := hex.EncodeToString(traceID)
 	var lo, hi sql.NullInt64
@@ -169,16 +170,32 @@ func (r *Reader) Trace(ctx context.Context, traceID []byte) (*TraceTree, error) 
 	if t := r.traces.get(id, lo.Int64, hi.Int64); t != nil {
 		return t, nil
 	}
+	if t, ok, err := r.traceFromChunks(ctx, id, lo.Int64, hi.Int64); err != nil {
+		return nil, err
+	} else if ok {
+		r.traces.put(id, lo.Int64, hi.Int64, t)
+		return t, nil
+	}
+	t, err := r.traceFromRows(ctx, id, lo.Int64, hi.Int64)
+	if err != nil {
+		return nil, err
+	}
+	r.traces.put(id, lo.Int64, hi.Int64, t)
+	return t, nil
+}
+
+// traceFromRows builds the tree of trace id from its spans rows lo..hi.
+func (r *Reader) traceFromRows(ctx context.Context, id string, lo, hi int64) (*TraceTree, error) {
 	parts := 1
-	if hi.Int64-lo.Int64+1 >= ParallelSpans {
+	if hi-lo+1 >= ParallelSpans {
 		parts = TraceParts
 	}
 	chunks := make([][]Span, parts)
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(TraceReaders)
-	width := (hi.Int64 - lo.Int64 + int64(parts)) / int64(parts)
+	width := (hi - lo + int64(parts)) / int64(parts)
 	for i := range parts {
-		from, to := lo.Int64+int64(i)*width, min(lo.Int64+int64(i+1)*width-1, hi.Int64)
+		from, to := lo+int64(i)*width, min(lo+int64(i+1)*width-1, hi)
 		g.Go(func() (err error) {
 			chunks[i], err = r.spanRange(gctx, id, from, to)
 			return err
@@ -202,9 +219,7 @@ func (r *Reader) Trace(ctx context.Context, traceID []byte) (*TraceTree, error) 
 	if len(spans) == 0 {
 		return nil, fmt.Errorf("trace %s: %w", id, ErrNotFound)
 	}
-	t := BuildTree(id, spans)
-	r.traces.put(id, lo.Int64, hi.Int64, t)
-	return t, nil
+	return BuildTree(id, spans), nil
 }
 
 // spanRange reads the spans of trace id with row ids in [from, to].
@@ -345,26 +360,49 @@ func hex64(s string) (uint64, bool) {
 // BuildTree orders spans into a TraceTree. It is iterative, so a
 // 100,000-deep chain costs no recursion.
 func BuildTree(traceID string, spans []Span) *TraceTree {
+	lookup := spanIndex(spans)
+	parent := make([]int32, len(spans))
+	for i := range spans {
+		s := &spans[i]
+		parent[i] = -1
+		if s.ParentSpanID == "" {
+			continue
+		}
+		if p, ok := lookup(s.ParentSpanID); ok && int(p) != i {
+			parent[i] = p
+		} else {
+			parent[i] = orphan
+		}
+	}
+	return buildTree(traceID, spans, parent)
+}
+
+// orphan marks a span whose parent is not in the trace (or is itself).
+const orphan = -2
+
+// buildTree orders spans into a TraceTree given each span's parent index
+// (-1 for a root, orphan for a missing parent); parent is overwritten.
+func buildTree(traceID string, spans []Span, parent []int32) *TraceTree {
 	n := len(spans)
 	t := &TraceTree{TraceID: traceID, SpanCount: n}
-	lookup := spanIndex(spans)
-	// parent index per span, children in CSR form.
-	parent := make([]int32, n)
+	// children in CSR form.
 	childCount := make([]int32, n+1)
 	services := map[string]struct{}{}
 	t.StartTimeUnixNano, t.EndTimeUnixNano = spans[0].StartTimeUnixNano, spans[0].EndTimeUnixNano
+	lastService := "\x00" // spans of a service come in runs: skip the map for repeats
 	for i := range spans {
 		s := &spans[i]
-		p, ok := lookup(s.ParentSpanID)
-		if s.ParentSpanID == "" || !ok || int(p) == i {
+		p := parent[i]
+		if p == orphan {
 			p = -1
-			if s.ParentSpanID != "" {
-				t.Orphans++
-			}
+			parent[i] = -1
+			t.Orphans++
 		}
-		parent[i] = p
 		childCount[p+1]++
-		services[s.Service] = struct{}{}
+		if s.Service != lastService {
+			services[s.Service] = struct{}{}
+			lastService = s.Service
+		}
 		t.StartTimeUnixNano = min(t.StartTimeUnixNano, s.StartTimeUnixNano)
 		t.EndTimeUnixNano = max(t.EndTimeUnixNano, s.EndTimeUnixNano)
 		t.Error = t.Error || s.StatusCode == StatusError

@@ -15,8 +15,10 @@ const maxCacheEntries = 1 << 16
 type inserts struct {
 	upsertResource, upsertScope, upsertMetric, setHWM, indexLogs *sql.Stmt
 
-	logs, spans, events, links      *bulkInsert
-	numbers, hists, exps, summaries *bulkInsert
+	logs, spans, events, links, chunks *bulkInsert
+	numbers, hists, exps, summaries    *bulkInsert
+
+	chunker chunker // packs trace_chunks rows, reused across slices
 }
 
 func newInserts(db *sql.DB) (*inserts, error) {
@@ -47,6 +49,7 @@ func newInserts(db *sql.DB) (*inserts, error) {
 	ins.spans = bulk("spans", "id", "raw_id", "resource_id", "scope_id", "service", "trace_id", "span_id", "parent_span_id",
 		"trace_state", "name", "kind", "start_time_unix_nano", "end_time_unix_nano", "duration_nano", "status_code",
 		"status_message", "attributes", "flags", "dropped_attributes", "dropped_events", "dropped_links")
+	ins.chunks = bulk("trace_chunks", "trace_id", "first_span_id", "last_span_id", "span_count", "packed")
 	ins.events = bulk("span_events", "span_row_id", "time_unix_nano", "name", "attributes", "dropped_attributes")
 	ins.links = bulk("span_links", "span_row_id", "trace_id", "span_id", "trace_state", "attributes", "flags", "dropped_attributes")
 	ins.numbers = bulk("number_points", "metric_id", "raw_id", "time_unix_nano", "start_time_unix_nano", "attributes",
@@ -66,7 +69,7 @@ func newInserts(db *sql.DB) (*inserts, error) {
 }
 
 func (ins *inserts) bulks() []*bulkInsert {
-	return []*bulkInsert{ins.logs, ins.spans, ins.events, ins.links, ins.numbers, ins.hists, ins.exps, ins.summaries}
+	return []*bulkInsert{ins.logs, ins.spans, ins.chunks, ins.events, ins.links, ins.numbers, ins.hists, ins.exps, ins.summaries}
 }
 
 func (ins *inserts) reset() {
@@ -160,6 +163,9 @@ func (p *projector) writeStage(tx *sql.Tx, hwm int64) error {
 		return err
 	}
 	if err := p.writeSpans(tx, resIDs, scopeIDs); err != nil {
+		return err
+	}
+	if err := p.writeTraceChunks(tx); err != nil {
 		return err
 	}
 	if err := p.writePoints(tx, metricIDs); err != nil {

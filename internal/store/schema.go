@@ -17,8 +17,10 @@ var (
 	rawSQL string
 )
 
-// SchemaVersion is the version of schema.sql this package writes and reads.
-const SchemaVersion = 1
+// SchemaVersion is the version of schema.sql this package writes and reads. Version 2 added
+// trace_chunks; a version 1 database is upgraded in place by Open (the new tables are created and
+// trace_chunks_start records where the packed traces begin).
+const SchemaVersion = 2
 
 // Schema returns the SQL text that creates the relational tables (schema.sql) followed by the
 // raw table (raw.sql), for documentation and for tools that want to inspect it.
@@ -41,6 +43,10 @@ func applySchema(ctx context.Context, db *sql.DB, schema string) error {
 		return classify("read schema version", err)
 	case v > SchemaVersion:
 		return fmt.Errorf("store: database schema version %d is newer than this build's %d", v, SchemaVersion)
+	case v < SchemaVersion:
+		if _, err := db.ExecContext(ctx, "UPDATE schema_version SET version = ?", SchemaVersion); err != nil {
+			return classify("write schema version", err)
+		}
 	}
 	return nil
 }
