@@ -139,3 +139,64 @@ func TestTraceChunksOlderData(t *testing.T) {
 		t.Errorf("traceFromChunks without trace_chunks: ok %v, err %v; want false, nil", ok, err)
 	}
 }
+
+// BenchmarkTrace161k measures building the tree of one 161,000-span trace
+// (fan-out 8, 161 requests of 1,000 spans) from the packed chunks, beside
+// the row-by-row read it replaces (no tree cache in either).
+//
+//	go test -run '^$' -bench Trace161k -benchtime 10x ./internal/query
+func BenchmarkTrace161k(b *testing.B) {
+	const spans, perReq = 161_000, 1000
+	st := querytest.OpenStore(b)
+	tid, _ := hex.DecodeString(traceA)
+	var m ptrace.ProtoMarshaler
+	for lo := 0; lo < spans; lo += perReq {
+		td := ptrace.NewTraces()
+		for i := lo; i < lo+perReq; i++ {
+			rs := td.ResourceSpans().AppendEmpty()
+			rs.Resource().Attributes().PutStr("service.name", fmt.Sprintf("svc-%d", i%12))
+			sp := rs.ScopeSpans().AppendEmpty().Spans().AppendEmpty()
+			sp.SetTraceID(pcommon.TraceID(tid))
+			sp.SetSpanID(pcommon.SpanID{1, 0, 0, 0, byte((i + 1) >> 24), byte((i + 1) >> 16), byte((i + 1) >> 8), byte(i + 1)})
+			if i > 0 {
+				p := (i-1)/8 + 1
+				sp.SetParentSpanID(pcommon.SpanID{1, 0, 0, 0, byte(p >> 24), byte(p >> 16), byte(p >> 8), byte(p)})
+			}
+			sp.SetName(fmt.Sprintf("op-%d", i%40))
+			sp.SetStartTimestamp(pcommon.Timestamp(1_700_000_000_000_000_000 + int64(i)*1000))
+			sp.SetEndTimestamp(pcommon.Timestamp(1_700_000_000_000_000_000 + int64(i)*1000 + 500))
+			sp.Attributes().PutStr("http.route", "/api/cart")
+			sp.Attributes().PutInt("i", int64(i))
+		}
+		p, err := m.MarshalTraces(td)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := st.Append(context.Background(), 3, p, perReq); err != nil {
+			b.Fatal(err)
+		}
+	}
+	querytest.WaitProjected(b, st)
+	r := NewReader(st.ReadDB())
+	ctx := context.Background()
+	var lo, hi int64
+	if err := st.ReadDB().QueryRow(`SELECT min(id), max(id) FROM spans WHERE trace_id = ?`, traceA).Scan(&lo, &hi); err != nil {
+		b.Fatal(err)
+	}
+	b.Run("chunks", func(b *testing.B) {
+		for b.Loop() {
+			t, ok, err := r.traceFromChunks(ctx, traceA, lo, hi)
+			if err != nil || !ok || t.SpanCount != spans {
+				b.Fatalf("traceFromChunks: ok %v, err %v", ok, err)
+			}
+		}
+	})
+	b.Run("rows", func(b *testing.B) {
+		for b.Loop() {
+			t, err := r.traceFromRows(ctx, traceA, lo, hi)
+			if err != nil || t.SpanCount != spans {
+				b.Fatalf("traceFromRows: %v", err)
+			}
+		}
+	})
+}
