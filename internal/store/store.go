@@ -227,7 +227,8 @@ func openOne(ctx context.Context, dsn string) (*sql.DB, error) {
 // Page caches (cache_size, KiB when negative) are sized per role to keep peak RSS under the
 // issue's 100 MB: the writer only appends (4 MiB), the projector's raw reader scans forward
 // (4 MiB), the projector updates indexes all over telemetry.db (8 MiB; 32 MiB measured +60 MiB RSS for no clear CPU gain), and each read
-// connection gets 8 MiB.
+// connection gets 2 MiB: queries read the OS's page cache well, and 4 connections × 8 MiB let one
+// big read (a 161,000-span trace) raise the server's RSS for good (docs/benchmarks/query.md).
 var commonPragmas = []string{"busy_timeout(10000)", "foreign_keys(off)", "temp_store(memory)"}
 
 func (s *Store) openDBs(ctx context.Context) error {
@@ -265,7 +266,7 @@ func (s *Store) openDBs(ctx context.Context) error {
 	if err != nil {
 		return classify("open raw reader", err)
 	}
-	conn, err := sqlite.NewConnector(dsn(s.path, append(commonPragmas, "cache_size(-8192)", "query_only(true)")...))
+	conn, err := sqlite.NewConnector(dsn(s.path, append(commonPragmas, "cache_size(-2048)", "query_only(true)")...))
 	if err != nil {
 		return fmt.Errorf("store: open read pool: %w", err)
 	}
