@@ -17,7 +17,22 @@ func TestTraceSyscallsPIDMode(t *testing.T) {
 	requireBPF(t)
 	bin := buildGo(t, "stdinfstat", stdinFstatProgram)
 	const n = 777
-	cmd := exec.Command(bin, strconv.Itoa(n))
+	rep := traceReadyChild(t, exec.Command(bin, strconv.Itoa(n)), false)
+	st, _ := rep.Syscall("fstat")
+	if st.Count != n {
+		t.Errorf("fstat count = %d, want %d", st.Count, n)
+	}
+	if rep.ExitCode != -1 {
+		t.Errorf("exit code in PID mode = %d, want -1", rep.ExitCode)
+	}
+}
+
+// traceReadyChild starts cmd (a stdinFstatProgram, possibly under a shell),
+// waits for its "ready", traces its PID (with follow, its children too), lets
+// it run its calls once the tracer is attached, and returns the report taken
+// after it printed "done".
+func traceReadyChild(t *testing.T, cmd *exec.Cmd, follow bool) *SyscallReport {
+	t.Helper()
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -47,7 +62,7 @@ func TestTraceSyscallsPIDMode(t *testing.T) {
 	done := make(chan result, 1)
 	attached := make(chan struct{})
 	go func() {
-		rep, err := TraceSyscalls(ctx, SyscallConfig{Target: Target{PID: cmd.Process.Pid,
+		rep, err := TraceSyscalls(ctx, SyscallConfig{Target: Target{PID: cmd.Process.Pid, FollowChildren: follow,
 			Attached: func(int) { close(attached) }}})
 		done <- result{rep, err}
 	}()
@@ -67,13 +82,7 @@ func TestTraceSyscallsPIDMode(t *testing.T) {
 	if res.err != nil {
 		t.Fatal(res.err)
 	}
-	st, _ := res.rep.Syscall("fstat")
-	if st.Count != n {
-		t.Errorf("fstat count = %d, want %d", st.Count, n)
-	}
-	if res.rep.ExitCode != -1 {
-		t.Errorf("exit code in PID mode = %d, want -1", res.rep.ExitCode)
-	}
+	return res.rep
 }
 
 func TestFollowChildren(t *testing.T) {
@@ -281,59 +290,11 @@ func TestFollowExistingChildren(t *testing.T) {
 	bin := buildGo(t, "stdinfstat", stdinFstatProgram)
 	const n = 555
 	// "; true" keeps sh from exec-ing the program in its own process.
-	cmd := exec.Command("sh", "-c", bin+" "+strconv.Itoa(n)+"; true")
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		stdin.Close()
-		cmd.Wait()
-	}()
-	lines := bufio.NewScanner(stdout)
-	if !lines.Scan() || lines.Text() != "ready" {
-		t.Fatalf("child did not get ready: %q", lines.Text())
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	type result struct {
-		rep *SyscallReport
-		err error
-	}
-	done := make(chan result, 1)
-	attached := make(chan struct{})
-	go func() {
-		rep, err := TraceSyscalls(ctx, SyscallConfig{Target: Target{PID: cmd.Process.Pid, FollowChildren: true,
-			Attached: func(int) { close(attached) }}})
-		done <- result{rep, err}
-	}()
-	select {
-	case <-attached:
-	case res := <-done:
-		t.Fatalf("TraceSyscalls returned before attaching: %v", res.err)
-	}
-	if _, err := io.WriteString(stdin, "go\n"); err != nil {
-		t.Fatal(err)
-	}
-	if !lines.Scan() || lines.Text() != "done" {
-		t.Fatalf("child did not finish: %q", lines.Text())
-	}
-	cancel()
-	res := <-done
-	if res.err != nil {
-		t.Fatal(res.err)
-	}
-	if st, _ := res.rep.Syscall("fstat"); st.Count != n {
+	rep := traceReadyChild(t, exec.Command("sh", "-c", bin+" "+strconv.Itoa(n)+"; true"), true)
+	if st, _ := rep.Syscall("fstat"); st.Count != n {
 		t.Errorf("fstat count = %d, want %d from the existing child", st.Count, n)
 	}
-	if len(res.rep.Children) != 1 {
-		t.Errorf("children = %v, want the one child", res.rep.Children)
+	if len(rep.Children) != 1 {
+		t.Errorf("children = %v, want the one child", rep.Children)
 	}
 }
