@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 
+	"github.com/otelbench/otelbench/internal/ingestsrv"
 	"github.com/otelbench/otelbench/internal/query"
 )
 
@@ -17,7 +18,7 @@ import (
 // HTTP shutdown does not wait on streams.
 func Attach(db *sql.DB, notify func() (<-chan struct{}, func()), mount func(string, http.Handler), logger *slog.Logger) (func(context.Context) error, error) {
 	api := query.New(query.NewReader(db), query.Config{Logger: logger, Tail: query.TailConfig{Notify: notify}})
-	d, err := New(api.Reader(), Config{Logger: logger})
+	d, err := New(api.Reader(), Config{Logger: logger, LogoutPath: ingestsrv.LogoutPath, SessionCookie: ingestsrv.SessionCookie})
 	if err != nil {
 		return nil, err
 	}

@@ -36,6 +36,11 @@ type Config struct {
 	MaxWaterfallSpans int    // 0 means DefaultMaxWaterfallSpans
 	Logger            *slog.Logger
 	Now               func() time.Time
+	// LogoutPath, when set, puts a logout button in the navigation of
+	// every page a request carrying the SessionCookie asks for: the pages
+	// a browser reached by logging in. Token (header) clients see none.
+	LogoutPath    string
+	SessionCookie string
 }
 
 // Dashboard serves the HTML pages.
@@ -114,6 +119,7 @@ type page struct {
 	Title   string
 	Base    string
 	APIBase string
+	Logout  string // the logout form's action; "" hides the button
 	Error   string
 	F       map[string]string // echo of the query parameters for the forms
 	data
@@ -142,7 +148,13 @@ func (d *Dashboard) newPage(r *http.Request, title string) *page {
 			f[k] = v[0]
 		}
 	}
-	return &page{Title: title, Base: d.cfg.Base, APIBase: query.Prefix, F: f}
+	p := &page{Title: title, Base: d.cfg.Base, APIBase: query.Prefix, F: f}
+	if d.cfg.LogoutPath != "" && d.cfg.SessionCookie != "" {
+		if _, err := r.Cookie(d.cfg.SessionCookie); err == nil {
+			p.Logout = d.cfg.LogoutPath
+		}
+	}
+	return p
 }
 
 // render executes a page into a buffer first, so a template error never

@@ -117,6 +117,41 @@ func TestLoginCookieOpensDashboard(t *testing.T) {
 	if stream.StatusCode != http.StatusOK || err != nil || !strings.Contains(string(buf[:n]), "subscribed") {
 		t.Errorf("tail with the cookie: %d %q %v", stream.StatusCode, buf[:n], err)
 	}
+
+	// A logged-in browser sees a logout button; a bearer-token client,
+	// which has no session to end, does not.
+	if _, body := get("/ui/"); !strings.Contains(body, `action="`+ingestsrv.LogoutPath+`"`) {
+		t.Errorf("dashboard with a session lacks the logout form: %.300s", body)
+	}
+	req, err := http.NewRequest(http.MethodGet, e.base+"/ui/", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || strings.Contains(string(b), `id="logout"`) {
+		t.Errorf("bearer client: %d, logout form shown: %v", resp.StatusCode, strings.Contains(string(b), `id="logout"`))
+	}
+
+	resp, err = c.PostForm(e.base+ingestsrv.LogoutPath, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != ingestsrv.LoginPath {
+		t.Fatalf("logout: %d to %q", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	if code, _ := get("/api/v1/logs"); code != http.StatusUnauthorized {
+		t.Errorf("API after logout: %d, want 401", code)
+	}
+	if code, _ := get("/ui/"); code == http.StatusOK {
+		t.Errorf("dashboard after logout: %d, want it refused", code)
+	}
 }
 
 // TestBrowserLoginLiveTail: with a token set, a browser opening the
@@ -158,5 +193,14 @@ func TestBrowserLoginLiveTail(t *testing.T) {
 	b.do(t, chromedp.WaitVisible(chromedp.CSS("#tail-rows tr.tailed")))
 	if got := b.text(t, "#tail-rows"); !strings.Contains(got, probe) {
 		t.Errorf("tailed rows %q lack the probe", got)
+	}
+
+	// The logout button ends the session: back on the login form, and the
+	// dashboard no longer opens.
+	b.do(t, chromedp.Click(chromedp.CSS("#logout button")),
+		chromedp.WaitVisible(chromedp.CSS("#login")))
+	b.do(t, chromedp.Navigate(e.base+"/ui/logs"), chromedp.WaitVisible(chromedp.CSS("#login")))
+	if u := eval[string](t, b, `location.pathname`); u != ingestsrv.LoginPath {
+		t.Errorf("after logout the dashboard opened at %q, want the login page", u)
 	}
 }
