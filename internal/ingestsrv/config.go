@@ -23,11 +23,19 @@ const (
 	DefaultInflightBytes int64 = 48 << 20
 	// DefaultShutdownTimeout bounds the drain on shutdown.
 	DefaultShutdownTimeout = 30 * time.Second
-	// DefaultMaxConns bounds open client connections; more wait in the
-	// kernel's accept backlog. Each connection costs a goroutine and its
-	// buffers (about 20-40 KiB busy): 1,024 of them stay near 40 MiB, while
-	// 4,096 measured 235 MB peak RSS under 10x overload.
+	// DefaultMaxConns bounds open client connections served by net/http;
+	// more get a canned 503 (see DefaultMaxRejecting). Each served
+	// connection costs a goroutine and its buffers (about 20-40 KiB busy):
+	// 1,024 of them stay near 40 MiB, while 4,096 measured 235 MB peak RSS
+	// under 10x overload.
 	DefaultMaxConns = 1024
+	// DefaultMaxRejecting bounds the connections past MaxConns being
+	// answered 503 at a time; past it a connection is closed at once. A
+	// rejecter waiting for its request is a parked goroutine (a few KiB);
+	// one answering also holds a 2 KiB buffer, for at most about 2 s. Under
+	// 10x overload (4,096 clients on 2 cores) clients are late to send
+	// their request after connecting, and 1,024 rejecters were not enough.
+	DefaultMaxRejecting = 4096
 	// DefaultRetryAfter is the Retry-After of 503 answers, in seconds.
 	DefaultRetryAfter = 1
 )
@@ -52,9 +60,13 @@ type Config struct {
 	// InflightBytes is the memory budget of requests being read, decoded or
 	// committed (0 means DefaultInflightBytes); beyond it requests get 503.
 	InflightBytes int64
-	// MaxConns bounds open connections (0 means DefaultMaxConns); beyond it
-	// new connections wait in the accept backlog, costing no memory here.
+	// MaxConns bounds open connections served by net/http (0 means
+	// DefaultMaxConns); a connection beyond it gets 503 + Retry-After +
+	// Connection: close from a small rejecter, without reaching net/http.
 	MaxConns int
+	// MaxRejecting bounds connections being answered that way at a time (0
+	// means DefaultMaxRejecting); beyond it they are closed unanswered.
+	MaxRejecting int
 	// MaxLagRecords, if positive, answers 503 + Retry-After while projection
 	// trails the raw store by more than this many records: a bound on the
 	// backlog (and on the store memory that grows with it, see
@@ -85,7 +97,7 @@ type Config struct {
 
 // Validate reports a configuration error.
 func (c Config) Validate() error {
-	if c.QueueBytes < 0 || c.QueueRequests < 0 || c.MaxBody < 0 || c.InflightBytes < 0 || c.ShutdownTimeout < 0 || c.MaxConns < 0 || c.MaxLagRecords < 0 {
+	if c.QueueBytes < 0 || c.QueueRequests < 0 || c.MaxBody < 0 || c.InflightBytes < 0 || c.ShutdownTimeout < 0 || c.MaxConns < 0 || c.MaxRejecting < 0 || c.MaxLagRecords < 0 {
 		return errors.New("ingestsrv: config: negative limit")
 	}
 	switch c.Sync {
@@ -119,6 +131,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxConns == 0 {
 		c.MaxConns = DefaultMaxConns
+	}
+	if c.MaxRejecting == 0 {
+		c.MaxRejecting = DefaultMaxRejecting
 	}
 	if c.Sync == "" {
 		c.Sync = store.SyncFull

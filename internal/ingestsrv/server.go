@@ -12,8 +12,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/net/netutil"
-
 	"github.com/otelbench/otelbench/internal/signal"
 	"github.com/otelbench/otelbench/internal/store"
 )
@@ -40,6 +38,7 @@ type Server struct {
 	auth   *bearer // nil: no auth
 
 	draining atomic.Bool // set when shutdown begins: new requests get 503
+	admit    atomic.Pointer[admitListener]
 	served   atomic.Bool
 
 	closeOnce sync.Once
@@ -138,7 +137,19 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		return errors.New("ingestsrv: Serve called twice")
 	}
 	s.warnExposure(ln.Addr())
-	ln = netutil.LimitListener(ln, s.cfg.MaxConns)
+	adm := newAdmitListener(ln, s.cfg.MaxConns, s.cfg.MaxRejecting, func(o rejectOutcome) {
+		switch o {
+		case rejectAnswered:
+			s.stats.rejected(reasonConnLimit)
+		case rejectRefused:
+			s.stats.rejected(reasonConnRefused)
+		case rejectIdle:
+			s.stats.rejected(reasonConnIdle)
+		}
+	})
+	defer adm.wait()
+	s.admit.Store(adm)
+	ln = adm
 	hs := &http.Server{
 		Handler:           s.mux,
 		ReadHeaderTimeout: readHeaderTimeout,

@@ -22,11 +22,15 @@ const (
 	reasonShuttingDown
 	reasonStorage
 	reasonUnauthorized
+	reasonConnLimit   // a connection past MaxConns, answered 503 by the rejecter
+	reasonConnRefused // a connection past MaxConns and MaxRejecting, closed unanswered
+	reasonConnIdle    // a connection past MaxConns that sent no request in time, closed
 	numReasons
 )
 
 var reasonNames = [numReasons]string{
 	"decode", "too_large", "unsupported_media", "method", "queue_full", "shutting_down", "storage", "unauthorized",
+	"conn_limit", "conn_refused", "conn_idle",
 }
 
 // counters are the server's own counts; "accepted" counts only requests

@@ -1,0 +1,261 @@
+package ingestsrv
+
+import (
+	"bytes"
+	"net"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/otelbench/otelbench/internal/otlpcodec"
+)
+
+// Connection admission. netutil.LimitListener stopped calling Accept at the
+// limit, so under 10x overload the excess clients waited in the kernel's
+// accept backlog and, once it was full, saw connect timeouts (5,119
+// transport errors in one 15 s run, docs/benchmarks/serve.md) instead of the
+// 503 + Retry-After the OTLP spec asks for. admitListener keeps accepting:
+// up to the limit a connection goes to net/http; beyond it a small, bounded
+// rejecter answers a canned 503 and closes; beyond the rejecter's own bound
+// the connection is closed at once.
+const (
+	// rejectHeadTimeout bounds the wait for the request head of a rejected
+	// connection; a client that has not sent one by then is just closed.
+	rejectHeadTimeout = time.Second
+	// rejectDrainTimeout and rejectDrainBytes bound the reading of what the
+	// client still sends (its body) after the 503: reading it keeps the
+	// kernel from answering the client's unread data with an RST that
+	// would destroy the 503 before the client reads it.
+	rejectDrainTimeout = time.Second
+	rejectDrainBytes   = 1 << 20
+	// rejectBufBytes is each rejecter's read buffer: enough for the request
+	// head of OTLP exporters (a few hundred bytes); a longer head is
+	// answered anyway and drained like a body.
+	rejectBufBytes = 2 << 10
+)
+
+// rejectOutcome is what became of a connection past the limit.
+type rejectOutcome int
+
+const (
+	rejectAnswered rejectOutcome = iota // 503 written
+	rejectRefused                       // closed at once: every rejecter busy
+	rejectIdle                          // closed unanswered: no request came, or the client left
+)
+
+// admitListener wraps the server's listener; see the constants above.
+type admitListener struct {
+	net.Listener
+	slots     chan struct{} // one per admitted connection
+	rejecters chan struct{} // one per connection being answered 503
+	onReject  func(rejectOutcome)
+	resp      map[otlpcodec.Encoding][]byte // canned answers, read-only
+	bufs      sync.Pool
+
+	mu     sync.Mutex
+	closed bool
+	active map[net.Conn]struct{} // connections being rejected
+	wg     sync.WaitGroup
+}
+
+// newAdmitListener admits maxConns connections at a time and answers at most
+// maxRejecting excess connections at a time with 503. onReject is called
+// once per excess connection with what became of it.
+func newAdmitListener(ln net.Listener, maxConns, maxRejecting int, onReject func(rejectOutcome)) *admitListener {
+	return &admitListener{
+		Listener:  ln,
+		slots:     make(chan struct{}, maxConns),
+		rejecters: make(chan struct{}, maxRejecting),
+		onReject:  onReject,
+		resp: map[otlpcodec.Encoding][]byte{
+			otlpcodec.EncodingProto: canned503(otlpcodec.EncodingProto),
+			otlpcodec.EncodingJSON:  canned503(otlpcodec.EncodingJSON),
+		},
+		active: map[net.Conn]struct{}{},
+		bufs:   sync.Pool{New: func() any { b := make([]byte, rejectBufBytes); return &b }},
+	}
+}
+
+// Accept returns the next connection admitted under the limit; excess
+// connections are handed to a rejecter (or closed) without returning.
+func (l *admitListener) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		select {
+		case l.slots <- struct{}{}:
+			return &admittedConn{Conn: c, slots: l.slots}, nil
+		default:
+		}
+		l.reject(c)
+	}
+}
+
+// reject starts a rejecter for c, or closes c at once past the bound.
+func (l *admitListener) reject(c net.Conn) {
+	select {
+	case l.rejecters <- struct{}{}:
+	default:
+		l.onReject(rejectRefused)
+		c.Close()
+		return
+	}
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		<-l.rejecters
+		c.Close()
+		return
+	}
+	l.active[c] = struct{}{}
+	l.wg.Add(1)
+	l.mu.Unlock()
+	go func() {
+		defer l.wg.Done()
+		outcome := l.answer503(c)
+		l.mu.Lock()
+		delete(l.active, c)
+		l.mu.Unlock()
+		c.Close()
+		<-l.rejecters
+		l.onReject(outcome)
+	}()
+}
+
+// answer503 reads the request head, writes the canned 503 and reads the
+// rest of what the client sends, so the close is a FIN, not an RST. It
+// reports what became of the connection.
+func (l *admitListener) answer503(c net.Conn) rejectOutcome {
+	_ = c.SetDeadline(time.Now().Add(rejectHeadTimeout))
+	// Under overload the client often runs late too: hundreds of accepted
+	// connections may wait for their request for a while. Wait for it
+	// without holding a buffer, so a waiting rejecter is just a parked
+	// goroutine.
+	if !waitReadable(c) {
+		return rejectIdle
+	}
+	bp := l.bufs.Get().(*[]byte)
+	defer l.bufs.Put(bp)
+	buf := *bp
+	n, end := 0, -1
+	for n < len(buf) && end < 0 {
+		m, err := c.Read(buf[n:])
+		n += m
+		end = bytes.Index(buf[:n], []byte("\r\n\r\n"))
+		if err != nil && end < 0 {
+			if n == 0 {
+				return rejectIdle // no request: nothing to answer
+			}
+			break // a partial head by the deadline: answer anyway
+		}
+	}
+	json, length := false, int64(-1)
+	if end >= 0 {
+		json, length = parseHead(buf[:end])
+	}
+	resp := l.resp[otlpcodec.EncodingProto]
+	if json {
+		resp = l.resp[otlpcodec.EncodingJSON]
+	}
+	_ = c.SetDeadline(time.Now().Add(rejectDrainTimeout))
+	if _, err := c.Write(resp); err != nil {
+		return rejectIdle // the client is gone
+	}
+	if end >= 0 && length >= 0 && length <= rejectDrainBytes {
+		// The usual case: the body's length is known, so read exactly it
+		// and close at once instead of waiting for the client's FIN.
+		for left := length - int64(n-end-4); left > 0; {
+			m, err := c.Read(buf[:min(left, int64(len(buf)))])
+			left -= int64(m)
+			if err != nil {
+				break
+			}
+		}
+		return rejectAnswered
+	}
+	// Chunked, huge or unparsed: half-close and drain until the client
+	// closes, within the bounds.
+	if tc, ok := c.(interface{ CloseWrite() error }); ok {
+		_ = tc.CloseWrite()
+	}
+	for drained := 0; drained < rejectDrainBytes; {
+		m, err := c.Read(buf)
+		drained += m
+		if err != nil {
+			break
+		}
+	}
+	return rejectAnswered
+}
+
+// parseHead reads what the rejecter needs from a request head: whether the
+// body is OTLP-JSON (so the 503's google.rpc.Status matches) and its
+// Content-Length (-1 when absent, invalid or chunked).
+func parseHead(head []byte) (json bool, length int64) {
+	length = -1
+	chunked := false
+	for line := range bytes.SplitSeq(head, []byte("\r\n")) {
+		k, v, ok := bytes.Cut(line, []byte(":"))
+		if !ok {
+			continue
+		}
+		k, v = bytes.TrimSpace(k), bytes.TrimSpace(v)
+		switch {
+		case bytes.EqualFold(k, []byte("Content-Type")):
+			enc, err := otlpcodec.ParseContentType(string(v))
+			json = err == nil && enc == otlpcodec.EncodingJSON
+		case bytes.EqualFold(k, []byte("Content-Length")):
+			if n, err := strconv.ParseInt(string(v), 10, 64); err == nil && n >= 0 {
+				length = n
+			}
+		case bytes.EqualFold(k, []byte("Transfer-Encoding")):
+			chunked = true
+		}
+	}
+	if chunked {
+		length = -1
+	}
+	return json, length
+}
+
+// Close closes the listener and cuts short every rejecter (their
+// connections' deadlines move to now); wait waits for them.
+func (l *admitListener) Close() error {
+	l.mu.Lock()
+	l.closed = true
+	for c := range l.active {
+		_ = c.SetDeadline(time.Now())
+	}
+	l.mu.Unlock()
+	return l.Listener.Close()
+}
+
+// wait returns once every rejecter has finished (call after Close).
+func (l *admitListener) wait() { l.wg.Wait() }
+
+// admittedConn gives its slot back when closed (once).
+type admittedConn struct {
+	net.Conn
+	slots chan struct{}
+	once  sync.Once
+}
+
+func (c *admittedConn) Close() error {
+	err := c.Conn.Close()
+	c.once.Do(func() { <-c.slots })
+	return err
+}
+
+// canned503 builds the rejecter's answer: 503, Retry-After, Connection:
+// close and a google.rpc.Status UNAVAILABLE body in enc.
+func canned503(enc otlpcodec.Encoding) []byte {
+	body := otlpcodec.Status(enc, otlpcodec.CodeUnavailable, "too many connections, retry later")
+	head := "HTTP/1.1 503 Service Unavailable\r\n" +
+		"Content-Type: " + enc.ContentType() + "\r\n" +
+		"Content-Length: " + strconv.Itoa(len(body)) + "\r\n" +
+		"Retry-After: " + strconv.Itoa(DefaultRetryAfter) + "\r\n" +
+		"Connection: close\r\n\r\n"
+	return append([]byte(head), body...)
+}
