@@ -34,6 +34,17 @@ type Request struct {
 // returns the accepted part in protobuf encoding. An undecodable body fails
 // with an error wrapping ErrCorrupt.
 func Decode(sig signal.Signal, enc Encoding, body []byte) (Request, error) {
+	if enc == EncodingProto {
+		if n, ok := scanProto(sig, body); ok {
+			return Request{Payload: body, Records: n}, nil
+		}
+	}
+	return decodePdata(sig, enc, body)
+}
+
+// decodePdata is Decode through pdata: every JSON body, and every protobuf
+// body the scan could not prove valid and whole.
+func decodePdata(sig signal.Signal, enc Encoding, body []byte) (Request, error) {
 	switch sig {
 	case signal.Logs:
 		return decodeLogs(enc, body)

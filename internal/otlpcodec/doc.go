@@ -19,4 +19,13 @@
 //     data points count as rejected.
 //
 // Log records have no required field, so logs are never rejected piecemeal.
+//
+// Protobuf bodies first go through a scan that walks the wire format
+// without allocating, with pdata's acceptance rules (scan.go): when it can
+// prove the body is one pdata accepts whole, Decode counts its records and
+// stores the body as is, without building pdata objects the ingest path
+// would throw away. Anything else (JSON, a malformed body, a record to
+// reject, deprecated fields) takes the pdata path, which owns every error
+// and every partial-success rewrite. FuzzScanMatchesPdata keeps the two in
+// agreement.
 package otlpcodec
