@@ -59,6 +59,7 @@ Needs root, or CAP_BPF and CAP_PERFMON.`,
 	fl.BoolVar(&f.syscalls.PerThread, "per-thread", false, "also report per thread (syscall mode)")
 	fl.BoolVar(&f.syscalls.Stacks, "stacks", false, "record user stacks at syscall entry (syscall mode; implied by --pprof)")
 	fl.BoolVar(&f.syscalls.NoLatency, "no-latency", false, "count calls and errors only, without timing: a third of the overhead (syscall mode)")
+	fl.IntVar(&f.syscalls.LatencySample, "latency-sample", 0, fmt.Sprintf("time about 1 in `N` calls and scale times from them; counts and errors stay exact (0 = auto: every call up to %d calls/s, then down to 1/%d of the time; 1 = every call)", prof.AutoFullRate, prof.MaxAutoLatencySample))
 	fl.BoolVar(&f.cpu, "cpu", false, "sample on-CPU stacks instead of tracing syscalls")
 	fl.IntVar(&f.freq, "freq", prof.DefaultFreq, "CPU sampling frequency per CPU in Hz (--cpu)")
 	fl.IntVar(&f.top, "top", 20, "rows to print (0 = all)")
@@ -77,8 +78,8 @@ func runProfile(ctx context.Context, cmd *cobra.Command, f *profileFlags) error 
 		return exitcode.Usagef("--top %d: want 0 or more", f.top)
 	}
 	if f.cpu {
-		if f.json != "" || f.syscalls.PerThread || f.syscalls.Stacks || f.syscalls.NoLatency {
-			return exitcode.Usagef("--json, --per-thread, --stacks and --no-latency are syscall-mode flags; --cpu always records stacks")
+		if f.json != "" || f.syscalls.PerThread || f.syscalls.Stacks || f.syscalls.NoLatency || f.syscalls.LatencySample != 0 {
+			return exitcode.Usagef("--json, --per-thread, --stacks, --no-latency and --latency-sample are syscall-mode flags; --cpu always records stacks")
 		}
 		cfg := prof.CPUConfig{Target: *t, Freq: f.freq}
 		if err := cfg.Validate(); err != nil {

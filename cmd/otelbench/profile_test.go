@@ -38,6 +38,10 @@ func TestProfileUsageErrors(t *testing.T) {
 		{"cpu with json", []string{"--cpu", "--json", "x", "--pid", "1"}},
 		{"bad freq", []string{"--cpu", "--freq", "0", "--pid", "1", "--freq", "-3"}},
 		{"negative top", []string{"--top", "-1", "--pid", "1"}},
+		{"negative latency sample", []string{"--latency-sample", "-1", "--pid", "1"}},
+		{"latency sample with stacks", []string{"--latency-sample", "8", "--stacks", "--pid", "1"}},
+		{"latency sample with no-latency", []string{"--latency-sample", "8", "--no-latency", "--pid", "1"}},
+		{"cpu with latency sample", []string{"--cpu", "--latency-sample", "8", "--pid", "1"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -91,5 +95,37 @@ func TestProfileCommand(t *testing.T) {
 	}
 	if len(p.Sample) == 0 || p.SampleType[0].Type != "syscalls" {
 		t.Errorf("profile has %d samples, sample type %v", len(p.Sample), p.SampleType[0])
+	}
+}
+
+// TestProfileLatencySample runs a fixed sampling period through to the
+// text and JSON reports.
+func TestProfileLatencySample(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to load BPF programs (CI runs as root)")
+	}
+	js := filepath.Join(t.TempDir(), "r.json")
+	code, out := runProfileCmd(t, "--latency-sample", "4", "--json", js, "--", "sh", "-c", "ls / >/dev/null")
+	if code != 0 {
+		t.Fatalf("exit code = %d\n%s", code, out)
+	}
+	if !strings.Contains(out, "latency sampled 1/4 (fixed)") {
+		t.Errorf("report does not say it sampled 1/4:\n%s", out)
+	}
+	b, err := os.ReadFile(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v struct {
+		LatencySample int    `json:"latency_sample"`
+		Auto          bool   `json:"latency_sample_auto"`
+		Total         uint64 `json:"total_syscalls"`
+		Timed         uint64 `json:"total_timed"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatal(err)
+	}
+	if v.LatencySample != 4 || v.Auto || v.Total == 0 || v.Timed > v.Total {
+		t.Errorf("json = %+v, want latency_sample 4, not auto, timed <= total > 0", v)
 	}
 }

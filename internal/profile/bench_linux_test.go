@@ -19,6 +19,7 @@ func BenchmarkGetppid(b *testing.B) {
 	}{
 		{"bare", nil},
 		{"traced", &SyscallConfig{}},
+		{"traced-every-call", &SyscallConfig{LatencySample: 1}},
 		{"traced-raw_tp", &SyscallConfig{Attach: AttachRawTP}},
 		{"traced-no-latency", &SyscallConfig{NoLatency: true}},
 	}

@@ -139,24 +139,32 @@ func setVars(spec *ebpf.CollectionSpec, vars map[string]any) error {
 	return nil
 }
 
+// Indexes in the counters map (enum counter in common.bpf.h).
+const ctrCalls = 5
+
 // readCounters sums the per-CPU counters map.
 func readCounters(m *ebpf.Map) map[string]uint64 {
-	names := []string{"stack errors (stack map full or unwinding failed)", "stack samples dropped (count map full)", "task storage errors", "syscalls with out-of-range numbers", "children followed"}
+	names := []string{"stack errors (stack map full or unwinding failed)", "stack samples dropped (count map full)", "task storage errors", "syscalls with out-of-range numbers", "children followed", "calls"}
 	out := map[string]uint64{}
 	for i, name := range names {
-		var vals []uint64
-		if err := m.Lookup(uint32(i), &vals); err != nil {
-			continue
-		}
-		var n uint64
-		for _, v := range vals {
-			n += v
-		}
-		if n > 0 {
+		if n := readCounter(m, uint32(i)); n > 0 {
 			out[name] = n
 		}
 	}
 	return out
+}
+
+// readCounter sums one per-CPU counter (0 if it cannot be read).
+func readCounter(m *ebpf.Map, i uint32) uint64 {
+	var vals []uint64
+	if err := m.Lookup(i, &vals); err != nil {
+		return 0
+	}
+	var n uint64
+	for _, v := range vals {
+		n += v
+	}
+	return n
 }
 
 // readTgids lists the processes in the followed set.

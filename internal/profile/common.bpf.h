@@ -24,6 +24,7 @@ enum counter {
 	CTR_STORAGE_ERRORS,
 	CTR_BAD_NR,
 	CTR_CHILDREN,
+	CTR_CALLS,
 	CTR_MAX,
 };
 

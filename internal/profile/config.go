@@ -12,6 +12,14 @@ const (
 	DefaultFreq   = 99 // CPU sampling frequency in Hz: odd, to avoid lockstep with timers
 	MaxFreq       = 10000
 	DefaultAttach = AttachTPBTF
+	// LatencySampleAuto (the default of SyscallConfig.LatencySample) times
+	// every call while the target makes at most AutoFullRate calls/s, and
+	// samples above that rate, up to 1/MaxAutoLatencySample of the time.
+	LatencySampleAuto    = 0
+	AutoFullRate         = 50000
+	MaxAutoLatencySample = 64
+	// MaxLatencySample bounds SyscallConfig.LatencySample.
+	MaxLatencySample = 1000
 )
 
 // AttachMode selects the kind of BPF program on the syscall tracepoints.
@@ -90,6 +98,21 @@ type SyscallConfig struct {
 	// exit: no timing, no entry program, about a third of the overhead. exit and
 	// exit_group (which never return) are not seen in this mode.
 	NoLatency bool
+	// LatencySample N > 1 times the calls that start in random windows
+	// covering 1/N of the time (the entry program is attached only then)
+	// and scales the times from them; counts and errors stay exact. 1 times
+	// every call. 0 (LatencySampleAuto) picks N from the target's call rate;
+	// with Stacks it means 1, as stacks are taken at entry.
+	LatencySample int
+}
+
+// latencySample returns the sampling period: 1 = every call timed, N > 1
+// fixed, 0 = auto.
+func (c SyscallConfig) latencySample() int {
+	if c.Stacks && c.LatencySample == LatencySampleAuto {
+		return 1
+	}
+	return c.LatencySample
 }
 
 // Validate reports a usage error in c.
@@ -101,6 +124,14 @@ func (c SyscallConfig) Validate() error {
 	case "", AttachTPBTF, AttachRawTP:
 	default:
 		return fmt.Errorf("attach mode %q: want %s or %s", c.Attach, AttachTPBTF, AttachRawTP)
+	}
+	switch {
+	case c.LatencySample < 0 || c.LatencySample > MaxLatencySample:
+		return fmt.Errorf("latency sample %d: want 0 (auto) or 1..%d (1 = time every call)", c.LatencySample, MaxLatencySample)
+	case c.LatencySample > 1 && c.Stacks:
+		return errors.New("stacks time every call: latency sampling applies without stacks only")
+	case c.LatencySample > 0 && c.NoLatency:
+		return errors.New("no latency means no timing: latency sampling does not apply")
 	}
 	return nil
 }

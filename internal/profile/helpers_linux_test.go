@@ -255,3 +255,35 @@ func checkFreed(t *testing.T, before int) {
 		t.Errorf("%d BPF/perf fds open after the trace, %d before: want everything freed", after, before)
 	}
 }
+
+// errFstatProgram makes N fstat calls on /dev/null and E on a closed fd
+// (each failing with EBADF), from argv.
+const errFstatProgram = `package main
+
+import (
+	"os"
+	"strconv"
+	"syscall"
+)
+
+func main() {
+	n, _ := strconv.Atoi(os.Args[1])
+	e, _ := strconv.Atoi(os.Args[2])
+	f, err := os.Open("/dev/null")
+	if err != nil {
+		panic(err)
+	}
+	fd := int(f.Fd())
+	var st syscall.Stat_t
+	for i := 0; i < n; i++ {
+		if err := syscall.Fstat(fd, &st); err != nil {
+			panic(err)
+		}
+	}
+	for i := 0; i < e; i++ {
+		if err := syscall.Fstat(-1, &st); err == nil {
+			panic("fstat(-1) succeeded")
+		}
+	}
+}
+`

@@ -16,26 +16,48 @@ import (
 const HistBuckets = 48
 
 // SyscallStat aggregates one syscall (of the whole target, or of a thread).
+// Count and Errors are exact. With latency sampling (SyscallReport.
+// LatencySample > 1) the time figures are estimated from the Timed calls:
+// each stands for about LatencySample calls in Hist, and TotalNs is their
+// mean time × Count.
 type SyscallStat struct {
-	Nr      int                 `json:"nr"`
-	Name    string              `json:"name"`
-	Count   uint64              `json:"count"`
-	Errors  uint64              `json:"errors"`
-	TotalNs uint64              `json:"total_ns"`
-	MaxNs   uint64              `json:"max_ns"`
-	Hist    [HistBuckets]uint64 `json:"-"`
+	Nr     int    `json:"nr"`
+	Name   string `json:"name"`
+	Count  uint64 `json:"count"`
+	Errors uint64 `json:"errors"`
+	// TotalNs is the time spent in the Count calls (of those that return).
+	TotalNs uint64 `json:"total_ns"`
+	// MaxNs is the longest timed call.
+	MaxNs uint64 `json:"max_ns"`
+	// Timed is how many calls were timed: all but exit and exit_group
+	// without sampling, about 1 in LatencySample with.
+	Timed uint64 `json:"timed"`
+	// Hist counts calls per log2 latency bucket (weighted by sampling).
+	Hist [HistBuckets]uint64 `json:"-"`
+	// weight is the number of calls the timed ones stand for.
+	weight uint64
 }
 
-// Avg returns the mean latency.
-func (s SyscallStat) Avg() time.Duration {
-	var done uint64
-	for _, n := range s.Hist {
-		done += n
+// finishStats scales the weighted time of the timed calls to all calls
+// counted: total = weighted time × calls / weight (a ratio estimate, exact
+// when every call is timed). Calls never timed (exit, exit_group, or too
+// rare to be sampled) have no time.
+func finishStats(st *SyscallStat) {
+	if st.weight == 0 {
+		st.TotalNs = 0
+		return
 	}
-	if done == 0 {
+	if st.weight != st.Count {
+		st.TotalNs = uint64(math.Round(float64(st.TotalNs) * float64(st.Count) / float64(st.weight)))
+	}
+}
+
+// Avg returns the mean latency: TotalNs over the calls it covers.
+func (s SyscallStat) Avg() time.Duration {
+	if s.Count == 0 || s.Timed == 0 {
 		return 0
 	}
-	return time.Duration(s.TotalNs / done)
+	return time.Duration(s.TotalNs / s.Count)
 }
 
 // Percentile estimates the q-quantile (0 < q <= 1) of latency from the log2
@@ -115,9 +137,16 @@ type SyscallReport struct {
 	Arch     string     `json:"arch"`
 	Attach   AttachMode `json:"attach"`
 	// NoLatency marks a count-only trace: no times, no histograms.
-	NoLatency bool          `json:"no_latency,omitempty"`
-	Started   time.Time     `json:"started"`
-	Elapsed   time.Duration `json:"-"`
+	NoLatency bool `json:"no_latency,omitempty"`
+	// LatencySample is the longest latency sampling period used: 1 = every
+	// call timed; N = for some of the trace, only calls starting in windows
+	// covering 1/N of the time were timed, and times are scaled from them.
+	// Counts and errors are exact either way. 0 with NoLatency.
+	LatencySample int `json:"latency_sample,omitempty"`
+	// LatencyAuto says the sampling period followed the call rate.
+	LatencyAuto bool          `json:"latency_sample_auto,omitempty"`
+	Started     time.Time     `json:"started"`
+	Elapsed     time.Duration `json:"-"`
 	// ExitCode of Command: its exit status, 128+N if signal N killed it,
 	// -1 if the trace ended first and interrupted it, or in PID mode.
 	ExitCode int           `json:"exit_code"`
@@ -134,6 +163,15 @@ func (r *SyscallReport) Total() uint64 {
 	var n uint64
 	for _, s := range r.Syscalls {
 		n += s.Count
+	}
+	return n
+}
+
+// Timed returns the number of syscalls timed.
+func (r *SyscallReport) Timed() uint64 {
+	var n uint64
+	for _, s := range r.Syscalls {
+		n += s.Timed
 	}
 	return n
 }
@@ -231,8 +269,17 @@ func (r *SyscallReport) WriteText(w io.Writer, top int) error {
 			who, r.Total(), secs, rate(r.Total(), secs))
 		table = writeCountTable
 	} else {
-		fmt.Fprintf(w, "%s: %d syscalls in %.3fs (%.0f/s), %.3f ms in syscalls\n\n",
+		fmt.Fprintf(w, "%s: %d syscalls in %.3fs (%.0f/s), %.3f ms in syscalls\n",
 			who, r.Total(), secs, rate(r.Total(), secs), float64(r.TotalNs())/1e6)
+		if r.LatencySample > 1 {
+			how := "fixed"
+			if r.LatencyAuto {
+				how = "auto, at the highest call rate"
+			}
+			fmt.Fprintf(w, "latency sampled 1/%d (%s): times estimated from %d timed calls; counts and errors exact\n",
+				r.LatencySample, how, r.Timed())
+		}
+		fmt.Fprintln(w)
 	}
 	if err := table(w, r.Syscalls, r.TotalNs(), secs, top); err != nil {
 		return err
@@ -261,6 +308,12 @@ func writeSyscallTable(w io.Writer, ss []SyscallStat, totalNs uint64, secs float
 		pct := 0.0
 		if totalNs > 0 {
 			pct = 100 * float64(s.TotalNs) / float64(totalNs)
+		}
+		if s.Timed == 0 && s.Count > 0 {
+			// Never timed: exit and exit_group, or calls too rare to
+			// fall in a sampling window.
+			fmt.Fprintf(tw, "%s\t%d\t%.0f\t%d\t-\t-\t-\t-\t-\t-\t\n", s.Name, s.Count, rate(s.Count, secs), s.Errors)
+			continue
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%d\t%.3f\t%.2f\t%.2f\t%.2f\t%.2f\t%.1f\t\n",
 			s.Name, s.Count, rate(s.Count, secs), s.Errors, float64(s.TotalNs)/1e6,
@@ -349,10 +402,11 @@ func (r *SyscallReport) WriteJSON(w io.Writer) error {
 		*alias
 		ElapsedSeconds float64       `json:"elapsed_seconds"`
 		TotalSyscalls  uint64        `json:"total_syscalls"`
+		TotalTimed     uint64        `json:"total_timed"`
 		TotalNs        uint64        `json:"total_ns"`
 		Syscalls       []jsonSyscall `json:"syscalls"`
 		Threads        []jsonThread  `json:"threads,omitempty"`
-	}{SyscallReportSchema, (*alias)(r), secs, r.Total(), r.TotalNs(), conv(r.Syscalls, r.TotalNs()), threads}
+	}{SyscallReportSchema, (*alias)(r), secs, r.Total(), r.Timed(), r.TotalNs(), conv(r.Syscalls, r.TotalNs()), threads}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -41,18 +42,54 @@ func TestPercentile(t *testing.T) {
 	}
 }
 
-func TestAvgUsesCompletedCalls(t *testing.T) {
-	// exit_group is counted at entry and never completes: no histogram.
-	s := SyscallStat{Count: 3, TotalNs: 300}
-	s.Hist[6] = 2
-	if got := s.Avg(); got != 150 {
-		t.Errorf("Avg = %v, want 150ns", got)
+func TestAvg(t *testing.T) {
+	tests := []struct {
+		name string
+		s    SyscallStat
+		want time.Duration
+	}{
+		{"every call timed", SyscallStat{Count: 4, Timed: 4, TotalNs: 400}, 100},
+		// TotalNs is already scaled to all calls counted.
+		{"sampled", SyscallStat{Count: 64, Timed: 1, TotalNs: 6400}, 100},
+		{"never timed (exit_group)", SyscallStat{Count: 1}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.s.Avg(); got != tt.want {
+				t.Errorf("Avg = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestFinishStatsScales(t *testing.T) {
+	tests := []struct {
+		name      string
+		count     uint64
+		weight    uint64
+		weighted  uint64
+		wantTotal uint64
+	}{
+		{"every call timed", 10, 10, 1000, 1000},
+		// 3 calls of 100 ns timed in windows of 1/16 (weight 16 each):
+		// mean 100 ns, scaled to the exact count of 480.
+		{"sampled", 480, 48, 4800, 48000},
+		{"never timed", 5, 0, 0, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st := SyscallStat{Count: tt.count, TotalNs: tt.weighted, weight: tt.weight}
+			finishStats(&st)
+			if st.TotalNs != tt.wantTotal {
+				t.Errorf("TotalNs = %d, want %d", st.TotalNs, tt.wantTotal)
+			}
+		})
 	}
 }
 
 func sampleReport() *SyscallReport {
 	mk := func(nr int, name string, count, errs, total, max uint64, bucket int) SyscallStat {
-		s := SyscallStat{Nr: nr, Name: name, Count: count, Errors: errs, TotalNs: total, MaxNs: max}
+		s := SyscallStat{Nr: nr, Name: name, Count: count, Errors: errs, TotalNs: total, MaxNs: max, Timed: count}
 		s.Hist[bucket] = count
 		return s
 	}
@@ -123,6 +160,70 @@ func TestWriteTextCountOnly(t *testing.T) {
 	golden(t, "syscalls_count_only", buf.Bytes())
 }
 
+// sampledReport is sampleReport as a latency-sampled trace: times from some
+// calls, and an exit_group that is never timed.
+func sampledReport() *SyscallReport {
+	r := sampleReport()
+	r.LatencySample, r.LatencyAuto = 64, true
+	for i := range r.Syscalls {
+		r.Syscalls[i].Timed = r.Syscalls[i].Count/50 + 1
+	}
+	r.Syscalls = append(r.Syscalls, SyscallStat{Nr: 231, Name: "exit_group", Count: 1})
+	return r
+}
+
+func TestWriteTextSampled(t *testing.T) {
+	r := sampledReport()
+	var buf bytes.Buffer
+	if err := r.WriteText(&buf, 0); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "syscalls_sampled", buf.Bytes())
+	for _, want := range []string{"latency sampled 1/64 (auto", "counts and errors exact"} {
+		if !bytes.Contains(buf.Bytes(), []byte(want)) {
+			t.Errorf("text does not contain %q:\n%s", want, buf.Bytes())
+		}
+	}
+	// A call never timed shows its count and no times.
+	for _, line := range strings.Split(buf.String(), "\n") {
+		if f := strings.Fields(line); len(f) > 0 && f[0] == "exit_group" {
+			if got := strings.Join(f, " "); got != "exit_group 1 0 0 - - - - - -" {
+				t.Errorf("exit_group row = %q, want its count and no times", got)
+			}
+		}
+	}
+}
+
+func TestWriteJSONSampled(t *testing.T) {
+	r := sampledReport()
+	var buf bytes.Buffer
+	if err := r.WriteJSON(&buf); err != nil {
+		t.Fatal(err)
+	}
+	var v struct {
+		LatencySample int    `json:"latency_sample"`
+		Auto          bool   `json:"latency_sample_auto"`
+		TotalTimed    uint64 `json:"total_timed"`
+		TotalSyscalls uint64 `json:"total_syscalls"`
+		Syscalls      []struct {
+			Name  string `json:"name"`
+			Count uint64 `json:"count"`
+			Timed uint64 `json:"timed"`
+		} `json:"syscalls"`
+	}
+	if err := json.Unmarshal(buf.Bytes(), &v); err != nil {
+		t.Fatal(err)
+	}
+	if v.LatencySample != 64 || !v.Auto || v.TotalTimed != r.Timed() || v.TotalTimed >= v.TotalSyscalls {
+		t.Errorf("json sampling = %d auto %v, %d of %d timed; want 64, auto, %d timed of more", v.LatencySample, v.Auto, v.TotalTimed, v.TotalSyscalls, r.Timed())
+	}
+	for _, s := range v.Syscalls {
+		if s.Name == "exit_group" && (s.Count != 1 || s.Timed != 0) {
+			t.Errorf("exit_group = %+v, want 1 call, none timed", s)
+		}
+	}
+}
+
 func TestWriteJSON(t *testing.T) {
 	r := sampleReport()
 	var buf bytes.Buffer
@@ -176,6 +277,12 @@ func TestConfigValidate(t *testing.T) {
 		{"negative duration", SyscallConfig{Target: Target{PID: 1, Duration: -time.Second}}, false},
 		{"bad attach", SyscallConfig{Target: Target{PID: 1}, Attach: "kprobe"}, false},
 		{"raw_tp", SyscallConfig{Target: Target{PID: 1}, Attach: AttachRawTP}, true},
+		{"latency sample", SyscallConfig{Target: Target{PID: 1}, LatencySample: 8}, true},
+		{"negative latency sample", SyscallConfig{Target: Target{PID: 1}, LatencySample: -1}, false},
+		{"latency sample too large", SyscallConfig{Target: Target{PID: 1}, LatencySample: MaxLatencySample + 1}, false},
+		{"latency sample with stacks", SyscallConfig{Target: Target{PID: 1}, LatencySample: 8, Stacks: true}, false},
+		{"every call with stacks", SyscallConfig{Target: Target{PID: 1}, LatencySample: 1, Stacks: true}, true},
+		{"latency sample without latency", SyscallConfig{Target: Target{PID: 1}, LatencySample: 8, NoLatency: true}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -23,6 +23,7 @@ type syscallsInflight struct {
 	Ts      uint64
 	Nr      int64
 	Stackid int64
+	Weight  uint64
 }
 
 type syscallsStackKey struct {
@@ -45,6 +46,8 @@ type syscallsSyscallStats struct {
 	Errors  uint64
 	TotalNs uint64
 	MaxNs   uint64
+	Timed   uint64
+	Weight  uint64
 	Hist    [48]uint64
 }
 
@@ -68,6 +71,7 @@ const (
 	syscallsMapTgids            = "tgids"
 	syscallsMapThreadComm       = "thread_comm"
 	syscallsMapThreadStats      = "thread_stats"
+	syscallsProgSchedExit       = "sched_exit"
 	syscallsProgSchedFork       = "sched_fork"
 	syscallsProgSysEnterBtf     = "sys_enter_btf"
 	syscallsProgSysEnterRaw     = "sys_enter_raw"
@@ -75,10 +79,13 @@ const (
 	syscallsProgSysExitCountBtf = "sys_exit_count_btf"
 	syscallsProgSysExitCountRaw = "sys_exit_count_raw"
 	syscallsProgSysExitRaw      = "sys_exit_raw"
+	syscallsVarCountCalls       = "count_calls"
+	syscallsVarEntryWeight      = "entry_weight"
 	syscallsVarFollowChildren   = "follow_children"
 	syscallsVarNrExit           = "nr_exit"
 	syscallsVarNrExitGroup      = "nr_exit_group"
 	syscallsVarNrRtSigreturn    = "nr_rt_sigreturn"
+	syscallsVarPending          = "pending"
 	syscallsVarPerThread        = "per_thread"
 	syscallsVarTargetTgid       = "target_tgid"
 	syscallsVarWantStacks       = "want_stacks"
@@ -126,6 +133,7 @@ type syscallsSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type syscallsProgramSpecs struct {
+	SchedExit       *ebpf.ProgramSpec `ebpf:"sched_exit"`
 	SchedFork       *ebpf.ProgramSpec `ebpf:"sched_fork"`
 	SysEnterBtf     *ebpf.ProgramSpec `ebpf:"sys_enter_btf"`
 	SysEnterRaw     *ebpf.ProgramSpec `ebpf:"sys_enter_raw"`
@@ -153,10 +161,13 @@ type syscallsMapSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type syscallsVariableSpecs struct {
+	CountCalls     *ebpf.VariableSpec `ebpf:"count_calls"`
+	EntryWeight    *ebpf.VariableSpec `ebpf:"entry_weight"`
 	FollowChildren *ebpf.VariableSpec `ebpf:"follow_children"`
 	NrExit         *ebpf.VariableSpec `ebpf:"nr_exit"`
 	NrExitGroup    *ebpf.VariableSpec `ebpf:"nr_exit_group"`
 	NrRtSigreturn  *ebpf.VariableSpec `ebpf:"nr_rt_sigreturn"`
+	Pending        *ebpf.VariableSpec `ebpf:"pending"`
 	PerThread      *ebpf.VariableSpec `ebpf:"per_thread"`
 	TargetTgid     *ebpf.VariableSpec `ebpf:"target_tgid"`
 	WantStacks     *ebpf.VariableSpec `ebpf:"want_stacks"`
@@ -209,10 +220,13 @@ func (m *syscallsMaps) Close() error {
 //
 // It can be passed to loadSyscallsObjects or ebpf.CollectionSpec.LoadAndAssign.
 type syscallsVariables struct {
+	CountCalls     *ebpf.Variable `ebpf:"count_calls"`
+	EntryWeight    *ebpf.Variable `ebpf:"entry_weight"`
 	FollowChildren *ebpf.Variable `ebpf:"follow_children"`
 	NrExit         *ebpf.Variable `ebpf:"nr_exit"`
 	NrExitGroup    *ebpf.Variable `ebpf:"nr_exit_group"`
 	NrRtSigreturn  *ebpf.Variable `ebpf:"nr_rt_sigreturn"`
+	Pending        *ebpf.Variable `ebpf:"pending"`
 	PerThread      *ebpf.Variable `ebpf:"per_thread"`
 	TargetTgid     *ebpf.Variable `ebpf:"target_tgid"`
 	WantStacks     *ebpf.Variable `ebpf:"want_stacks"`
@@ -222,6 +236,7 @@ type syscallsVariables struct {
 //
 // It can be passed to loadSyscallsObjects or ebpf.CollectionSpec.LoadAndAssign.
 type syscallsPrograms struct {
+	SchedExit       *ebpf.Program `ebpf:"sched_exit"`
 	SchedFork       *ebpf.Program `ebpf:"sched_fork"`
 	SysEnterBtf     *ebpf.Program `ebpf:"sys_enter_btf"`
 	SysEnterRaw     *ebpf.Program `ebpf:"sys_enter_raw"`
@@ -233,6 +248,7 @@ type syscallsPrograms struct {
 
 func (p *syscallsPrograms) Close() error {
 	return _SyscallsClose(
+		p.SchedExit,
 		p.SchedFork,
 		p.SysEnterBtf,
 		p.SysEnterRaw,

@@ -3,6 +3,8 @@ package profile
 import (
 	"context"
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"runtime"
 	"strings"
 	"time"
@@ -79,6 +81,13 @@ func TraceSyscalls(ctx context.Context, cfg SyscallConfig) (*SyscallReport, erro
 	tr.wait(ctx, cfg.Duration, snapshotEvery, snap)
 	snap()
 	sess.detach()
+	if !cfg.NoLatency {
+		rep.LatencySample = max(sess.maxSample, 1)
+		rep.LatencyAuto = cfg.latencySample() == LatencySampleAuto
+	}
+	if sess.sampleErr != nil {
+		return nil, sess.sampleErr
+	}
 	rep.Elapsed = time.Since(tr.started)
 	rep.ExitCode = tr.finish(finishGrace)
 	rep.Exe = syms.exe(tr.pid)
@@ -94,6 +103,14 @@ type syscallSession struct {
 	pid   int
 	coll  *ebpf.Collection
 	links []link.Link
+	// The entry program and its link, attached all the time or in sampling
+	// windows by the sampler goroutine (stopped by detach).
+	enterProg   *ebpf.Program
+	enter       link.Link
+	stopSampler chan struct{}
+	samplerDone chan struct{}
+	maxSample   int   // largest sampling period used (read after detach)
+	sampleErr   error // why sampling stopped early (read after detach)
 }
 
 func newSyscallSession(cfg SyscallConfig, tab *syscalltab.Table, pid int) (*syscallSession, error) {
@@ -116,6 +133,7 @@ func newSyscallSession(cfg SyscallConfig, tab *syscalltab.Table, pid int) (*sysc
 		"target_tgid": uint32(pid), "follow_children": b2u(cfg.FollowChildren),
 		"per_thread": b2u(cfg.PerThread), "want_stacks": b2u(cfg.Stacks),
 		"nr_exit": nrExit, "nr_exit_group": nrExitGroup, "nr_rt_sigreturn": nrSigreturn,
+		"count_calls": b2u(!cfg.NoLatency && cfg.latencySample() == LatencySampleAuto),
 	}); err != nil {
 		return nil, err
 	}
@@ -139,7 +157,7 @@ func newSyscallSession(cfg SyscallConfig, tab *syscalltab.Table, pid int) (*sysc
 			exit = "sys_exit_count_raw"
 		}
 	}
-	keep := []string{exit}
+	keep := []string{exit, "sched_exit"}
 	if enter != "" {
 		keep = append(keep, enter)
 	}
@@ -166,6 +184,10 @@ func newSyscallSession(cfg SyscallConfig, tab *syscalltab.Table, pid int) (*sysc
 			return nil, err
 		}
 	}
+	if err := s.attach(coll.Programs["sched_exit"], AttachTPBTF, "sched_process_exit"); err != nil {
+		s.close()
+		return nil, err
+	}
 	// Exit before enter: a syscall entered before the exit hook exists
 	// would otherwise never be completed.
 	if err := s.attach(coll.Programs[exit], cfg.Attach, "sys_exit"); err != nil {
@@ -173,12 +195,133 @@ func newSyscallSession(cfg SyscallConfig, tab *syscalltab.Table, pid int) (*sysc
 		return nil, err
 	}
 	if enter != "" {
-		if err := s.attach(coll.Programs[enter], cfg.Attach, "sys_enter"); err != nil {
+		s.enterProg = coll.Programs[enter]
+		if err := s.setEntry(true); err != nil {
 			s.close()
 			return nil, err
 		}
+		if n := cfg.latencySample(); n != 1 {
+			s.stopSampler, s.samplerDone = make(chan struct{}), make(chan struct{})
+			go s.sample(n)
+		} else {
+			s.maxSample = 1
+		}
 	}
 	return s, nil
+}
+
+// Latency sampling windows: each windowPeriod, the entry program is
+// attached for 1/N of it, at a random offset (so that no periodic
+// behaviour of the target lines up with the windows).
+const (
+	windowPeriod = 50 * time.Millisecond
+	autoCheck    = 10 * time.Millisecond
+)
+
+// setEntry attaches or detaches the entry program.
+func (s *syscallSession) setEntry(on bool) error {
+	if on == (s.enter != nil) {
+		return nil
+	}
+
+	if !on {
+		err := s.enter.Close()
+		s.enter = nil
+		if err != nil {
+			return fmt.Errorf("detach sys_enter: %w", err)
+		}
+		return nil
+	}
+	l, err := attachTracepoint(s.enterProg, s.cfg.Attach, "sys_enter")
+	if err != nil {
+		return err
+	}
+	s.enter = l
+	return nil
+}
+
+// sample runs the sampling windows until stopSampler is closed: with a
+// fixed period n > 1, or (n == 0, auto) with a period from the call rate
+// since the last decision: every call timed up to AutoFullRate calls/s,
+// then N = rate / AutoFullRate, at most MaxAutoLatencySample. While every
+// call is timed, the rate is checked every autoCheck, so that a storm is
+// sampled soon after it starts.
+func (s *syscallSession) sample(n int) {
+	defer close(s.samplerDone)
+	weight := s.coll.Variables["entry_weight"]
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	<-timer.C
+	wait := func(d time.Duration) bool {
+		timer.Reset(d)
+		select {
+		case <-s.stopSampler:
+			return false
+		case <-timer.C:
+			return true
+		}
+	}
+	fail := func(err error) {
+		s.sampleErr = fmt.Errorf("latency sampling: %w", err)
+		_ = s.setEntry(false)
+	}
+	var last uint64
+	for {
+		cur := n
+		if n == LatencySampleAuto {
+			calls := readCounter(s.coll.Maps["counters"], ctrCalls)
+			rate := float64(calls-last) / windowPeriod.Seconds()
+			last = calls
+			cur = min(max(int(math.Ceil(rate/AutoFullRate)), 1), MaxAutoLatencySample)
+		}
+		s.maxSample = max(s.maxSample, cur)
+
+		if cur == 1 {
+			if s.enter == nil {
+				if err := weight.Set(uint64(1)); err != nil {
+					fail(err)
+					return
+				}
+			}
+			if err := s.setEntry(true); err != nil {
+				fail(err)
+				return
+			}
+			if !wait(windowPeriod) {
+				return
+			}
+			continue
+		}
+		// Detached while the weight changes: a record carries the weight
+		// of the window it started in.
+		if err := s.setEntry(false); err != nil {
+			fail(err)
+			return
+		}
+		if err := weight.Set(uint64(cur)); err != nil {
+			fail(err)
+			return
+		}
+		on := windowPeriod / time.Duration(cur)
+		off := rand.N(windowPeriod - on)
+		if !wait(off) {
+			return
+		}
+		if err := s.setEntry(true); err != nil {
+			fail(err)
+			return
+		}
+		if !wait(on) {
+			return
+		}
+		if err := s.setEntry(false); err != nil {
+			fail(err)
+			return
+		}
+		if !wait(windowPeriod - on - off) {
+			return
+		}
+	}
 }
 
 func (s *syscallSession) attach(prog *ebpf.Program, mode AttachMode, name string) error {
@@ -200,7 +343,16 @@ func (s *syscallSession) pids() []int {
 
 // detach stops tracing; maps stay readable until close.
 func (s *syscallSession) detach() {
+	if s.stopSampler != nil {
+		close(s.stopSampler)
+		<-s.samplerDone
+		s.stopSampler = nil
+	}
 	// Enter first: no new syscall starts being timed while exits finish.
+	if s.enter != nil {
+		_ = s.enter.Close()
+		s.enter = nil
+	}
 	for i := len(s.links) - 1; i >= 0; i-- {
 		_ = s.links[i].Close()
 	}
@@ -225,6 +377,7 @@ func (s *syscallSession) collect(rep *SyscallReport, tab *syscalltab.Table, syms
 		for _, c := range percpu {
 			addStats(&st, c)
 		}
+		finishStats(&st)
 		if st.Count > 0 {
 			rep.Syscalls = append(rep.Syscalls, st)
 		}
@@ -242,6 +395,7 @@ func (s *syscallSession) collect(rep *SyscallReport, tab *syscalltab.Table, syms
 	}
 	rep.Lost = readCounters(s.coll.Maps["counters"])
 	delete(rep.Lost, "children followed")
+	delete(rep.Lost, "calls")
 	addRecursionMisses(s.coll, rep.Lost)
 	if s.cfg.PerThread {
 		if err := s.collectThreads(rep, tab); err != nil {
@@ -256,11 +410,15 @@ func (s *syscallSession) collect(rep *SyscallReport, tab *syscalltab.Table, syms
 	return nil
 }
 
+// addStats adds one CPU's (or one thread's) counters to st; finishStats
+// turns the sums into the report's figures.
 func addStats(st *SyscallStat, c syscallsSyscallStats) {
 	st.Count += c.Count
 	st.Errors += c.Errors
 	st.TotalNs += c.TotalNs
 	st.MaxNs = max(st.MaxNs, c.MaxNs)
+	st.Timed += c.Timed
+	st.weight += c.Weight
 	for i, n := range c.Hist {
 		st.Hist[i] += n
 	}
@@ -283,6 +441,7 @@ func (s *syscallSession) collectThreads(rep *SyscallReport, tab *syscalltab.Tabl
 		}
 		st := SyscallStat{Nr: int(k.Nr), Name: tab.Name(int(k.Nr))}
 		addStats(&st, v)
+		finishStats(&st)
 		t.Syscalls = append(t.Syscalls, st)
 		t.Count += st.Count
 		t.TotalNs += st.TotalNs

@@ -59,6 +59,9 @@ func TestNoLatencyCountsExactly(t *testing.T) {
 			if n := rep.Lost["syscalls with out-of-range numbers"]; n != 0 {
 				t.Errorf("%d syscalls without a number, want 0 (rt_sigreturn is mapped)", n)
 			}
+			if eg, _ := rep.Syscall("exit_group"); eg.Count != 1 {
+				t.Errorf("exit_group counted %d times, want 1 (it never returns: counted at process exit)", eg.Count)
+			}
 			var fromFn uint64
 			for _, s := range rep.Stacks {
 				if s.Syscall == "fstat" && hasFunction(s.Frames, "main.doFstats") {
