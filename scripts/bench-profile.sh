@@ -7,7 +7,8 @@
 # newfstatat of /dev/null, the story's syscall), which reports its own loop
 # time per call; tracer start-up is not in the figure. Tools:
 #   bare            no tracer
-#   otelbench       otelbench profile (tp_btf, default)
+#   otelbench       otelbench profile (tp_btf, default: latency sampling auto)
+#   otelbench-all   otelbench profile --latency-sample 1 (every call timed)
 #   otelbench-raw   otelbench profile --attach raw_tp
 #   otelbench-stk   otelbench profile --stacks (user stack per syscall)
 #   otelbench-cnt   otelbench profile --no-latency (counts and errors only)
@@ -16,7 +17,8 @@
 #   strace          strace -c -f          (N_SLOW calls: ~100x slower)
 #   perf-trace      perf trace -s         (N_SLOW calls)
 # Prints, per tool, the median ns/call over ROUNDS, the slowdown against the
-# bare median, and the CALL count the tool reported (want exactly N).
+# bare median, the share of calls otelbench timed, and the CALL count the
+# tool reported (want exactly N). TOOLS="bare otelbench ..." picks tools.
 # Needs root, go, jq, bpftrace, strace, perf. Bounded: ~3 min at defaults.
 set -euo pipefail
 
@@ -25,13 +27,19 @@ N=${N:-3000000}
 N_SLOW=${N_SLOW:-200000}
 ROUNDS=${ROUNDS:-5}
 SLOW_TOOLS=${SLOW_TOOLS:-1}
-# RT=1 runs every tool and its workload pinned to CPU 1 at SCHED_FIFO
+# RT=1 runs the workload's loop thread pinned to CPU 1 at SCHED_FIFO
 # priority 10, which shields the measurement from other load on a shared
-# machine (RT throttling still leaves 5% to others). Use with
-# SLOW_TOOLS=0: strace and perf trace would hog the CPU for long.
+# machine (RT throttling still leaves 5% to others), and the tracer
+# unpinned at SCHED_FIFO priority 11, so that it can run beside the loop
+# (otelbench's latency sampling attaches and detaches its entry program
+# while the target runs). Use with SLOW_TOOLS=0: strace and perf trace
+# would hog the CPU for long.
 RT=${RT:-0}
-pre=()
-[[ $RT == 1 ]] && pre=(chrt -f 10 taskset -c 1)
+pre=() lpin=()
+if [[ $RT == 1 ]]; then
+	pre=(chrt -f 11)
+	lpin=(-cpu 1 -fifo 10)
+fi
 
 cd "$(dirname "$0")/.."
 work=$(mktemp -d)
@@ -42,7 +50,7 @@ ob="$work/otelbench"
 loop="$work/loop"
 
 # The syscall number of $CALL on this machine, from our own report.
-"$ob" profile --json "$work/nr.json" -- "$loop" -n 1 -call $CALL >/dev/null 2>&1
+"$ob" profile --json "$work/nr.json" -- "$loop" -n 1 -call "$CALL" >/dev/null 2>&1
 nr=$(jq --arg c "$CALL" '.syscalls[] | select(.name == $c) | .nr' "$work/nr.json")
 
 BT='tracepoint:raw_syscalls:sys_enter /pid == cpid/ { @start[tid] = nsecs; }
@@ -54,37 +62,45 @@ BT_CNT='tracepoint:raw_syscalls:sys_exit /pid == cpid/ { @count[args->id] = coun
 
 nspc() { sed -n 's/.*: \([0-9.]*\) ns\/call.*/\1/p' "$1" | tail -n 1; }
 
-# run TOOL ROUND: one measurement; appends "tool ns/call count" to results.
+# run TOOL ROUND: one measurement; appends "tool ns/call count n timed%" to
+# results.
 run() {
-	local tool=$1 out="$work/$1.$2.out" n=$N count=""
+	local tool=$1 out="$work/$1.$2.out" n=$N count="" timed="-"
+	local cmd=("$loop" -n "$n" -call "$CALL" "${lpin[@]}")
 	case $tool in
-	bare) "${pre[@]}" "$loop" -n "$n" -call $CALL 2>"$out"; count=$n ;;
-	otelbench | otelbench-raw | otelbench-stk | otelbench-cnt)
+	bare) "$loop" -n "$n" -call "$CALL" "${lpin[@]}" 2>"$out"; count=$n ;;
+	otelbench | otelbench-all | otelbench-raw | otelbench-stk | otelbench-cnt)
 		local extra=()
+		[[ $tool == otelbench-all ]] && extra=(--latency-sample 1)
 		[[ $tool == otelbench-raw ]] && extra=(--attach raw_tp)
 		[[ $tool == otelbench-stk ]] && extra=(--stacks)
 		[[ $tool == otelbench-cnt ]] && extra=(--no-latency)
-		"${pre[@]}" "$ob" profile "${extra[@]}" --json "$work/r.json" -- "$loop" -n "$n" -call $CALL 2>"$out"
-		count=$(jq --arg c "$CALL" '.syscalls[] | select(.name == $c) | .count' "$work/r.json") ;;
+		"${pre[@]}" "$ob" profile "${extra[@]}" --json "$work/r.json" -- "${cmd[@]}" 2>"$out"
+		count=$(jq --arg c "$CALL" '.syscalls[] | select(.name == $c) | .count' "$work/r.json")
+		timed=$(jq --arg c "$CALL" '.syscalls[] | select(.name == $c) | 100 * .timed / .count' "$work/r.json") ;;
 	bpftrace | bpftrace-cnt)
 		local prog=$BT
 		[[ $tool == bpftrace-cnt ]] && prog=$BT_CNT
-		"${pre[@]}" bpftrace -e "$prog" -c "$loop -n $n -call $CALL" >"$out" 2>&1
+		"${pre[@]}" bpftrace -e "$prog" -c "${cmd[*]}" >"$out" 2>&1
 		count=$(sed -n "s/^@count\[$nr\]: //p" "$out") ;;
 	strace)
 		n=$N_SLOW
-		"${pre[@]}" strace -f -c -o "$work/strace.txt" "$loop" -n "$n" -call $CALL 2>"$out"
+		"${pre[@]}" strace -f -c -o "$work/strace.txt" "$loop" -n "$n" -call "$CALL" "${lpin[@]}" 2>"$out"
 		count=$(awk -v c="$CALL" '$NF == c {print $4}' "$work/strace.txt") ;;
 	perf-trace)
 		n=$N_SLOW
-		"${pre[@]}" perf trace -s -o "$work/perf.txt" -- "$loop" -n "$n" -call $CALL 2>"$out"
+		"${pre[@]}" perf trace -s -o "$work/perf.txt" -- "$loop" -n "$n" -call "$CALL" "${lpin[@]}" 2>"$out"
 		count=$(awk -v c="$CALL" '$1 == c {s += $2} END {print s + 0}' "$work/perf.txt") ;;
 	esac
-	echo "$tool $(nspc "$out") ${count:-?} $n" >>"$work/results"
+	echo "$tool $(nspc "$out") ${count:-?} $n $timed" >>"$work/results"
 }
 
-tools=(bare otelbench otelbench-raw otelbench-stk otelbench-cnt bpftrace bpftrace-cnt)
-[[ $SLOW_TOOLS == 1 ]] && tools+=(strace perf-trace)
+if [[ -n ${TOOLS:-} ]]; then
+	read -r -a tools <<<"$TOOLS"
+else
+	tools=(bare otelbench otelbench-all otelbench-raw otelbench-stk otelbench-cnt bpftrace bpftrace-cnt)
+	[[ $SLOW_TOOLS == 1 ]] && tools+=(strace perf-trace)
+fi
 for r in $(seq "$ROUNDS"); do
 	for t in "${tools[@]}"; do run "$t" "$r"; done
 	echo "round $r/$ROUNDS done" >&2
@@ -96,13 +112,15 @@ function median(a, n,   i, j, t) {
 	for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j+1] = a[j]; a[j+1] = t }
 	return n % 2 ? a[(n+1)/2] : (a[n/2] + a[n/2+1]) / 2
 }
-{ k = $1; c[k]++; v[k, c[k]] = $2; cnt[k] = cnt[k] (cnt[k] == "" ? "" : ",") $3; want[k] = $4 }
+{ k = $1; c[k]++; v[k, c[k]] = $2; tm[k, c[k]] = $5; cnt[k] = cnt[k] (cnt[k] == "" ? "" : ",") $3; want[k] = $4 }
 END {
 	n = split(tools, order, " ")
-	for (i = 1; i <= n; i++) { k = order[i]; for (j = 1; j <= c[k]; j++) tmp[j] = v[k, j]; med[k] = median(tmp, c[k]) }
-	printf "%-14s %12s %10s  %s\n", "tool", "ns/call", "slowdown", call " counted (want)"
+	for (i = 1; i <= n; i++) { k = order[i]; for (j = 1; j <= c[k]; j++) tmp[j] = v[k, j]; med[k] = median(tmp, c[k])
+		timed[k] = "-"
+		if (tm[k, 1] != "-") { for (j = 1; j <= c[k]; j++) tmp[j] = tm[k, j]; timed[k] = sprintf("%.2f", median(tmp, c[k])) } }
+	printf "%-14s %12s %10s %8s  %s\n", "tool", "ns/call", "slowdown", "timed%", call " counted (want)"
 	for (i = 1; i <= n; i++) { k = order[i]
-		printf "%-14s %12.1f %9.2fx  %s (%d)\n", k, med[k], med[k] / med["bare"], cnt[k], want[k] }
+		printf "%-14s %12.1f %9.2fx %8s  %s (%d)\n", k, med[k], med[k] / med["bare"], timed[k], cnt[k], want[k] }
 }' "$work/results"
 
 # Cost inside our BPF programs, from the kernel's own accounting
@@ -111,7 +129,7 @@ END {
 if [[ ${BPF_STATS:-1} == 1 ]]; then
 	old=$(sysctl -n kernel.bpf_stats_enabled)
 	sysctl -qw kernel.bpf_stats_enabled=1
-	"$ob" profile -- "$loop" -n $((N * 4)) -call "$CALL" >/dev/null 2>&1 &
+	"${pre[@]}" "$ob" profile ${BPF_STATS_FLAGS:-} -- "$loop" -n $((N * 4)) -call "$CALL" "${lpin[@]}" >/dev/null 2>&1 &
 	obpid=$!
 	sleep 1.5
 	for fd in /proc/$obpid/fdinfo/*; do

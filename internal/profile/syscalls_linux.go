@@ -266,12 +266,13 @@ func (s *syscallSession) sample(n int) {
 		_ = s.setEntry(false)
 	}
 	var last uint64
+	lastT := time.Now()
 	for {
 		cur := n
 		if n == LatencySampleAuto {
-			calls := readCounter(s.coll.Maps["counters"], ctrCalls)
-			rate := float64(calls-last) / windowPeriod.Seconds()
-			last = calls
+			calls, now := readCounter(s.coll.Maps["counters"], ctrCalls), time.Now()
+			rate := float64(calls-last) / max(now.Sub(lastT).Seconds(), 1e-3)
+			last, lastT = calls, now
 			cur = min(max(int(math.Ceil(rate/AutoFullRate)), 1), MaxAutoLatencySample)
 		}
 		s.maxSample = max(s.maxSample, cur)
@@ -287,7 +288,7 @@ func (s *syscallSession) sample(n int) {
 				fail(err)
 				return
 			}
-			if !wait(windowPeriod) {
+			if !wait(autoCheck) {
 				return
 			}
 			continue

@@ -4,21 +4,34 @@
 //
 //	go run ./scripts/syscall-loop -n 1000000 -call fstat
 //
-// It prints the wall time per syscall on stderr.
+// It prints the wall time per syscall on stderr. -cpu and -fifo pin the
+// loop's thread to a CPU at SCHED_FIFO priority, which shields the figure
+// from other load; the tracer stays free to run elsewhere (a tracer that
+// toggles its programs, like otelbench profile's latency sampling, must).
 package main
 
 import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 func main() {
 	n := flag.Int("n", 1000000, "number of syscalls")
 	call := flag.String("call", "fstat", "syscall to make: fstat, getppid, or newfstatat")
+	cpu := flag.Int("cpu", -1, "pin the loop's thread to this CPU (-1: no pinning)")
+	fifo := flag.Int("fifo", 0, "run the loop's thread at this SCHED_FIFO priority (0: normal)")
 	flag.Parse()
+	runtime.LockOSThread()
+	if err := pin(*cpu, *fifo); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	f, err := os.Open("/dev/null")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -66,4 +79,22 @@ func statLoop(n int) {
 			panic(err)
 		}
 	}
+}
+
+// pin moves the calling thread to cpu and SCHED_FIFO priority prio.
+func pin(cpu, prio int) error {
+	if cpu >= 0 {
+		var set unix.CPUSet
+		set.Set(cpu)
+		if err := unix.SchedSetaffinity(0, &set); err != nil {
+			return fmt.Errorf("pin to cpu %d: %w", cpu, err)
+		}
+	}
+	if prio > 0 {
+		attr := unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_FIFO, Priority: uint32(prio)}
+		if err := unix.SchedSetAttr(0, &attr, 0); err != nil {
+			return fmt.Errorf("set SCHED_FIFO %d: %w", prio, err)
+		}
+	}
+	return nil
 }
