@@ -1,7 +1,6 @@
 package query
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -138,6 +137,15 @@ func (a *API) traces(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"traces": t})
 }
 
+// trace answers GET /traces/{trace_id}, streaming the JSON from the
+// tree's columns when the trace was read from trace_chunks. Server-Timing
+// says where the time went before the first byte: tree is the wall time
+// from the request to the built tree (fetch + decode + tree: the "server
+// time" of docs/benchmarks/query.md); db (SQLite: locating the trace,
+// reading its chunks or rows), decode (chunks into columns) and build (the
+// tree) are its stages, db and decode summed over the parallel readers
+// (so they can add up to more than tree). A trailer of the same name adds
+// encode (writing the JSON) and total once the body is written.
 func (a *API) trace(w http.ResponseWriter, r *http.Request) {
 	id, err := ParseTraceID(r.PathValue("trace_id"))
 	if err != nil {
@@ -145,13 +153,35 @@ func (a *API) trace(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	start := time.Now()
-	t, err := a.r.Trace(r.Context(), id)
+	var tm traceTiming
+	t, v, err := a.r.fetchTrace(r.Context(), id, &tm)
 	if err != nil {
 		a.fail(w, r, err)
 		return
 	}
-	w.Header().Set("Server-Timing", serverTiming("tree", time.Since(start), fmt.Sprintf("%d spans", t.SpanCount)))
-	writeTraceJSON(w, t)
+	if v != nil {
+		defer v.release()
+		t = &v.tree
+	}
+	fetched := time.Now()
+	head, err := traceHead(t)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	h := w.Header()
+	h.Set("Server-Timing", timing("db", tm.db)+", "+timing("decode", tm.decode)+", "+timing("build", tm.build)+", "+
+		serverTiming("tree", fetched.Sub(start), fmt.Sprintf("%d spans", t.SpanCount)))
+	h.Set("Trailer", "Server-Timing")
+	h.Set("Content-Type", "application/json; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	if writeTraceSpans(w, head, t, v) != nil {
+		return // the client went away; nothing useful to do
+	}
+	end := time.Now()
+	// The header is sent; the declared trailer takes the field's new value.
+	h.Set("Server-Timing", timing("encode", end.Sub(fetched))+", "+timing("total", end.Sub(start)))
 }
 
 func (a *API) metricNames(w http.ResponseWriter, r *http.Request) {
@@ -177,41 +207,15 @@ func (a *API) metricSeries(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, s)
 }
 
-// writeTraceJSON streams t as JSON span by span: json.Encoder would buffer
-// the whole document (tens of MB for a 161,000-span trace) first.
-func writeTraceJSON(w http.ResponseWriter, t *TraceTree) {
-	spans := t.Spans
-	top := *t // trees may be shared (cached); never mutate t
-	top.Spans = nil
-	head, err := json.Marshal(&top)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	h := w.Header()
-	h.Set("Content-Type", "application/json; charset=utf-8")
-	h.Set("Cache-Control", "no-store")
-	w.WriteHeader(http.StatusOK)
-	bw := bufio.NewWriterSize(w, 64<<10)
-	bw.Write(head[:len(head)-1]) // drop the closing brace
-	bw.WriteString(`,"spans":[`)
-	enc := json.NewEncoder(bw)
-	for i := range spans {
-		if i > 0 {
-			bw.WriteByte(',')
-		}
-		if enc.Encode(&spans[i]) != nil {
-			return
-		}
-	}
-	bw.WriteString("]}\n")
-	_ = bw.Flush() // the client went away; nothing useful to do
-}
-
 // serverTiming formats a Server-Timing header entry (ms, per the spec).
 func serverTiming(name string, d time.Duration, desc string) string {
 	desc = strings.ReplaceAll(desc, `"`, "")
 	return fmt.Sprintf(`%s;dur=%.3f;desc="%s"`, name, float64(d.Microseconds())/1000, desc)
+}
+
+// timing formats a Server-Timing entry without a description.
+func timing(name string, d time.Duration) string {
+	return fmt.Sprintf(`%s;dur=%.3f`, name, float64(d.Microseconds())/1000)
 }
 
 // logStream serves the live tail as Server-Sent Events: "event: log" with

@@ -52,8 +52,13 @@ func (c *traceCache) get(id string, minID, maxID int64) *TraceTree {
 	return e.tree
 }
 
+// wants reports whether a tree of n spans would be cached.
+func (c *traceCache) wants(n int) bool {
+	return c != nil && n >= c.minSpans && n <= c.maxSpans
+}
+
 func (c *traceCache) put(id string, minID, maxID int64, t *TraceTree) {
-	if c == nil || t.SpanCount < c.minSpans || t.SpanCount > c.maxSpans {
+	if !c.wants(t.SpanCount) {
 		return
 	}
 	c.mu.Lock()

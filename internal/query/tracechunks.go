@@ -1,24 +1,50 @@
 package query
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
-	"slices"
+	"math"
 	"strings"
+	"time"
 	"unsafe"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/otelbench/otelbench/internal/store"
 )
 
 // traceFromChunks builds the tree of trace id (span rows lo..hi) from the
-// store's packed trace_chunks: a handful of rows instead of one per span.
-// ok is false when the database has no chunks for this trace (it predates
-// schema version 2, or the trace began before the upgrade): the caller then
-// reads the spans rows.
+// store's packed trace_chunks, with its Spans materialised. ok is false
+// when the database has no chunks for this trace (it predates schema
+// version 2, or the trace began before the upgrade): the caller then reads
+// the spans rows.
 func (r *Reader) traceFromChunks(ctx context.Context, id string, lo, hi int64) (t *TraceTree, ok bool, err error) {
+	v, ok, err := r.chunkView(ctx, id, lo, hi, nil)
+	if err != nil || !ok {
+		return nil, ok, err
+	}
+	t = v.materialize()
+	v.release()
+	return t, true, nil
+}
+
+// A trace of at least chunkParallelSpans spans has its chunks read and
+// decoded by TraceReaders goroutines, each on its own read connection and
+// its own share of the chunks (by span count): SQLite and the decoding are
+// the bulk of a fetch, and they split cleanly. The tree is built by one.
+// A variable so that tests can split small traces.
+var chunkParallelSpans = ParallelSpans
+
+// chunkView reads the trace_chunks of trace id (span rows lo..hi), decodes
+// them into compact columns and builds the tree on them: no Span exists.
+// ok is false when the trace has no chunks (see traceFromChunks). The view
+// holds pooled buffers: the caller must release it. tm, if not nil, gets
+// the time spent in SQLite and in decoding (summed over the readers) and
+// in building the tree.
+func (r *Reader) chunkView(ctx context.Context, id string, lo, hi int64, tm *traceTiming) (v *traceView, ok bool, err error) {
+	t0 := time.Now()
 	var start int64
 	err = r.db.QueryRowContext(ctx, `SELECT span_id FROM trace_chunks_start WHERE id = 1`).Scan(&start)
 	switch {
@@ -29,103 +55,218 @@ func (r *Reader) traceFromChunks(ctx context.Context, id string, lo, hi int64) (
 	case lo < start:
 		return nil, false, nil
 	}
-	rows, err := r.db.QueryContext(ctx, `SELECT packed FROM trace_chunks
-		WHERE trace_id = ? AND first_span_id BETWEEN ? AND ? ORDER BY first_span_id`, id, lo, hi)
-	if err != nil {
-		return nil, false, fmt.Errorf("query trace chunks: %w", err)
-	}
-	defer rows.Close()
-	// Each chunk is copied once into a string; the spans' strings are
-	// substrings of it.
-	var packed []string
-	total := 0
-	for rows.Next() {
-		var raw sql.RawBytes
-		if err := rows.Scan(&raw); err != nil {
-			return nil, false, fmt.Errorf("scan trace chunk: %w", err)
+	b := getTraceBufs()
+	defer func() {
+		if v == nil {
+			b.release()
 		}
-		p := string(raw)
-		packed = append(packed, p)
-		total += store.TraceChunkSpans(p)
+	}()
+	// The chunks' sizes first (length() does not read a blob), so that
+	// every chunk and every span has its place before any is read.
+	if err := b.locateChunks(ctx, r.db, id, lo, hi); err != nil {
+		return nil, false, err
 	}
-	if err := rows.Err(); err != nil {
-		return nil, false, fmt.Errorf("query trace chunks: %w", err)
-	}
-	rows.Close()
-	if total == 0 {
+	if len(b.ids) == 0 {
 		return nil, false, nil
 	}
-	// Decode into compact columns first; the 150-byte Spans are written
-	// once, directly in pre-order, by buildTreeColumns.
-	c := spanColumns{
-		ids:     make([]uint64, 0, total),
-		parents: make([]uint64, 0, total),
-		start:   make([]int64, 0, total),
-		end:     make([]int64, 0, total),
-		text:    make([]spanText, 0, total),
+	var db, decode time.Duration
+	if tm != nil {
+		db = time.Since(t0)
 	}
-	c.packed = packed
-	for i, p := range packed {
-		base := uintptr(unsafe.Pointer(unsafe.StringData(p)))
-		bad := false
-		// ref locates s in chunk p (the decoder returns substrings of it).
-		ref := func(s string) strRef {
-			if len(s) == 0 {
-				return strRef{}
-			}
-			off := uintptr(unsafe.Pointer(unsafe.StringData(s))) - base
-			if off > uintptr(len(p)) || uintptr(len(s)) > uintptr(len(p))-off {
-				bad = true
-				return strRef{}
-			}
-			return strRef{uint32(off), uint32(len(s))}
-		}
-		err := store.DecodeTraceChunk(p, func(ps *store.PackedSpan) {
-			c.ids = append(c.ids, ps.SpanID)
-			c.parents = append(c.parents, ps.ParentID)
-			c.start = append(c.start, ps.Start)
-			c.end = append(c.end, ps.End)
-			c.text = append(c.text, spanText{chunk: int32(i), kind: ps.Kind, status: ps.Status,
-				str: [4]strRef{ref(ps.Service), ref(ps.Name), ref(ps.StatusMessage), ref(ps.Attributes)}})
+	parts := [][2]int{{0, len(b.chunks)}}
+	if len(b.ids) >= chunkParallelSpans && len(b.chunks) > 1 {
+		parts = b.split(TraceReaders)
+	}
+	times := make([][2]time.Duration, len(parts))
+	g, gctx := errgroup.WithContext(ctx)
+	for i, p := range parts[1:] {
+		g.Go(func() (err error) {
+			times[i+1][0], times[i+1][1], err = b.readChunks(gctx, r.db, id, p[0], p[1])
+			return err
 		})
-		if err == nil && bad {
-			err = store.ErrBadTraceChunk
-		}
-		if err != nil {
-			return nil, false, fmt.Errorf("trace %s chunk %d: %w", id, i, err)
-		}
 	}
-	if len(c.ids) != total {
-		return nil, false, fmt.Errorf("trace %s: %w", id, store.ErrBadTraceChunk)
+	g.Go(func() (err error) { // on this goroutine's share too, in parallel
+		times[0][0], times[0][1], err = b.readChunks(gctx, r.db, id, parts[0][0], parts[0][1])
+		return err
+	})
+	if err := g.Wait(); err != nil {
+		return nil, false, fmt.Errorf("trace %s: %w", id, err)
 	}
-	// All span and parent ids as hex in one buffer, sliced per span; it is
-	// complete and never written again, so it is viewed as a string.
-	hexBuf := make([]byte, 32*total)
-	for i := range total {
-		putHex64(hexBuf[32*i:32*i+16], c.ids[i])
-		putHex64(hexBuf[32*i+16:32*i+32], c.parents[i])
+	for _, t := range times {
+		db, decode = db+t[0], decode+t[1]
 	}
-	c.hex = unsafe.String(unsafe.SliceData(hexBuf), len(hexBuf))
-	return buildTreeColumns(id, &c, parentIndexes(c.ids, c.parents)), true, nil
+	t1 := time.Now()
+	v = &traceView{b: b}
+	v.tree.TraceID = id
+	b.parentIndexes()
+	b.buildTree(&v.tree)
+	if tm != nil {
+		tm.db += db
+		tm.decode += decode
+		tm.build += time.Since(t1)
+	}
+	return v, true, nil
 }
 
-// spanColumns is a decoded trace before its Spans exist: one entry per
-// span in spans.id order.
-type spanColumns struct {
-	ids, parents []uint64
-	start, end   []int64
-	text         []spanText
-	hex          string   // 32 hex digits per span: span id, parent id
-	packed       []string // the chunks, which the spans' strings point into
+// traceTiming splits a trace fetch's server time into its stages.
+type traceTiming struct {
+	db     time.Duration // SQLite: locating and reading the spans or chunks
+	decode time.Duration // chunks into columns (rows: unpacking, counted in db)
+	build  time.Duration // the tree
 }
 
-// spanText holds a span's small fields and where its strings lie in its
-// chunk: no pointers, so the column costs the GC nothing to scan.
+// chunkInfo places one trace_chunks row: its first span row id, its bytes
+// in the arena and its spans in the columns.
+type chunkInfo struct {
+	first       int64
+	off, size   int
+	span, spans int
+}
+
+// locateChunks reads the placement of the chunks of trace id (span rows
+// lo..hi) into b.chunks and sizes the arena and the columns for them.
+func (b *traceBufs) locateChunks(ctx context.Context, db *sql.DB, id string, lo, hi int64) error {
+	rows, err := db.QueryContext(ctx, `SELECT first_span_id, span_count, length(packed) FROM trace_chunks
+		WHERE trace_id = ? AND first_span_id BETWEEN ? AND ? ORDER BY first_span_id`, id, lo, hi)
+	if err != nil {
+		return fmt.Errorf("query trace chunks: %w", err)
+	}
+	defer rows.Close()
+	off, span := 0, 0
+	b.chunks = b.chunks[:0]
+	for rows.Next() {
+		c := chunkInfo{off: off, span: span}
+		if err := rows.Scan(&c.first, &c.spans, &c.size); err != nil {
+			return fmt.Errorf("scan trace chunk: %w", err)
+		}
+		if c.size <= 0 || c.spans < 0 {
+			return fmt.Errorf("trace %s chunk at span %d: %w", id, c.first, store.ErrBadTraceChunk)
+		}
+		off += c.size
+		span += c.spans
+		b.chunks = append(b.chunks, c)
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("query trace chunks: %w", err)
+	}
+	if off > math.MaxUint32 { // strRef offsets are 32-bit
+		return fmt.Errorf("trace %s: %d bytes of chunks: too big", id, off)
+	}
+	b.arena = grow(b.arena, off)
+	b.ids = grow(b.ids, span)
+	b.parents = grow(b.parents, span)
+	b.start = grow(b.start, span)
+	b.end = grow(b.end, span)
+	b.text = grow(b.text, span)
+	return nil
+}
+
+// split divides b.chunks into at most n runs of about equal span counts.
+func (b *traceBufs) split(n int) [][2]int {
+	total := len(b.ids)
+	var parts [][2]int
+	from := 0
+	for i := range b.chunks {
+		if len(parts) < n-1 && b.chunks[i].span+b.chunks[i].spans >= total*(len(parts)+1)/n {
+			parts = append(parts, [2]int{from, i + 1})
+			from = i + 1
+		}
+	}
+	if from < len(b.chunks) {
+		parts = append(parts, [2]int{from, len(b.chunks)})
+	}
+	return parts
+}
+
+// readChunks reads chunks [from, to) of b.chunks into their places in the
+// arena and decodes each into its spans' places in the columns. It
+// returns the time spent in SQLite and in decoding.
+func (b *traceBufs) readChunks(ctx context.Context, db *sql.DB, id string, from, to int) (inDB, inDecode time.Duration, err error) {
+	t0 := time.Now()
+	rows, err := db.QueryContext(ctx, `SELECT packed FROM trace_chunks
+		WHERE trace_id = ? AND first_span_id BETWEEN ? AND ? ORDER BY first_span_id`, id, b.chunks[from].first, b.chunks[to-1].first)
+	if err != nil {
+		return 0, 0, fmt.Errorf("query trace chunks: %w", err)
+	}
+	defer rows.Close()
+	i := from
+	// Each chunk is copied once, into its place in the arena, while its
+	// row is live; the spans' strings are offsets into the arena.
+	var raw sql.RawBytes
+	for rows.Next() {
+		if err := rows.Scan(&raw); err != nil {
+			return 0, 0, fmt.Errorf("scan trace chunk: %w", err)
+		}
+		if i == to || len(raw) != b.chunks[i].size {
+			return 0, 0, errTraceChanged
+		}
+		c := &b.chunks[i]
+		copy(b.arena[c.off:c.off+c.size], raw)
+		t1 := time.Now()
+		if err := b.decodeChunk(c); err != nil {
+			return 0, 0, fmt.Errorf("chunk at span %d: %w", c.first, err)
+		}
+		inDecode += time.Since(t1)
+		i++
+	}
+	if err := rows.Err(); err != nil {
+		return 0, 0, fmt.Errorf("query trace chunks: %w", err)
+	}
+	if i != to {
+		return 0, 0, errTraceChanged
+	}
+	return time.Since(t0) - inDecode, inDecode, nil
+}
+
+// errTraceChanged: a trace's chunks changed between locating and reading
+// them (pruned meanwhile).
+var errTraceChanged = errors.New("trace chunks changed while read; retry")
+
+// decodeChunk decodes chunk c (in the arena) into its spans' places.
+func (b *traceBufs) decodeChunk(c *chunkInfo) error {
+	p := unsafe.String(&b.arena[c.off], c.size)
+	// The decoder returns substrings of p: their offsets locate them in
+	// the arena with no copy.
+	base := uintptr(unsafe.Pointer(unsafe.StringData(p)))
+	k, end := c.span, c.span+c.spans
+	bad := false
+	ref := func(s string) strRef {
+		if len(s) == 0 {
+			return strRef{}
+		}
+		d := uintptr(unsafe.Pointer(unsafe.StringData(s))) - base
+		if d > uintptr(len(p)) || uintptr(len(s)) > uintptr(len(p))-d {
+			bad = true
+			return strRef{}
+		}
+		return strRef{uint32(c.off) + uint32(d), uint32(len(s))}
+	}
+	ids, parents, start, finish, text := b.ids[k:end], b.parents[k:end], b.start[k:end], b.end[k:end], b.text[k:end]
+	j := 0
+	err := store.DecodeTraceChunk(p, func(ps *store.PackedSpan) {
+		if j == len(ids) {
+			bad = true
+			return
+		}
+		ids[j], parents[j], start[j], finish[j] = ps.SpanID, ps.ParentID, ps.Start, ps.End
+		text[j] = spanText{kind: ps.Kind, status: ps.Status,
+			str: [4]strRef{ref(ps.Service), ref(ps.Name), ref(ps.StatusMessage), ref(ps.Attributes)}}
+		j++
+	})
+	if err == nil && (bad || j != len(ids)) {
+		err = store.ErrBadTraceChunk
+	}
+	return err
+}
+
+// spanText holds a span's small fields and where its strings lie in the
+// arena: no pointers, so the column costs the GC nothing to scan.
 type spanText struct {
-	chunk, kind, status int32
-	str                 [4]strRef // service, name, status message, attributes
+	kind, status int32
+	str          [4]strRef // service, name, status message, attributes
 }
 
+// strRef is a string of the arena: offset and length.
 type strRef struct{ off, n uint32 }
 
 const (
@@ -135,137 +276,22 @@ const (
 	strAttributes
 )
 
-// str returns string k of span i.
-func (c *spanColumns) str(i int32, k int) string {
-	tx := &c.text[i]
-	r := tx.str[k]
-	return c.packed[tx.chunk][r.off : r.off+r.n]
+// grow returns s with length n, reusing its array when it is big enough
+// (the contents are not cleared).
+func grow[T any](s []T, n int) []T {
+	if cap(s) >= n {
+		return s[:n]
+	}
+	return make([]T, n, n+n/8)
 }
 
-// buildTreeColumns is buildTree on spanColumns: the order is computed on
-// the compact columns and each Span is materialised once, in pre-order.
-func buildTreeColumns(traceID string, c *spanColumns, parent []int32) *TraceTree {
-	n := len(c.ids)
-	t := &TraceTree{TraceID: traceID, SpanCount: n}
-	childCount := make([]int32, n+1)
-	services := map[string]struct{}{}
-	// A service is one string-table entry of a chunk: (chunk, offset)
-	// identifies it without comparing or hashing the text.
-	var seen []uint64
-	t.StartTimeUnixNano, t.EndTimeUnixNano = c.start[0], c.end[0]
-	for i := range n {
-		p := parent[i]
-		if p == orphan {
-			p = -1
-			parent[i] = -1
-			t.Orphans++
-		}
-		childCount[p+1]++
-		tx := &c.text[i]
-		if key := uint64(tx.chunk)<<32 | uint64(tx.str[strService].off); !slices.Contains(seen, key) {
-			if len(seen) < 64 {
-				seen = append(seen, key)
-			}
-			services[c.str(int32(i), strService)] = struct{}{}
-		}
-		t.StartTimeUnixNano = min(t.StartTimeUnixNano, c.start[i])
-		t.EndTimeUnixNano = max(t.EndTimeUnixNano, c.end[i])
-		t.Error = t.Error || tx.status == StatusError
-	}
-	t.DurationNano = t.EndTimeUnixNano - t.StartTimeUnixNano
-	// Children in CSR form by counting sort: slot 0 holds the roots.
-	off := make([]int32, n+2)
-	for i := 0; i <= n; i++ {
-		off[i+1] = off[i] + childCount[i]
-	}
-	kids := make([]int32, n)
-	fill := slices.Clone(off[:n+1])
-	for i := range n {
-		k := parent[i] + 1
-		kids[fill[k]] = int32(i)
-		fill[k]++
-	}
-	start := c.start
-	for k := 0; k <= n; k++ {
-		ck := kids[off[k]:off[k+1]]
-		// Kids are in index order; most lists are already sorted by start.
-		sorted := true
-		for j := 1; j < len(ck); j++ {
-			if start[ck[j]] < start[ck[j-1]] {
-				sorted = false
-				break
-			}
-		}
-		if !sorted {
-			slices.SortFunc(ck, func(a, b int32) int {
-				return cmp.Or(cmp.Compare(start[a], start[b]), cmp.Compare(a, b))
-			})
-		}
-	}
-	spans := make([]Span, n)
-	newIdx := make([]int32, n)
-	for i := range newIdx {
-		newIdx[i] = -1 // unvisited
-	}
-	next := 0
-	type frame struct{ span, depth int32 }
-	stack := make([]frame, 0, 64)
-	visit := func(rootKids []int32) {
-		for j := len(rootKids) - 1; j >= 0; j-- {
-			stack = append(stack, frame{rootKids[j], 0})
-		}
-		for len(stack) > 0 {
-			f := stack[len(stack)-1]
-			stack = stack[:len(stack)-1]
-			i := f.span
-			if newIdx[i] >= 0 {
-				continue
-			}
-			tx := &c.text[i]
-			s := &spans[next]
-			p := c.packed[tx.chunk]
-			str := func(k int) string { r := tx.str[k]; return p[r.off : r.off+r.n] }
-			*s = Span{SpanID: c.hex[32*i : 32*i+16], Parent: -1, Depth: int(f.depth),
-				Children: int(childCount[i+1]), Service: str(strService), Name: str(strName),
-				Kind: tx.kind, StartTimeUnixNano: c.start[i], EndTimeUnixNano: c.end[i],
-				StatusCode: tx.status, StatusMessage: str(strStatusMessage),
-				Attributes: RawJSON(str(strAttributes))}
-			if c.parents[i] != 0 {
-				s.ParentSpanID = c.hex[32*i+16 : 32*i+32]
-			}
-			if p := parent[i]; p >= 0 && newIdx[p] >= 0 {
-				s.Parent = int(newIdx[p])
-			} else {
-				t.Roots = append(t.Roots, next)
-			}
-			t.MaxDepth = max(t.MaxDepth, s.Depth)
-			newIdx[i] = int32(next)
-			next++
-			ck := kids[off[i+1]:off[i+2]]
-			for j := len(ck) - 1; j >= 0; j-- {
-				stack = append(stack, frame{ck[j], f.depth + 1})
-			}
-		}
-	}
-	visit(kids[off[0]:off[1]])
-	for i := range n {
-		if newIdx[i] < 0 {
-			visit([]int32{int32(i)})
-		}
-	}
-	t.Spans = spans
-	for s := range services {
-		t.Services = append(t.Services, s)
-	}
-	slices.Sort(t.Services)
-	return t
-}
-
-// parentIndexes maps each span's parent id to the parent's position: -1 for
-// a root (id 0), orphan when the parent is absent or the span itself. The
-// index is an open-addressing table of ids (a Go map of 161,000 uint64s cost
-// 3× more), the last of duplicate ids winning as in BuildTree.
-func parentIndexes(ids, parents []uint64) []int32 {
+// parentIndexes maps each span's parent id to the parent's position in
+// b.parent: -1 for a root (id 0), orphan when the parent is absent or the
+// span itself. The index is an open-addressing table of ids (a Go map of
+// 161,000 uint64s cost 3× more), the last of duplicate ids winning as in
+// BuildTree.
+func (b *traceBufs) parentIndexes() {
+	ids, parents := b.ids, b.parents
 	size := 1
 	for size < 2*len(ids) {
 		size <<= 1
@@ -273,7 +299,9 @@ func parentIndexes(ids, parents []uint64) []int32 {
 	mask := uint64(size - 1)
 	// Only positions are stored (4 bytes a slot, so the table of a large
 	// trace stays cache-sized); the key is read back from ids.
-	table := make([]int32, size) // position + 1; 0 = empty slot
+	table := grow(b.table, size) // position + 1; 0 = empty slot
+	clear(table)
+	b.table = table
 	slot := func(v uint64) uint64 { return (v * 0x9e3779b97f4a7c15) >> 32 & mask }
 	for i, v := range ids {
 		h := slot(v)
@@ -282,7 +310,8 @@ func parentIndexes(ids, parents []uint64) []int32 {
 		}
 		table[h] = int32(i + 1)
 	}
-	out := make([]int32, len(ids))
+	out := grow(b.parent, len(ids))
+	b.parent = out
 	for i, v := range parents {
 		if v == 0 {
 			out[i] = -1
@@ -298,7 +327,6 @@ func parentIndexes(ids, parents []uint64) []int32 {
 		}
 		out[i] = p
 	}
-	return out
 }
 
 // hexPairs holds the two lowercase hex digits of every byte value.

@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -77,16 +79,23 @@ func TestTraceChunksMatchRows(t *testing.T) {
 	if err := st.ReadDB().QueryRow(`SELECT count(*) FROM trace_chunks WHERE trace_id = ?`, traceA).Scan(&chunks); err != nil || chunks != 3 {
 		t.Fatalf("trace_chunks rows: %d (%v), want 3", chunks, err)
 	}
-	packed, ok, err := r.traceFromChunks(ctx, traceA, lo, hi)
-	if err != nil || !ok {
-		t.Fatalf("traceFromChunks: ok %v, err %v", ok, err)
-	}
-	rows, err := r.traceFromRows(ctx, traceA, lo, hi)
+	rows, err := r.traceFromRows(ctx, traceA, lo, hi, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(rows, packed); diff != "" {
-		t.Errorf("tree from chunks differs from tree from rows (-rows +chunks):\n%s", diff)
+	// Read by one goroutine, then split between TraceReaders.
+	var packed *TraceTree
+	for _, parallel := range []int{ParallelSpans, 1} {
+		chunkParallelSpans = parallel
+		var ok bool
+		packed, ok, err = r.traceFromChunks(ctx, traceA, lo, hi)
+		chunkParallelSpans = ParallelSpans
+		if err != nil || !ok {
+			t.Fatalf("traceFromChunks (parallel from %d spans): ok %v, err %v", parallel, ok, err)
+		}
+		if diff := cmp.Diff(rows, packed); diff != "" {
+			t.Errorf("tree from chunks (parallel from %d spans) differs from tree from rows (-rows +chunks):\n%s", parallel, diff)
+		}
 	}
 	if packed.SpanCount != 100 || packed.Orphans == 0 || len(packed.Services) != 3 || !packed.Error {
 		t.Errorf("tree: %d spans, %d orphans, services %v, error %v; want 100, >0, 3, true",
@@ -100,6 +109,57 @@ func TestTraceChunksMatchRows(t *testing.T) {
 	}
 	if diff := cmp.Diff(rows, got); diff != "" {
 		t.Errorf("Trace differs from the rows' tree (-rows +Trace):\n%s", diff)
+	}
+}
+
+func TestTraceBufsSplit(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		spans []int // per chunk
+		n     int
+		want  [][2]int
+	}{
+		{"one chunk", []int{10}, 2, [][2]int{{0, 1}}},
+		{"even", []int{10, 10, 10, 10}, 2, [][2]int{{0, 2}, {2, 4}}},
+		{"big first", []int{100, 1, 1, 1}, 2, [][2]int{{0, 1}, {1, 4}}},
+		{"big last", []int{1, 1, 1, 100}, 2, [][2]int{{0, 4}}},
+		{"three ways", []int{5, 5, 5, 5, 5, 5}, 3, [][2]int{{0, 2}, {2, 4}, {4, 6}}},
+		{"one way", []int{5, 5}, 1, [][2]int{{0, 2}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b traceBufs
+			span := 0
+			for _, n := range tc.spans {
+				b.chunks = append(b.chunks, chunkInfo{span: span, spans: n})
+				span += n
+			}
+			b.ids = make([]uint64, span)
+			if diff := cmp.Diff(tc.want, b.split(tc.n)); diff != "" {
+				t.Errorf("split (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestTraceBufsKept: released buffers serve the next fetch unless they are
+// too big to keep.
+func TestTraceBufsKept(t *testing.T) {
+	getTraceBufs() // empty the keeper
+	b := getTraceBufs()
+	b.arena = make([]byte, 100)
+	b.release()
+	if got := getTraceBufs(); got != b || len(got.arena) != 0 || cap(got.arena) != 100 {
+		t.Errorf("after release: got %p (arena %d/%d), want the released %p, emptied", got, len(got.arena), cap(got.arena), b)
+	}
+	big := getTraceBufs()
+	big.arena = make([]byte, maxKeptTraceBytes+1)
+	big.release()
+	if got := getTraceBufs(); got == big {
+		t.Errorf("buffers of %d bytes kept; the bound is %d", big.bytes(), maxKeptTraceBytes)
+	}
+	traceBufKeeper.drop()
+	if got := getTraceBufs(); got == b || got == big {
+		t.Error("dropped buffers came back")
 	}
 }
 
@@ -140,11 +200,21 @@ func TestTraceChunksOlderData(t *testing.T) {
 	}
 }
 
-// BenchmarkTrace161k measures building the tree of one 161,000-span trace
-// (fan-out 8, 161 requests of 1,000 spans) from the packed chunks, beside
-// the row-by-row read it replaces (no tree cache in either).
+// BenchmarkTrace161k measures one 161,000-span trace (fan-out 8, 161
+// requests of 1,000 spans) read from the packed chunks, no tree cache:
 //
-//	go test -run '^$' -bench Trace161k -benchtime 10x ./internal/query
+//   - chunks: fetched, decoded, tree built and its Spans materialised (what
+//     Reader.Trace returns to the dashboard);
+//
+//   - view: fetched, decoded and tree built on the columns, no Span (what
+//     the API's "tree" Server-Timing measures: the target's server time);
+//
+//   - handler: the whole GET /api/v1/traces/{id} handler writing the JSON
+//     to a discarding ResponseWriter;
+//
+//   - rows: the row-by-row read the chunks replaced.
+//
+//     go test -run '^$' -bench Trace161k -benchtime 10x ./internal/query
 func BenchmarkTrace161k(b *testing.B) {
 	const spans, perReq = 161_000, 1000
 	st := querytest.OpenStore(b)
@@ -191,12 +261,75 @@ func BenchmarkTrace161k(b *testing.B) {
 			}
 		}
 	})
+	b.Run("view", func(b *testing.B) {
+		for b.Loop() {
+			v, ok, err := r.chunkView(ctx, traceA, lo, hi, nil)
+			if err != nil || !ok || v.tree.SpanCount != spans {
+				b.Fatalf("chunkView: ok %v, err %v", ok, err)
+			}
+			v.release()
+		}
+	})
+	b.Run("handler", func(b *testing.B) {
+		mux := http.NewServeMux()
+		New(r, Config{}).MountOn(mux.Handle)
+		req := httptest.NewRequest(http.MethodGet, "/api/v1/traces/"+traceA, nil)
+		var w discardResponse
+		for b.Loop() {
+			w = discardResponse{h: http.Header{}}
+			mux.ServeHTTP(&w, req)
+			if w.status != http.StatusOK || w.n < spans*100 {
+				b.Fatalf("status %d, %d bytes", w.status, w.n)
+			}
+		}
+		b.ReportMetric(float64(w.n), "json-bytes/op")
+	})
+	b.Run("lengths", func(b *testing.B) {
+		for b.Loop() {
+			rows, err := r.db.QueryContext(ctx, `SELECT first_span_id, span_count, length(packed) FROM trace_chunks WHERE trace_id = ? AND first_span_id BETWEEN ? AND ? ORDER BY first_span_id`, traceA, lo, hi)
+			if err != nil {
+				b.Fatal(err)
+			}
+			n, tot := 0, 0
+			for rows.Next() {
+				var f, c, l int
+				if err := rows.Scan(&f, &c, &l); err != nil {
+					b.Fatal(err)
+				}
+				n += c
+				tot += l
+			}
+			rows.Close()
+			if n != spans {
+				b.Fatal(n)
+			}
+		}
+	})
 	b.Run("rows", func(b *testing.B) {
 		for b.Loop() {
-			t, err := r.traceFromRows(ctx, traceA, lo, hi)
+			t, err := r.traceFromRows(ctx, traceA, lo, hi, nil)
 			if err != nil || t.SpanCount != spans {
 				b.Fatalf("traceFromRows: %v", err)
 			}
 		}
 	})
+}
+
+// discardResponse is an http.ResponseWriter that counts and drops the body.
+type discardResponse struct {
+	h      http.Header
+	status int
+	n      int
+}
+
+func (w *discardResponse) Header() http.Header { return w.h }
+func (w *discardResponse) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+}
+func (w *discardResponse) Write(p []byte) (int, error) {
+	w.WriteHeader(http.StatusOK)
+	w.n += len(p)
+	return len(p), nil
 }

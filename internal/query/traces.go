@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 )
@@ -159,33 +160,60 @@ const (
 // a big trace as TraceParts id ranges in parallel: reading rows through
 // database/sql is the dominant cost, and it splits cleanly.
 func (r *Reader) Trace(ctx context.Context, traceID []byte) (*TraceTree, error) {
+	t, v, err := r.fetchTrace(ctx, traceID, nil)
+	if v != nil {
+		t = v.materialize()
+		v.release()
+	}
+	return t, err
+}
+
+// fetchTrace is Trace for callers that can use a traceView: a trace read
+// from trace_chunks comes back as a view (which the caller must release),
+// with no Span materialised, unless the tree cache wants it; a cached
+// trace or one read from spans rows comes back as a TraceTree. tm, if not
+// nil, accumulates the time of each stage.
+func (r *Reader) fetchTrace(ctx context.Context, traceID []byte, tm *traceTiming) (*TraceTree, *traceView, error) {
 	id := hex.EncodeToString(traceID)
+	t0 := time.Now()
 	var lo, hi sql.NullInt64
 	if err := r.db.QueryRowContext(ctx, `SELECT min(id), max(id) FROM spans WHERE trace_id = ?`, id).Scan(&lo, &hi); err != nil {
-		return nil, fmt.Errorf("query trace: %w", err)
+		return nil, nil, fmt.Errorf("query trace: %w", err)
+	}
+	if tm != nil {
+		tm.db += time.Since(t0)
 	}
 	if !lo.Valid {
-		return nil, fmt.Errorf("trace %s: %w", id, ErrNotFound)
+		return nil, nil, fmt.Errorf("trace %s: %w", id, ErrNotFound)
 	}
 	if t := r.traces.get(id, lo.Int64, hi.Int64); t != nil {
-		return t, nil
+		return t, nil, nil
 	}
-	if t, ok, err := r.traceFromChunks(ctx, id, lo.Int64, hi.Int64); err != nil {
-		return nil, err
-	} else if ok {
-		r.traces.put(id, lo.Int64, hi.Int64, t)
-		return t, nil
-	}
-	t, err := r.traceFromRows(ctx, id, lo.Int64, hi.Int64)
+	v, ok, err := r.chunkView(ctx, id, lo.Int64, hi.Int64, tm)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	if ok {
+		if !r.traces.wants(v.tree.SpanCount) {
+			return nil, v, nil
+		}
+		t := v.materialize()
+		v.release()
+		r.traces.put(id, lo.Int64, hi.Int64, t)
+		return t, nil, nil
+	}
+	t, err := r.traceFromRows(ctx, id, lo.Int64, hi.Int64, tm)
+	if err != nil {
+		return nil, nil, err
 	}
 	r.traces.put(id, lo.Int64, hi.Int64, t)
-	return t, nil
+	return t, nil, nil
 }
 
 // traceFromRows builds the tree of trace id from its spans rows lo..hi.
-func (r *Reader) traceFromRows(ctx context.Context, id string, lo, hi int64) (*TraceTree, error) {
+// tm, if not nil, gets the time of the reads (db) and of the tree (build).
+func (r *Reader) traceFromRows(ctx context.Context, id string, lo, hi int64, tm *traceTiming) (*TraceTree, error) {
+	t0 := time.Now()
 	parts := 1
 	if hi-lo+1 >= ParallelSpans {
 		parts = TraceParts
@@ -219,7 +247,13 @@ func (r *Reader) traceFromRows(ctx context.Context, id string, lo, hi int64) (*T
 	if len(spans) == 0 {
 		return nil, fmt.Errorf("trace %s: %w", id, ErrNotFound)
 	}
-	return BuildTree(id, spans), nil
+	t1 := time.Now()
+	t := BuildTree(id, spans)
+	if tm != nil {
+		tm.db += t1.Sub(t0)
+		tm.build += time.Since(t1)
+	}
+	return t, nil
 }
 
 // spanRange reads the spans of trace id with row ids in [from, to].

@@ -1,0 +1,281 @@
+package query
+
+import (
+	"encoding/json"
+	"io"
+	"strconv"
+	"sync"
+	"unicode/utf8"
+)
+
+// The trace document is written by hand, span by span, straight from the
+// tree's columns (traceView) or from its Spans: no Span is materialised for
+// a trace read from trace_chunks, and nothing goes through reflection. The
+// bytes are exactly those json.Encoder wrote before (one Encode per span,
+// so each span ends in a newline; HTML-safe string escaping; attributes
+// compacted as encoding/json does a Marshaler's output), which
+// TestTraceJSONMatchesEncoding and FuzzTraceJSONString check.
+
+const (
+	traceFlushAt  = 32 << 10 // write out the buffer once it holds this much
+	maxPooledJSON = 1 << 20  // do not keep a buffer a huge span grew
+)
+
+var traceJSONBufs sync.Pool // of *[]byte
+
+// traceHead returns the document up to the spans: the summary fields of t
+// as json.Marshal writes them, then `,"spans":[`.
+func traceHead(t *TraceTree) ([]byte, error) {
+	top := *t // trees may be shared (cached); never mutate t
+	top.Spans = nil
+	head, err := json.Marshal(&top)
+	if err != nil {
+		return nil, err
+	}
+	return append(head[:len(head)-1], `,"spans":[`...), nil // drop the closing brace
+}
+
+// writeTraceSpans writes head, every span of the trace (v's when v is not
+// nil, else t.Spans) and the closing brackets to w, through one pooled
+// buffer flushed every traceFlushAt bytes. It returns w's first error.
+func writeTraceSpans(w io.Writer, head []byte, t *TraceTree, v *traceView) error {
+	bp, _ := traceJSONBufs.Get().(*[]byte)
+	if bp == nil {
+		bp = new([]byte)
+		*bp = make([]byte, 0, 2*traceFlushAt)
+	}
+	defer func() {
+		if cap(*bp) <= maxPooledJSON {
+			traceJSONBufs.Put(bp)
+		}
+	}()
+	buf := append((*bp)[:0], head...)
+	n := len(t.Spans)
+	if v != nil {
+		n = len(v.b.order)
+	}
+	for k := range n {
+		if k > 0 {
+			buf = append(buf, ',')
+		}
+		if v != nil {
+			buf = v.appendSpan(buf, k)
+		} else {
+			buf = appendSpanJSON(buf, &t.Spans[k])
+		}
+		if len(buf) >= traceFlushAt {
+			if _, err := w.Write(buf); err != nil {
+				*bp = buf
+				return err
+			}
+			buf = buf[:0]
+		}
+	}
+	buf = append(buf, "]}\n"...)
+	_, err := w.Write(buf)
+	*bp = buf
+	return err
+}
+
+// appendSpan appends the span at pre-order position k as JSON and a newline.
+func (v *traceView) appendSpan(buf []byte, k int) []byte {
+	b := v.b
+	i := b.order[k]
+	tx := &b.text[i]
+	buf = append(buf, `{"span_id":"`...)
+	buf = appendHex64(buf, b.ids[i])
+	if p := b.parents[i]; p != 0 {
+		buf = append(buf, `","parent_span_id":"`...)
+		buf = appendHex64(buf, p)
+	}
+	buf = append(buf, `","parent":`...)
+	buf = strconv.AppendInt(buf, int64(b.parentPos[k]), 10)
+	buf = append(buf, `,"depth":`...)
+	buf = strconv.AppendInt(buf, int64(b.depth[k]), 10)
+	buf = append(buf, `,"children":`...)
+	buf = strconv.AppendInt(buf, int64(b.childCount[i+1]), 10)
+	buf = append(buf, `,"service":`...)
+	buf = appendJSONString(buf, b.str(tx.str[strService]))
+	buf = append(buf, `,"name":`...)
+	buf = appendJSONString(buf, b.str(tx.str[strName]))
+	buf = append(buf, `,"kind":`...)
+	buf = strconv.AppendInt(buf, int64(tx.kind), 10)
+	buf = append(buf, `,"start_time_unix_nano":`...)
+	buf = strconv.AppendInt(buf, b.start[i], 10)
+	buf = append(buf, `,"end_time_unix_nano":`...)
+	buf = strconv.AppendInt(buf, b.end[i], 10)
+	buf = append(buf, `,"status_code":`...)
+	buf = strconv.AppendInt(buf, int64(tx.status), 10)
+	if r := tx.str[strStatusMessage]; r.n > 0 {
+		buf = append(buf, `,"status_message":`...)
+		buf = appendJSONString(buf, b.str(r))
+	}
+	if r := tx.str[strAttributes]; r.n > 0 {
+		buf = append(buf, `,"attributes":`...)
+		buf = appendRawJSON(buf, b.str(r))
+	}
+	return append(buf, "}\n"...)
+}
+
+// appendSpanJSON appends s as json.Encoder encodes it (with its newline).
+func appendSpanJSON(buf []byte, s *Span) []byte {
+	buf = append(buf, `{"span_id":`...)
+	buf = appendJSONString(buf, s.SpanID)
+	if s.ParentSpanID != "" {
+		buf = append(buf, `,"parent_span_id":`...)
+		buf = appendJSONString(buf, s.ParentSpanID)
+	}
+	buf = append(buf, `,"parent":`...)
+	buf = strconv.AppendInt(buf, int64(s.Parent), 10)
+	buf = append(buf, `,"depth":`...)
+	buf = strconv.AppendInt(buf, int64(s.Depth), 10)
+	buf = append(buf, `,"children":`...)
+	buf = strconv.AppendInt(buf, int64(s.Children), 10)
+	buf = append(buf, `,"service":`...)
+	buf = appendJSONString(buf, s.Service)
+	buf = append(buf, `,"name":`...)
+	buf = appendJSONString(buf, s.Name)
+	buf = append(buf, `,"kind":`...)
+	buf = strconv.AppendInt(buf, int64(s.Kind), 10)
+	buf = append(buf, `,"start_time_unix_nano":`...)
+	buf = strconv.AppendInt(buf, s.StartTimeUnixNano, 10)
+	buf = append(buf, `,"end_time_unix_nano":`...)
+	buf = strconv.AppendInt(buf, s.EndTimeUnixNano, 10)
+	buf = append(buf, `,"status_code":`...)
+	buf = strconv.AppendInt(buf, int64(s.StatusCode), 10)
+	if s.StatusMessage != "" {
+		buf = append(buf, `,"status_message":`...)
+		buf = appendJSONString(buf, s.StatusMessage)
+	}
+	if s.Attributes != "" {
+		buf = append(buf, `,"attributes":`...)
+		buf = appendRawJSON(buf, s.Attributes)
+	}
+	return append(buf, "}\n"...)
+}
+
+// appendHex64 appends v as 16 lowercase hex digits.
+func appendHex64(buf []byte, v uint64) []byte {
+	buf = append(buf, "0000000000000000"...)
+	putHex64(buf[len(buf)-16:], v)
+	return buf
+}
+
+// jsonSafe marks the ASCII bytes a JSON string carries as they are under
+// encoding/json's HTML-safe escaping: everything printable but `"`, `\`,
+// `<`, `>` and `&`.
+var jsonSafe = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	return t
+}()
+
+const hexDigits = "0123456789abcdef"
+
+// appendJSONString appends s as a JSON string exactly as encoding/json
+// (HTML escaping on) writes it: short escapes for \ " \b \f \n \r \t,
+// \u00XX for other control bytes and <, >, &, \u2028 and \u2029 escaped,
+// invalid UTF-8 as \ufffd.
+func appendJSONString[S []byte | string | RawJSON](buf []byte, s S) []byte {
+	buf = append(buf, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if jsonSafe[c] {
+			i++
+			continue
+		}
+		if c < utf8.RuneSelf {
+			buf = append(buf, s[start:i]...)
+			switch c {
+			case '\\', '"':
+				buf = append(buf, '\\', c)
+			case '\b':
+				buf = append(buf, '\\', 'b')
+			case '\f':
+				buf = append(buf, '\\', 'f')
+			case '\n':
+				buf = append(buf, '\\', 'n')
+			case '\r':
+				buf = append(buf, '\\', 'r')
+			case '\t':
+				buf = append(buf, '\\', 't')
+			default:
+				buf = append(buf, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(string(s[i:min(len(s), i+utf8.UTFMax)]))
+		switch {
+		case r == utf8.RuneError && size == 1:
+			buf = append(buf, s[start:i]...)
+			buf = append(buf, `\ufffd`...)
+			start = i + size
+		case r == '\u2028' || r == '\u2029':
+			buf = append(buf, s[start:i]...)
+			buf = append(buf, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+			start = i + size
+		}
+		i += size
+	}
+	buf = append(buf, s[start:]...)
+	return append(buf, '"')
+}
+
+// rawPlain marks the bytes appendRawJSON copies without a look: all but
+// quotes, backslashes, whitespace, <, >, & and 0xE2 (the first byte of
+// U+2028 and U+2029).
+var rawPlain = func() (t [256]bool) {
+	for c := range 256 {
+		switch c {
+		case '"', '\\', ' ', '\t', '\n', '\r', '<', '>', '&', 0xe2:
+		default:
+			t[c] = true
+		}
+	}
+	return t
+}()
+
+// appendRawJSON appends the stored JSON text raw as encoding/json writes a
+// Marshaler's output: whitespace outside strings dropped, <, >, & and
+// U+2028/U+2029 escaped as \u sequences. raw is the store's own JSON and
+// is not validated (encoding/json would reject invalid text; the store
+// writes none).
+func appendRawJSON[S []byte | string | RawJSON](buf []byte, raw S) []byte {
+	start := 0
+	inString := false
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		if rawPlain[c] {
+			continue
+		}
+		switch c {
+		case '"':
+			inString = !inString
+		case '\\':
+			if inString {
+				i++ // the escaped byte is never special
+			}
+		case ' ', '\t', '\n', '\r':
+			if !inString {
+				buf = append(buf, raw[start:i]...)
+				start = i + 1
+			}
+		case '<', '>', '&':
+			buf = append(buf, raw[start:i]...)
+			buf = append(buf, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			start = i + 1
+		case 0xe2:
+			if i+2 < len(raw) && raw[i+1] == 0x80 && raw[i+2]&^1 == 0xa8 {
+				buf = append(buf, raw[start:i]...)
+				buf = append(buf, '\\', 'u', '2', '0', '2', hexDigits[raw[i+2]&0xf])
+				i += 2
+				start = i + 1
+			}
+		}
+	}
+	return append(buf, raw[start:]...)
+}
