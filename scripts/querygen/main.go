@@ -360,19 +360,40 @@ func get(ctx context.Context, c *http.Client, url, token string) (totalMs, serve
 	if resp.StatusCode != 200 {
 		return 0, 0, "", 0, fmt.Errorf("%s: status %d", url, resp.StatusCode)
 	}
-	// Server-Timing: name;dur=12.345;desc="plan"
-	st := resp.Header.Get("Server-Timing")
-	if i := strings.Index(st, "dur="); i >= 0 {
-		rest := st[i+4:]
-		if j := strings.IndexByte(rest, ';'); j >= 0 {
-			serverMs, _ = strconv.ParseFloat(rest[:j], 64)
-		}
-	}
-	if i := strings.Index(st, `desc="`); i >= 0 {
-		plan = strings.TrimSuffix(st[i+6:], `"`)
-	}
+	serverMs, plan = parseServerTiming(resp.Header.Get("Server-Timing"))
 	count = len(body.Logs) + body.SpanCount
 	return totalMs, serverMs, plan, count, nil
+}
+
+// parseServerTiming reads the server time and the plan from a
+// Server-Timing header: `name;dur=12.345;desc="plan"`, or several such
+// entries separated by commas. The server time is the "tree" entry when
+// there is one (the trace view: fetch + decode + tree, whose parts db,
+// decode and build come before it), else the first entry's; the plan is
+// the first desc.
+func parseServerTiming(h string) (ms float64, plan string) {
+	for i, e := range strings.Split(h, ",") {
+		name, params, _ := strings.Cut(strings.TrimSpace(e), ";")
+		var dur float64
+		for _, p := range strings.Split(params, ";") {
+			k, v, _ := strings.Cut(strings.TrimSpace(p), "=")
+			switch k {
+			case "dur":
+				dur, _ = strconv.ParseFloat(v, 64)
+			case "desc":
+				if plan == "" {
+					plan = strings.Trim(v, `"`)
+				}
+			}
+		}
+		if i == 0 || name == "tree" {
+			ms = dur
+		}
+		if name == "tree" {
+			break
+		}
+	}
+	return ms, plan
 }
 
 func pct(xs []float64, q float64) float64 {
