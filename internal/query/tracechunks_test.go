@@ -284,27 +284,6 @@ func BenchmarkTrace161k(b *testing.B) {
 		}
 		b.ReportMetric(float64(w.n), "json-bytes/op")
 	})
-	b.Run("lengths", func(b *testing.B) {
-		for b.Loop() {
-			rows, err := r.db.QueryContext(ctx, `SELECT first_span_id, span_count, length(packed) FROM trace_chunks WHERE trace_id = ? AND first_span_id BETWEEN ? AND ? ORDER BY first_span_id`, traceA, lo, hi)
-			if err != nil {
-				b.Fatal(err)
-			}
-			n, tot := 0, 0
-			for rows.Next() {
-				var f, c, l int
-				if err := rows.Scan(&f, &c, &l); err != nil {
-					b.Fatal(err)
-				}
-				n += c
-				tot += l
-			}
-			rows.Close()
-			if n != spans {
-				b.Fatal(n)
-			}
-		}
-	})
 	b.Run("rows", func(b *testing.B) {
 		for b.Loop() {
 			t, err := r.traceFromRows(ctx, traceA, lo, hi, nil)
