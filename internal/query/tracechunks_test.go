@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -254,14 +255,17 @@ func BenchmarkTrace161k(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Run("chunks", func(b *testing.B) {
+		cpu0, _ := processCPU()
 		for b.Loop() {
 			t, ok, err := r.traceFromChunks(ctx, traceA, lo, hi)
 			if err != nil || !ok || t.SpanCount != spans {
 				b.Fatalf("traceFromChunks: ok %v, err %v", ok, err)
 			}
 		}
+		reportCPU(b, cpu0)
 	})
 	b.Run("view", func(b *testing.B) {
+		cpu0, _ := processCPU()
 		for b.Loop() {
 			v, ok, err := r.chunkView(ctx, traceA, lo, hi, nil)
 			if err != nil || !ok || v.tree.SpanCount != spans {
@@ -269,12 +273,14 @@ func BenchmarkTrace161k(b *testing.B) {
 			}
 			v.release()
 		}
+		reportCPU(b, cpu0)
 	})
 	b.Run("handler", func(b *testing.B) {
 		mux := http.NewServeMux()
 		New(r, Config{}).MountOn(mux.Handle)
 		req := httptest.NewRequest(http.MethodGet, "/api/v1/traces/"+traceA, nil)
 		var w discardResponse
+		cpu0, _ := processCPU()
 		for b.Loop() {
 			w = discardResponse{h: http.Header{}}
 			mux.ServeHTTP(&w, req)
@@ -282,6 +288,7 @@ func BenchmarkTrace161k(b *testing.B) {
 				b.Fatalf("status %d, %d bytes", w.status, w.n)
 			}
 		}
+		reportCPU(b, cpu0)
 		b.ReportMetric(float64(w.n), "json-bytes/op")
 	})
 	b.Run("rows", func(b *testing.B) {
@@ -292,6 +299,14 @@ func BenchmarkTrace161k(b *testing.B) {
 			}
 		}
 	})
+}
+
+// reportCPU reports the process CPU time per op since cpu0 (from
+// processCPU) as cpu-ms/op.
+func reportCPU(b *testing.B, cpu0 time.Duration) {
+	if cpu, ok := processCPU(); ok && b.N > 0 {
+		b.ReportMetric(float64(cpu-cpu0)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
+	}
 }
 
 // discardResponse is an http.ResponseWriter that counts and drops the body.
