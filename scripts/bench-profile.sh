@@ -27,17 +27,19 @@ N=${N:-3000000}
 N_SLOW=${N_SLOW:-200000}
 ROUNDS=${ROUNDS:-5}
 SLOW_TOOLS=${SLOW_TOOLS:-1}
-# RT=1 runs the workload's loop thread pinned to CPU 1 at SCHED_FIFO
-# priority 10, which shields the measurement from other load on a shared
-# machine (RT throttling still leaves 5% to others), and the tracer
-# unpinned at SCHED_FIFO priority 11, so that it can run beside the loop
-# (otelbench's latency sampling attaches and detaches its entry program
-# while the target runs). Use with SLOW_TOOLS=0: strace and perf trace
-# would hog the CPU for long.
+# RT=1 runs the workload (every thread of it) pinned to CPU 1 at
+# SCHED_FIFO priority 10, which shields the measurement from other load on
+# a shared machine (RT throttling still leaves 5% to others), and the
+# tracer unpinned at normal priority, nice -10, so that it can run beside
+# the loop (otelbench's latency sampling attaches and detaches its entry
+# program while the target runs). The tracer is never given an RT priority:
+# a tracer at a higher RT priority than its target starved the machine in
+# one trial. Use with SLOW_TOOLS=0: strace and perf trace would hog the CPU
+# for long.
 RT=${RT:-0}
-pre=() lpin=()
+pre=(timeout -s KILL 300) lpin=()
 if [[ $RT == 1 ]]; then
-	pre=(chrt -f 11)
+	pre+=(nice -n -10)
 	lpin=(-cpu 1 -fifo 10)
 fi
 
@@ -68,7 +70,7 @@ run() {
 	local tool=$1 out="$work/$1.$2.out" n=$N count="" timed="-"
 	local cmd=("$loop" -n "$n" -call "$CALL" "${lpin[@]}")
 	case $tool in
-	bare) "$loop" -n "$n" -call "$CALL" "${lpin[@]}" 2>"$out"; count=$n ;;
+	bare) timeout -s KILL 300 "$loop" -n "$n" -call "$CALL" "${lpin[@]}" 2>"$out"; count=$n ;;
 	otelbench | otelbench-all | otelbench-raw | otelbench-stk | otelbench-cnt)
 		local extra=()
 		[[ $tool == otelbench-all ]] && extra=(--latency-sample 1)

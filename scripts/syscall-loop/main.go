@@ -5,9 +5,12 @@
 //	go run ./scripts/syscall-loop -n 1000000 -call fstat
 //
 // It prints the wall time per syscall on stderr. -cpu and -fifo pin the
-// loop's thread to a CPU at SCHED_FIFO priority, which shields the figure
-// from other load; the tracer stays free to run elsewhere (a tracer that
-// toggles its programs, like otelbench profile's latency sampling, must).
+// whole process (every thread) to a CPU at SCHED_FIFO priority, which
+// shields the figure from other load, while the tracer that started it
+// stays free to run elsewhere (a tracer that toggles its programs, like
+// otelbench profile's latency sampling, must). The Go runtime starts
+// threads before main, so the process sets its main thread and re-executes
+// itself: every thread of the new image inherits the pinning.
 package main
 
 import (
@@ -27,9 +30,17 @@ func main() {
 	cpu := flag.Int("cpu", -1, "pin the loop's thread to this CPU (-1: no pinning)")
 	fifo := flag.Int("fifo", 0, "run the loop's thread at this SCHED_FIFO priority (0: normal)")
 	flag.Parse()
-	runtime.LockOSThread()
-	if err := pin(*cpu, *fifo); err != nil {
-		fmt.Fprintln(os.Stderr, err)
+	if (*cpu >= 0 || *fifo > 0) && os.Getenv(pinnedEnv) == "" {
+		runtime.LockOSThread()
+		if err := pin(*cpu, *fifo); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		exe, err := os.Executable()
+		if err == nil {
+			err = syscall.Exec(exe, os.Args, append(os.Environ(), pinnedEnv+"=1"))
+		}
+		fmt.Fprintln(os.Stderr, "re-exec pinned:", err)
 		os.Exit(1)
 	}
 	f, err := os.Open("/dev/null")
@@ -80,6 +91,9 @@ func statLoop(n int) {
 		}
 	}
 }
+
+// pinnedEnv marks the re-executed, pinned process.
+const pinnedEnv = "SYSCALL_LOOP_PINNED"
 
 // pin moves the calling thread to cpu and SCHED_FIFO priority prio.
 func pin(cpu, prio int) error {
