@@ -204,18 +204,21 @@ func TestTraceChunksOlderData(t *testing.T) {
 // BenchmarkTrace161k measures one 161,000-span trace (fan-out 8, 161
 // requests of 1,000 spans) read from the packed chunks, no tree cache:
 //
-//   - chunks: fetched, decoded, tree built and its Spans materialised (what
-//     Reader.Trace returns to the dashboard);
-//
-//   - view: fetched, decoded and tree built on the columns, no Span (what
-//     the API's "tree" Server-Timing measures: the target's server time);
-//
+//   - chunks: the chunks read and decoded, tree built and its Spans
+//     materialised;
+//   - trace: Reader.Trace, the same after locating the trace's span rows
+//     (what the dashboard gets; the API's whole server time until it
+//     streamed from columns);
+//   - fetch: the API's fetch, located, read, decoded and tree built on the
+//     columns, no Span (what its "tree" Server-Timing measures: the
+//     target's server time);
 //   - handler: the whole GET /api/v1/traces/{id} handler writing the JSON
 //     to a discarding ResponseWriter;
-//
 //   - rows: the row-by-row read the chunks replaced.
 //
-//     go test -run '^$' -bench Trace161k -benchtime 10x ./internal/query
+// Each reports the process CPU time per op beside the wall time.
+//
+//	go test -run '^$' -bench Trace161k -benchtime 10x ./internal/query
 func BenchmarkTrace161k(b *testing.B) {
 	const spans, perReq = 161_000, 1000
 	st := querytest.OpenStore(b)
@@ -264,12 +267,22 @@ func BenchmarkTrace161k(b *testing.B) {
 		}
 		reportCPU(b, cpu0)
 	})
-	b.Run("view", func(b *testing.B) {
+	b.Run("trace", func(b *testing.B) {
 		cpu0, _ := processCPU()
 		for b.Loop() {
-			v, ok, err := r.chunkView(ctx, traceA, lo, hi, nil)
-			if err != nil || !ok || v.tree.SpanCount != spans {
-				b.Fatalf("chunkView: ok %v, err %v", ok, err)
+			t, err := r.Trace(ctx, tid)
+			if err != nil || t.SpanCount != spans {
+				b.Fatalf("Trace: %v", err)
+			}
+		}
+		reportCPU(b, cpu0)
+	})
+	b.Run("fetch", func(b *testing.B) {
+		cpu0, _ := processCPU()
+		for b.Loop() {
+			_, v, err := r.fetchTrace(ctx, tid, nil)
+			if err != nil || v == nil || v.tree.SpanCount != spans {
+				b.Fatalf("fetchTrace: view %v, err %v", v != nil, err)
 			}
 			v.release()
 		}

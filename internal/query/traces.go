@@ -177,7 +177,11 @@ func (r *Reader) fetchTrace(ctx context.Context, traceID []byte, tm *traceTiming
 	id := hex.EncodeToString(traceID)
 	t0 := time.Now()
 	var lo, hi sql.NullInt64
-	if err := r.db.QueryRowContext(ctx, `SELECT min(id), max(id) FROM spans WHERE trace_id = ?`, id).Scan(&lo, &hi); err != nil {
+	// Two subqueries, each one seek of spans_trace: SQLite answers a lone
+	// min() or max() from the index, but min and max together by scanning
+	// all of the trace's entries (16 ms for 161,000 spans, measured).
+	if err := r.db.QueryRowContext(ctx, `SELECT (SELECT min(id) FROM spans WHERE trace_id = ?1),
+		(SELECT max(id) FROM spans WHERE trace_id = ?1)`, id).Scan(&lo, &hi); err != nil {
 		return nil, nil, fmt.Errorf("query trace: %w", err)
 	}
 	if tm != nil {
