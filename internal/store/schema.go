@@ -19,23 +19,28 @@ var (
 
 // SchemaVersion is the version of schema.sql this package writes and reads. Version 2 added
 // trace_chunks; a version 1 database is upgraded in place by Open (the new tables are created and
-// trace_chunks_start records where the packed traces begin).
-const SchemaVersion = 2
+// trace_chunks_start records where the packed traces begin). Version 3 added the summaries
+// (log_blocks, service_counts, summary_state and the summarize_slice trigger); Open summarizes
+// the rows of an older database before it starts projecting (catchUpSummaries).
+const SchemaVersion = 3
 
 // Schema returns the SQL text that creates the relational tables (schema.sql) followed by the
 // raw table (raw.sql), for documentation and for tools that want to inspect it.
 func Schema() string { return schemaSQL + "\n" + rawSQL }
 
-// applySchema creates the tables of one database and checks its schema version.
+// applySchema creates the tables of one database, checks its schema version and upgrades an
+// older one.
 func applySchema(ctx context.Context, db *sql.DB, schema string) error {
+	telemetry := schema == schemaSQL
 	schema = "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);\n" + schema
 	if _, err := db.ExecContext(ctx, schema); err != nil {
 		return classify("apply schema", err)
 	}
 	var v int
 	err := db.QueryRowContext(ctx, "SELECT version FROM schema_version").Scan(&v)
+	fresh := errors.Is(err, sql.ErrNoRows)
 	switch {
-	case errors.Is(err, sql.ErrNoRows):
+	case fresh:
 		if _, err := db.ExecContext(ctx, "INSERT INTO schema_version(version) VALUES (?)", SchemaVersion); err != nil {
 			return classify("write schema version", err)
 		}
@@ -43,7 +48,14 @@ func applySchema(ctx context.Context, db *sql.DB, schema string) error {
 		return classify("read schema version", err)
 	case v > SchemaVersion:
 		return fmt.Errorf("store: database schema version %d is newer than this build's %d", v, SchemaVersion)
-	case v < SchemaVersion:
+	}
+	if telemetry {
+		// Before the version moves: an interrupted catch-up resumes at the next Open.
+		if err := catchUpSummaries(ctx, db); err != nil {
+			return err
+		}
+	}
+	if !fresh && v < SchemaVersion {
 		if _, err := db.ExecContext(ctx, "UPDATE schema_version SET version = ?", SchemaVersion); err != nil {
 			return classify("write schema version", err)
 		}

@@ -251,3 +251,73 @@ CREATE TABLE IF NOT EXISTS trace_chunks_start (
 	span_id INTEGER NOT NULL
 );
 INSERT OR IGNORE INTO trace_chunks_start(id, span_id) SELECT 1, COALESCE(max(id), 0) + 1 FROM spans;
+
+-- Summaries (schema version 3), kept by the trigger below in the transaction of every projection
+-- slice (the projector's last statement in a slice updates projection_state), so they always
+-- describe exactly the projected rows. A database of an earlier version is summarized when this
+-- version first opens it (schema_blocks.go), in bounded steps.
+--
+-- log_blocks: logs by fixed blocks of 4,096 ids (block = id >> 12) with the oldest and newest
+-- time_unix_nano among them. Log ids grow in projection order, which roughly follows time; the
+-- newest time over the blocks at or below an id bounds every log at or below that id, which lets
+-- a newest-first search walk index candidates by descending id and stop exactly when no older id
+-- can still make the page (internal/query/logblocks.go).
+CREATE TABLE IF NOT EXISTS log_blocks (
+	block              INTEGER PRIMARY KEY,
+	min_time_unix_nano INTEGER NOT NULL,
+	max_time_unix_nano INTEGER NOT NULL,
+	logs               INTEGER NOT NULL
+);
+
+-- service_counts: records per (service, signal) and the newest record time, for /services.
+-- service is '' when service.name is absent; signal is 'logs', 'spans' (last seen = newest start
+-- time) or 'metrics' (records = metric streams; last seen is not tracked and stays 0).
+CREATE TABLE IF NOT EXISTS service_counts (
+	service             TEXT NOT NULL,
+	signal              TEXT NOT NULL,
+	records             INTEGER NOT NULL,
+	last_seen_unix_nano INTEGER NOT NULL,
+	PRIMARY KEY (service, signal)
+) WITHOUT ROWID;
+
+-- summary_state has one row: logs, spans and metrics rows with ids up to these are counted in
+-- log_blocks and service_counts.
+CREATE TABLE IF NOT EXISTS summary_state (
+	id        INTEGER PRIMARY KEY CHECK (id = 1),
+	log_id    INTEGER NOT NULL,
+	span_id   INTEGER NOT NULL,
+	metric_id INTEGER NOT NULL
+);
+INSERT OR IGNORE INTO summary_state(id, log_id, span_id, metric_id) VALUES (1, 0, 0, 0);
+
+-- summarize_slice adds the rows projected since summary_state to the summaries. It reads only
+-- those rows (rowid ranges), once per slice.
+CREATE TRIGGER IF NOT EXISTS summarize_slice AFTER UPDATE OF raw_id ON projection_state
+BEGIN
+	INSERT INTO log_blocks(block, min_time_unix_nano, max_time_unix_nano, logs)
+		SELECT id >> 12, min(time_unix_nano), max(time_unix_nano), count(*) FROM logs
+		WHERE id > (SELECT log_id FROM summary_state WHERE id = 1) GROUP BY id >> 12
+		ON CONFLICT(block) DO UPDATE SET
+			min_time_unix_nano = min(min_time_unix_nano, excluded.min_time_unix_nano),
+			max_time_unix_nano = max(max_time_unix_nano, excluded.max_time_unix_nano),
+			logs = logs + excluded.logs;
+	INSERT INTO service_counts(service, signal, records, last_seen_unix_nano)
+		SELECT coalesce(service, ''), 'logs', count(*), max(time_unix_nano) FROM logs
+		WHERE id > (SELECT log_id FROM summary_state WHERE id = 1) GROUP BY 1
+		ON CONFLICT(service, signal) DO UPDATE SET records = records + excluded.records,
+			last_seen_unix_nano = max(last_seen_unix_nano, excluded.last_seen_unix_nano);
+	INSERT INTO service_counts(service, signal, records, last_seen_unix_nano)
+		SELECT coalesce(service, ''), 'spans', count(*), max(start_time_unix_nano) FROM spans
+		WHERE id > (SELECT span_id FROM summary_state WHERE id = 1) GROUP BY 1
+		ON CONFLICT(service, signal) DO UPDATE SET records = records + excluded.records,
+			last_seen_unix_nano = max(last_seen_unix_nano, excluded.last_seen_unix_nano);
+	INSERT INTO service_counts(service, signal, records, last_seen_unix_nano)
+		SELECT coalesce(service, ''), 'metrics', count(*), 0 FROM metrics
+		WHERE id > (SELECT metric_id FROM summary_state WHERE id = 1) GROUP BY 1
+		ON CONFLICT(service, signal) DO UPDATE SET records = records + excluded.records;
+	UPDATE summary_state SET
+		log_id = coalesce((SELECT max(id) FROM logs), log_id),
+		span_id = coalesce((SELECT max(id) FROM spans), span_id),
+		metric_id = coalesce((SELECT max(id) FROM metrics), metric_id)
+	WHERE id = 1;
+END;

@@ -1,0 +1,94 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+)
+
+// LogBlockShift is log_blocks' block size as a shift: block = logs.id >> LogBlockShift.
+const LogBlockShift = 12
+
+// summaryStep bounds the ids of one table that one catch-up transaction summarizes, so upgrading
+// a large database never sorts more than this many rows at once (the GROUP BY of the summarizing
+// statements uses a temporary sorter, which temp_store=memory keeps in RAM).
+var summaryStep int64 = 1 << 16 // a variable for tests
+
+// summaryTable is one table the summaries count, with the statements that add the rows in an id
+// range (lo, hi] to them.
+type summaryTable struct {
+	table, stateCol string
+	stmts           []string
+}
+
+var summaryTables = []summaryTable{
+	{"logs", "log_id", []string{
+		`INSERT INTO log_blocks(block, min_time_unix_nano, max_time_unix_nano, logs)
+			SELECT id >> 12, min(time_unix_nano), max(time_unix_nano), count(*) FROM logs
+			WHERE id > ?1 AND id <= ?2 GROUP BY id >> 12
+			ON CONFLICT(block) DO UPDATE SET
+				min_time_unix_nano = min(min_time_unix_nano, excluded.min_time_unix_nano),
+				max_time_unix_nano = max(max_time_unix_nano, excluded.max_time_unix_nano),
+				logs = logs + excluded.logs`,
+		`INSERT INTO service_counts(service, signal, records, last_seen_unix_nano)
+			SELECT coalesce(service, ''), 'logs', count(*), max(time_unix_nano) FROM logs
+			WHERE id > ?1 AND id <= ?2 GROUP BY 1
+			ON CONFLICT(service, signal) DO UPDATE SET records = records + excluded.records,
+				last_seen_unix_nano = max(last_seen_unix_nano, excluded.last_seen_unix_nano)`,
+	}},
+	{"spans", "span_id", []string{
+		`INSERT INTO service_counts(service, signal, records, last_seen_unix_nano)
+			SELECT coalesce(service, ''), 'spans', count(*), max(start_time_unix_nano) FROM spans
+			WHERE id > ?1 AND id <= ?2 GROUP BY 1
+			ON CONFLICT(service, signal) DO UPDATE SET records = records + excluded.records,
+				last_seen_unix_nano = max(last_seen_unix_nano, excluded.last_seen_unix_nano)`,
+	}},
+	{"metrics", "metric_id", []string{
+		`INSERT INTO service_counts(service, signal, records, last_seen_unix_nano)
+			SELECT coalesce(service, ''), 'metrics', count(*), 0 FROM metrics
+			WHERE id > ?1 AND id <= ?2 GROUP BY 1
+			ON CONFLICT(service, signal) DO UPDATE SET records = records + excluded.records`,
+	}},
+}
+
+// catchUpSummaries adds every row not yet in summary_state to log_blocks and service_counts, in
+// transactions of at most summaryStep ids, each advancing summary_state with its rows (so an
+// interrupted upgrade resumes where it stopped). It runs at Open, before the projector starts,
+// where it is a no-op unless the database was written by a version without the summaries
+// (schema version < 3): from then on the summarize_slice trigger keeps them current.
+func catchUpSummaries(ctx context.Context, db *sql.DB) error {
+	for _, t := range summaryTables {
+		for {
+			var done, last int64
+			err := db.QueryRowContext(ctx, `SELECT (SELECT `+t.stateCol+` FROM summary_state WHERE id = 1),
+				coalesce((SELECT max(id) FROM `+t.table+`), 0)`).Scan(&done, &last)
+			if err != nil {
+				return classify("read summary state", err)
+			}
+			if done >= last {
+				break
+			}
+			hi := min(done+summaryStep, last)
+			if err := summarizeRange(ctx, db, t, done, hi); err != nil {
+				return classify("summarize "+t.table, err)
+			}
+		}
+	}
+	return nil
+}
+
+func summarizeRange(ctx context.Context, db *sql.DB, t summaryTable, lo, hi int64) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	for _, q := range t.stmts {
+		if _, err := tx.ExecContext(ctx, q, lo, hi); err != nil {
+			return err
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE summary_state SET `+t.stateCol+` = ? WHERE id = 1`, hi); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
