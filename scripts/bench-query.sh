@@ -72,8 +72,17 @@ done
 [ "$lag" = "0" ] || { echo "projection did not catch up (lag $lag)"; exit 1; }
 du -sh "$data"
 
+# services: 10 requests of GET /api/v1/services; p50 and max of curl's total time in ms (a
+# server that caches the list pays only on the first request: see the max).
+services_p50() {
+  for _ in $(seq 10); do
+    curl -s -o /dev/null -w '%{time_total}\n' "$url/api/v1/services"
+  done | sort -n | awk '{a[NR]=$1} END {printf "p50 %.2f ms  max %.2f ms", a[int(NR/2)+1]*1000, a[NR]*1000}'
+}
+
 echo "== idle"
 timeout 900 "$work/querygen" measure -endpoint "$url" -n "$REPS" -pid "$pid" -label idle
+echo "idle   services                     $(timeout 300 bash -c "$(declare -f services_p50); url=$url services_p50")"
 
 echo "== while ingesting at $RATE req/s (logs, 1 record/request)"
 timeout $((LOAD_SECONDS + 60)) "$work/otelbench" load --endpoint "$url" --mix logs=1 --records 1 \
@@ -81,6 +90,7 @@ timeout $((LOAD_SECONDS + 60)) "$work/otelbench" load --endpoint "$url" --mix lo
 loadpid=$!
 sleep 5
 timeout 900 "$work/querygen" measure -endpoint "$url" -n "$REPS" -pid "$pid" -label ingest
+echo "ingest services                     $(timeout 300 bash -c "$(declare -f services_p50); url=$url services_p50")"
 wait "$loadpid" || echo "load exited $?"
 grep -A4 "signal" "$work/load.txt" || true
 
