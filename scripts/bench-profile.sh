@@ -19,7 +19,8 @@
 # Prints, per tool, the median ns/call over ROUNDS, the slowdown against the
 # bare median, the share of calls otelbench timed, and the CALL count the
 # tool reported (want exactly N). TOOLS="bare otelbench ..." picks tools.
-# Needs root, go, jq, bpftrace, strace, perf. Bounded: ~3 min at defaults.
+# Needs root, go, jq, bpftrace, strace, perf (bpftool, optional: program
+# names in the kernel accounting). Bounded: ~3 min at defaults.
 set -euo pipefail
 
 CALL=${CALL:-getppid}
@@ -131,12 +132,15 @@ END {
 if [[ ${BPF_STATS:-1} == 1 ]]; then
 	old=$(sysctl -n kernel.bpf_stats_enabled)
 	sysctl -qw kernel.bpf_stats_enabled=1
-	"${pre[@]}" "$ob" profile ${BPF_STATS_FLAGS:-} -- "$loop" -n $((N * 4)) -call "$CALL" "${lpin[@]}" >/dev/null 2>&1 &
+	# The loop would run for minutes: otelbench stops it after 3 s.
+	"$ob" profile --duration 3s ${BPF_STATS_FLAGS:-} -- "$loop" -n 1000000000 -call "$CALL" "${lpin[@]}" >/dev/null 2>&1 &
 	obpid=$!
-	sleep 1.5
+	sleep 2
 	for fd in /proc/$obpid/fdinfo/*; do
 		grep -q prog_type "$fd" 2>/dev/null || continue
-		awk '/run_time_ns/ {t = $2} /run_cnt/ {c = $2} END {if (c) printf "bpf program: %.1f ns/run over %d runs\n", t / c, c}' "$fd"
+		id=$(awk '/prog_id/ {print $2}' "$fd")
+		name=$(bpftool prog show id "$id" 2>/dev/null | sed -n 's/.* name \([^ ]*\) .*/\1/p' || true)
+		awk -v name="${name:-?}" '/run_time_ns/ {t = $2} /run_cnt/ {c = $2} END {if (c) printf "bpf program %s: %.1f ns/run over %d runs\n", name, t / c, c}' "$fd"
 	done
 	wait "$obpid"
 	sysctl -qw kernel.bpf_stats_enabled="$old"

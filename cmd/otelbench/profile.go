@@ -58,7 +58,7 @@ Needs root, or CAP_BPF and CAP_PERFMON.`,
 	fl.BoolVarP(&f.syscalls.FollowChildren, "follow-children", "f", false, "also trace the target's child processes (existing and new, recursively)")
 	fl.BoolVar(&f.syscalls.PerThread, "per-thread", false, "also report per thread (syscall mode)")
 	fl.BoolVar(&f.syscalls.Stacks, "stacks", false, "record user stacks at syscall entry (syscall mode; implied by --pprof)")
-	fl.BoolVar(&f.syscalls.NoLatency, "no-latency", false, "count calls and errors only, without timing: a third of the overhead (syscall mode)")
+	fl.BoolVar(&f.syscalls.NoLatency, "no-latency", false, "count calls and errors only, without timing: the lowest overhead (syscall mode)")
 	fl.IntVar(&f.syscalls.LatencySample, "latency-sample", 0, fmt.Sprintf("time about 1 in `N` calls and scale times from them; counts and errors stay exact (0 = auto: every call up to %d calls/s, then down to 1/%d of the time; 1 = every call)", prof.AutoFullRate, prof.MaxAutoLatencySample))
 	fl.BoolVar(&f.cpu, "cpu", false, "sample on-CPU stacks instead of tracing syscalls")
 	fl.IntVar(&f.freq, "freq", prof.DefaultFreq, "CPU sampling frequency per CPU in Hz (--cpu)")
