@@ -225,15 +225,20 @@ func openOne(ctx context.Context, dsn string) (*sql.DB, error) {
 // commonPragmas apply to every connection. busy_timeout only matters for other processes (the
 // sqlite3 CLI, say) holding locks: inside the process each database has one writing goroutine.
 // Page caches (cache_size, KiB when negative) are sized per role to keep peak RSS under the
-// issue's 100 MB: the writer only appends (4 MiB), the projector's raw reader scans forward
-// (4 MiB), the projector updates indexes all over telemetry.db (8 MiB; 32 MiB measured +60 MiB RSS for no clear CPU gain), and each read
-// connection gets 2 MiB: queries read the OS's page cache well, and 4 connections × 8 MiB let one
-// big read (a 161,000-span trace) raise the server's RSS for good (docs/benchmarks/query.md).
+// issue's 100 MB, and each cached page costs about twice its size in RSS: a 4 KiB page plus
+// SQLite's header falls in modernc.org/memory's 8 KiB slab class. The writer only appends
+// (1 MiB: the rightmost B-tree path and one commit's dirty pages; a bigger commit spills to the
+// WAL early), the projector's raw reader reads each page once (1 MiB), the projector updates
+// indexes all over telemetry.db (4 MiB: BenchmarkProject/logs/records=10 peaked at 52 MiB
+// instead of 67 MiB with 8 MiB, at the same CPU per record; 32 MiB measured +60 MiB RSS), and
+// each read connection gets 2 MiB: queries read the OS's page cache well, and 4 connections ×
+// 8 MiB let one big read (a 161,000-span trace) raise the server's RSS for good
+// (docs/benchmarks/query.md).
 var commonPragmas = []string{"busy_timeout(10000)", "foreign_keys(off)", "temp_store(memory)"}
 
 func (s *Store) openDBs(ctx context.Context) error {
 	var err error
-	s.writeDB, err = openOne(ctx, dsn(s.rawPath, append(commonPragmas, "cache_size(-4096)", "synchronous("+string(s.cfg.Sync)+")")...))
+	s.writeDB, err = openOne(ctx, dsn(s.rawPath, append(commonPragmas, "cache_size(-1024)", "synchronous("+string(s.cfg.Sync)+")")...))
 	if err != nil {
 		return classify("open raw database", err)
 	}
@@ -252,7 +257,7 @@ func (s *Store) openDBs(ctx context.Context) error {
 	// The projection database's commits need not be durable: projection is re-derived from raw,
 	// and its rows and high-water mark commit atomically, so NORMAL loses at most the last
 	// slices on power loss and they are projected again.
-	s.projectDB, err = openOne(ctx, dsn(s.path, append(commonPragmas, "synchronous(normal)", "wal_autocheckpoint(8192)", "cache_size(-8192)")...))
+	s.projectDB, err = openOne(ctx, dsn(s.path, append(commonPragmas, "synchronous(normal)", "wal_autocheckpoint(8192)", "cache_size(-4096)")...))
 	if err != nil {
 		return classify("open telemetry database", err)
 	}
@@ -262,7 +267,7 @@ func (s *Store) openDBs(ctx context.Context) error {
 	if err := applySchema(ctx, s.projectDB, schemaSQL); err != nil {
 		return err
 	}
-	s.projRawDB, err = openOne(ctx, dsn(s.rawPath, append(commonPragmas, "cache_size(-4096)", "query_only(true)")...))
+	s.projRawDB, err = openOne(ctx, dsn(s.rawPath, append(commonPragmas, "cache_size(-1024)", "query_only(true)")...))
 	if err != nil {
 		return classify("open raw reader", err)
 	}
