@@ -5,6 +5,8 @@ import (
 	"errors"
 	"log/slog"
 	"os"
+	"runtime/debug"
+	"strconv"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
@@ -21,8 +23,9 @@ const authTokenEnv = "OTELBENCH_AUTH_TOKEN"
 
 func newServeCmd() *cobra.Command {
 	var (
-		cfg  ingestsrv.Config
-		sync string
+		cfg      ingestsrv.Config
+		sync     string
+		memLimit string
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -44,6 +47,13 @@ queue, commit and exit 0.`,
 			}
 			if err := cfg.Validate(); err != nil {
 				return exitcode.UsageError(err)
+			}
+			limit, err := ingestsrv.MemoryLimit(memLimit, os.Getenv("GOMEMLIMIT"))
+			if err != nil {
+				return exitcode.UsageError(err)
+			}
+			if limit >= 0 {
+				debug.SetMemoryLimit(limit)
 			}
 			cfg.Logger = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
 			srv, err := ingestsrv.New(cmd.Context(), cfg)
@@ -75,6 +85,7 @@ queue, commit and exit 0.`,
 	f.StringVar(&cfg.AuthToken, "auth-token", "", "require 'Authorization: Bearer TOKEN' on the API, /metrics and pprof; browsers log in to the dashboard at /ui/login (or $"+authTokenEnv+")")
 	f.BoolVar(&cfg.AuthIngest, "auth-ingest", false, "require the bearer token on the OTLP routes too")
 	f.BoolVar(&cfg.NoProjection, "no-projection", false, "store raw payloads only, no relational projection (write-path benchmarks)")
+	f.StringVar(&memLimit, "memory-limit", "", "soft limit of the Go heap, GOMEMLIMIT syntax (64MiB, 1GiB, off); default $GOMEMLIMIT, else "+strconv.FormatInt(ingestsrv.DefaultMemoryLimit>>20, 10)+"MiB; SQLite's memory comes on top")
 	f.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", ingestsrv.DefaultShutdownTimeout, "bound on the drain at shutdown")
 	return cmd
 }

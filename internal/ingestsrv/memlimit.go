@@ -1,0 +1,61 @@
+package ingestsrv
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// DefaultMemoryLimit is the Go runtime's soft memory limit `otelbench serve`
+// sets when neither --memory-limit nor GOMEMLIMIT says otherwise. It bounds
+// the Go heap only: SQLite's memory (modernc.org/sqlite allocates outside
+// the Go heap) and the binary's pages come on top, about 50-70 MB more
+// under load (docs/benchmarks/serve.md). Without it the heap goal (twice the
+// live heap) followed every burst of the projector: 143 MB goals during a
+// bulk load of 1000-record requests.
+const DefaultMemoryLimit int64 = 64 << 20
+
+// MemoryLimit resolves the soft memory limit to apply from the
+// --memory-limit flag value and the GOMEMLIMIT environment variable, in
+// that order of precedence. It returns the limit in bytes, math.MaxInt64
+// for "off" (no limit), or -1 when the flag is empty and GOMEMLIMIT is set
+// (the Go runtime has applied it already: leave it). The syntax is
+// GOMEMLIMIT's: an integer with an optional B, KiB, MiB, GiB or TiB suffix.
+func MemoryLimit(flag, env string) (int64, error) {
+	switch {
+	case flag != "":
+		n, err := parseMemoryLimit(flag)
+		if err != nil {
+			return 0, fmt.Errorf("memory limit: %w", err)
+		}
+		return n, nil
+	case env != "":
+		return -1, nil
+	default:
+		return DefaultMemoryLimit, nil
+	}
+}
+
+// parseMemoryLimit parses GOMEMLIMIT's syntax ("off" means no limit).
+func parseMemoryLimit(s string) (int64, error) {
+	if s == "off" {
+		return math.MaxInt64, nil
+	}
+	units := []struct {
+		suffix string
+		shift  uint
+	}{{"TiB", 40}, {"GiB", 30}, {"MiB", 20}, {"KiB", 10}, {"B", 0}}
+	num, shift := s, uint(0)
+	for _, u := range units {
+		if v, ok := strings.CutSuffix(s, u.suffix); ok {
+			num, shift = v, u.shift
+			break
+		}
+	}
+	n, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || n < 0 || n > math.MaxInt64>>shift {
+		return 0, fmt.Errorf("%q is not a size like 64MiB, 1GiB or off", s)
+	}
+	return n << shift, nil
+}
