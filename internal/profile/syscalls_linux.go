@@ -215,7 +215,7 @@ func newSyscallSession(cfg SyscallConfig, tab *syscalltab.Table, pid int) (*sysc
 // behaviour of the target lines up with the windows).
 const (
 	windowPeriod = 50 * time.Millisecond
-	autoCheck    = 10 * time.Millisecond
+	autoCheck    = 2 * time.Millisecond
 )
 
 // setEntry attaches or detaches the entry program.
