@@ -84,6 +84,8 @@ queue, commit and exit 0.`,
 	f.BoolVar(&cfg.Pprof, "pprof", false, "mount net/http/pprof under /debug/pprof/")
 	f.StringVar(&cfg.AuthToken, "auth-token", "", "require 'Authorization: Bearer TOKEN' on the API, /metrics and pprof; browsers log in to the dashboard at /ui/login (or $"+authTokenEnv+")")
 	f.BoolVar(&cfg.AuthIngest, "auth-ingest", false, "require the bearer token on the OTLP routes too")
+	f.DurationVar(&cfg.RawRetention, "raw-retention", store.DefaultRawRetention, "keep raw payloads this long after their projection is durable, then delete them from raw.db")
+	f.BoolVar(&cfg.KeepRaw, "keep-raw", false, "never delete raw payloads (raw.db grows without bound)")
 	f.BoolVar(&cfg.NoProjection, "no-projection", false, "store raw payloads only, no relational projection (write-path benchmarks)")
 	f.StringVar(&memLimit, "memory-limit", "", "soft limit of the Go heap, GOMEMLIMIT syntax (64MiB, 1GiB, off); default $GOMEMLIMIT, else "+strconv.FormatInt(ingestsrv.DefaultMemoryLimit>>20, 10)+"MiB; SQLite's memory comes on top")
 	f.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", ingestsrv.DefaultShutdownTimeout, "bound on the drain at shutdown")

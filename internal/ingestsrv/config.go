@@ -91,13 +91,18 @@ type Config struct {
 	// NoProjection stores raw payloads only (store.Config.NoProjection);
 	// benchmarks of the write path use it.
 	NoProjection bool
+	// RawRetention is how long raw payloads are kept once their projection
+	// is durable (0 means store.DefaultRawRetention); KeepRaw keeps them
+	// forever (store.Config).
+	RawRetention time.Duration
+	KeepRaw      bool
 	// Logger receives lifecycle events and errors (nil means slog.Default()).
 	Logger *slog.Logger
 }
 
 // Validate reports a configuration error.
 func (c Config) Validate() error {
-	if c.QueueBytes < 0 || c.QueueRequests < 0 || c.MaxBody < 0 || c.InflightBytes < 0 || c.ShutdownTimeout < 0 || c.MaxConns < 0 || c.MaxRejecting < 0 || c.MaxLagRecords < 0 {
+	if c.QueueBytes < 0 || c.QueueRequests < 0 || c.MaxBody < 0 || c.InflightBytes < 0 || c.ShutdownTimeout < 0 || c.MaxConns < 0 || c.MaxRejecting < 0 || c.MaxLagRecords < 0 || c.RawRetention < 0 {
 		return errors.New("ingestsrv: config: negative limit")
 	}
 	switch c.Sync {

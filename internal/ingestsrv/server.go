@@ -59,6 +59,8 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		QueueBytes:    cfg.QueueBytes,
 		QueueRequests: cfg.QueueRequests,
 		NoProjection:  cfg.NoProjection,
+		RawRetention:  cfg.RawRetention,
+		KeepRaw:       cfg.KeepRaw,
 		Logger:        cfg.Logger,
 	})
 	if err != nil {

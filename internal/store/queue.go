@@ -70,11 +70,13 @@ func (q *queue) push(r *request) error {
 	return nil
 }
 
-// take blocks until requests are queued or the queue is closed, then moves every queued request
-// into buf and returns it. It never waits for more work once there is some. ok is false when
-// the queue is closed and empty: the writer's signal to stop.
+// take blocks until requests are queued, the queue is closed or nudge is called, then moves every
+// queued request into buf and returns it. It never waits for more work once there is some. An
+// empty batch with ok true means a nudge (or a wake-up whose requests an earlier take already
+// took): the writer's chance to do idle work. ok is false when the queue is closed and empty: the
+// writer's signal to stop.
 func (q *queue) take(buf []*request) (batch []*request, ok bool) {
-	for {
+	for waited := false; ; waited = true {
 		q.mu.Lock()
 		if len(q.items) > 0 {
 			batch = append(buf, q.items...)
@@ -88,7 +90,25 @@ func (q *queue) take(buf []*request) (batch []*request, ok bool) {
 		if closed {
 			return buf, false
 		}
+		if waited {
+			return buf, true
+		}
 		<-q.wake
+	}
+}
+
+// idle reports whether nothing is queued (the writer may do idle work).
+func (q *queue) idle() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.items) == 0
+}
+
+// nudge wakes the writer even though nothing is queued; it never blocks.
+func (q *queue) nudge() {
+	select {
+	case q.wake <- struct{}{}:
+	default:
 	}
 }
 

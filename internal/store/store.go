@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"modernc.org/sqlite" // also registers the "sqlite" database/sql driver
 )
@@ -77,8 +78,13 @@ type Config struct {
 	// ReadConns sizes the read-only pool; 0 means DefaultReadConns.
 	ReadConns int
 	// NoProjection disables the projector (raw storage only); used by benchmarks that measure
-	// the write path alone.
+	// the write path alone. Raw payloads are then never pruned.
 	NoProjection bool
+	// RawRetention is how long a raw payload is kept after it was received once its projection
+	// is durable; then it is deleted from raw.db (see prune.go). 0 means DefaultRawRetention.
+	RawRetention time.Duration
+	// KeepRaw disables pruning: raw.db keeps every payload and grows without bound.
+	KeepRaw bool
 	// Logger receives projection errors and lifecycle events; nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -93,7 +99,7 @@ func (c Config) Validate() error {
 	default:
 		return fmt.Errorf("store: config: unknown sync mode %q (want full, normal or off)", c.Sync)
 	}
-	if c.QueueBytes < 0 || c.QueueRequests < 0 || c.ProjectSlice < 0 || c.ReadConns < 0 {
+	if c.QueueBytes < 0 || c.QueueRequests < 0 || c.ProjectSlice < 0 || c.ReadConns < 0 || c.RawRetention < 0 {
 		return errors.New("store: config: negative limit")
 	}
 	if c.ProjectShare < 0 || c.ProjectShare > 1 {
@@ -120,6 +126,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.ProjectShare == 0 {
 		c.ProjectShare = DefaultProjectShare
+	}
+	if c.RawRetention == 0 {
+		c.RawRetention = DefaultRawRetention
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
@@ -150,6 +159,9 @@ type Store struct {
 	projectStop context.CancelFunc
 	projectDone chan struct{}
 	projectWake chan struct{}
+	prune       pruneState
+	pruneStop   context.CancelFunc
+	pruneDone   chan struct{}
 	closeOnce   sync.Once
 	closeErr    error
 	closeCtxErr error
@@ -175,6 +187,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		writerDone:  make(chan struct{}),
 		projectDone: make(chan struct{}),
 		projectWake: make(chan struct{}, 1),
+		pruneDone:   make(chan struct{}),
 	}
 	s.q.init(cfg.QueueRequests, cfg.QueueBytes)
 	if err := s.openDBs(ctx); err != nil {
@@ -185,6 +198,21 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		s.closeDBs()
 		return nil, err
 	}
+	if err := s.loadPruneState(ctx); err != nil {
+		s.closeDBs()
+		return nil, err
+	}
+	var pruneDB *sql.DB
+	if s.pruneConfigured() {
+		// Its own telemetry.db connection: the checkpoint that makes the projection durable
+		// must not stall the projector or the writer.
+		var err error
+		pruneDB, err = openOne(ctx, dsn(s.path, append(commonPragmas, "cache_size(-256)", "synchronous(full)")...))
+		if err != nil {
+			s.closeDBs()
+			return nil, classify("open prune watch", err)
+		}
+	}
 	go s.runWriter()
 	pctx, cancel := context.WithCancel(context.Background())
 	s.projectStop = cancel
@@ -192,6 +220,13 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		close(s.projectDone)
 	} else {
 		go s.runProjector(pctx)
+	}
+	wctx, wcancel := context.WithCancel(context.Background())
+	s.pruneStop = wcancel
+	if pruneDB == nil {
+		close(s.pruneDone)
+	} else {
+		go s.runPruneWatch(wctx, pruneDB)
 	}
 	return s, nil
 }
@@ -349,6 +384,8 @@ func (s *Store) Close(ctx context.Context) error {
 		}
 		s.projectStop()
 		<-s.projectDone
+		s.pruneStop()
+		<-s.pruneDone
 		s.closeErr = s.closeDBs()
 		s.subMu.Lock()
 		for _, ch := range s.subs {

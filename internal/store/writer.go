@@ -62,6 +62,12 @@ func (s *Store) runWriter() {
 		if !ok {
 			return
 		}
+		if len(batch) == 0 { // nudged: nothing to commit, prune if there is room
+			if w.pruneIdle() && s.q.idle() {
+				s.q.nudge() // more to prune: come back unless requests arrive first
+			}
+			continue
+		}
 		live = live[:0]
 		var cancelled int
 		var cancelledBytes int64
@@ -114,6 +120,14 @@ func (w *rawWriter) commit(batch []*request) error {
 		}
 		w.ins = ins
 	}
+	prune := false
+	if s.pruneConfigured() {
+		if err := w.preparePrune(); err != nil {
+			s.cfg.Logger.Warn("store: prune raw", "err", err)
+		} else {
+			prune = true
+		}
+	}
 	tx, err := s.writeDB.Begin()
 	if err != nil {
 		return classify("begin", err)
@@ -133,8 +147,22 @@ func (w *rawWriter) commit(batch []*request) error {
 		tx.Rollback()
 		return classify("insert raw", err)
 	}
+	// Prune projected rows in the same transaction: no extra fsync, and at least twice the
+	// batch's ids, so pruning keeps up whenever projection does. A failed prune statement is
+	// rolled back alone; the batch still commits.
+	prunedTo := int64(-1)
+	if lo, hi, ok := s.pruneTarget(max(pruneMinIDs, 2*int64(len(batch)))); ok && prune {
+		if to, perr := w.pruneIn(tx, lo, hi); perr != nil {
+			s.cfg.Logger.Warn("store: prune raw", "err", perr)
+		} else {
+			prunedTo = to
+		}
+	}
 	if err := tx.Commit(); err != nil {
 		return classify("commit", err)
+	}
+	if prunedTo >= 0 {
+		s.prune.pruned.Store(prunedTo)
 	}
 	s.nextRawID = id
 	s.stats.commits.Add(1)
@@ -146,6 +174,7 @@ func (w *rawWriter) closeStmts() {
 	if w.ins != nil {
 		w.ins.close()
 	}
+	w.s.prune.close()
 }
 
 // classify wraps a SQLite error from action, mapping lack of space to ErrDiskFull.

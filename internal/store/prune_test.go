@@ -1,0 +1,158 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"testing"
+	"time"
+)
+
+// rawCount counts raw.db rows through the writer's file, read-only.
+func rawCount(t testing.TB, s *Store) int {
+	t.Helper()
+	var n int
+	if err := s.ReadDB().QueryRow("SELECT count(*) FROM raw.raw").Scan(&n); err != nil {
+		t.Fatalf("count raw: %v", err)
+	}
+	return n
+}
+
+// waitDurable waits until the prune watch has published a durable high-water mark covering
+// every raw row committed so far.
+func waitDurable(t testing.TB, s *Store) {
+	t.Helper()
+	waitProjected(t, s)
+	last := s.Stats().LastRawID
+	waitFor(t, "durable projection mark", func() bool { return s.prune.durable.Load() >= last })
+}
+
+// TestPruneProjected: with a tiny retention, projected payloads are deleted from raw.db, by a
+// group commit (deterministically: the next Append's transaction) and, with no traffic, by the
+// idle writer; the logs stay in telemetry.db and raw ids keep increasing across a reopen with
+// an empty raw table.
+func TestPruneProjected(t *testing.T) {
+	dir := t.TempDir()
+	cfg := Config{Dir: dir, RawRetention: time.Nanosecond, Logger: quietLogger}
+	s, err := Open(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 20
+	for i := range n {
+		appendLogs(t, s, makeLogs("svc", "first", 1+i%3))
+	}
+	waitDurable(t, s)
+	last := s.Stats().LastRawID
+	appendLogs(t, s, makeLogs("svc", "trigger", 1)) // its commit prunes the n durable rows
+	if got := s.PrunedRawID(); got < last {
+		t.Fatalf("after a group commit: pruned through raw id %d, want >= %d", got, last)
+	}
+	waitDurable(t, s) // the trigger row: pruned by the idle writer, no further Append
+	waitFor(t, "idle prune", func() bool { return s.PrunedRawID() == s.Stats().LastRawID })
+	if got := rawCount(t, s); got != 0 {
+		t.Errorf("raw rows left %d, want 0", got)
+	}
+	wantLogs := countRows(t, s, "logs")
+	if wantLogs == 0 {
+		t.Fatal("no logs projected")
+	}
+	lastBefore := s.Stats().LastRawID
+	if err := s.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+
+	s = openTest(t, cfg)
+	if got := s.PrunedRawID(); got != lastBefore {
+		t.Errorf("after reopen: pruned mark %d, want %d", got, lastBefore)
+	}
+	appendLogs(t, s, makeLogs("svc", "after", 2))
+	if got := s.Stats().LastRawID; got != lastBefore+1 {
+		t.Errorf("raw id after reopen %d, want %d (ids are never reused)", got, lastBefore+1)
+	}
+	waitProjected(t, s)
+	if got := countRows(t, s, "logs"); got != wantLogs+2 {
+		t.Errorf("logs %d, want %d", got, wantLogs+2)
+	}
+}
+
+// TestPruneRespectsRetention: rows younger than the retention stay, even when their projection
+// is durable and a group commit had the chance to prune them.
+func TestPruneRespectsRetention(t *testing.T) {
+	s := openTest(t, Config{RawRetention: time.Hour, Logger: quietLogger})
+	for range 5 {
+		appendLogs(t, s, makeLogs("svc", "young", 2))
+	}
+	waitDurable(t, s)
+	appendLogs(t, s, makeLogs("svc", "trigger", 1))
+	if got := s.PrunedRawID(); got != 0 {
+		t.Errorf("pruned through raw id %d, want 0 (retention 1h)", got)
+	}
+	if got := rawCount(t, s); got != 6 {
+		t.Errorf("raw rows %d, want 6", got)
+	}
+}
+
+// TestPruneKeepRaw: KeepRaw (and NoProjection) never delete anything.
+func TestPruneKeepRaw(t *testing.T) {
+	for _, cfg := range []Config{
+		{RawRetention: time.Nanosecond, KeepRaw: true, Logger: quietLogger},
+		{RawRetention: time.Nanosecond, NoProjection: true, Logger: quietLogger},
+	} {
+		s := openTest(t, cfg)
+		if s.pruneConfigured() {
+			t.Fatalf("%+v: pruning configured", cfg)
+		}
+		appendLogs(t, s, makeLogs("svc", "keep", 1))
+		appendLogs(t, s, makeLogs("svc", "keep", 1))
+		if got := rawCount(t, s); got != 2 {
+			t.Errorf("raw rows %d, want 2", got)
+		}
+	}
+}
+
+// TestDurableHWMNeedsFullCheckpoint: while a reader pins an old snapshot of telemetry.db, the
+// WAL cannot be fully checkpointed, so the high-water mark is not known to be durable and
+// nothing may be pruned on its strength.
+func TestDurableHWMNeedsFullCheckpoint(t *testing.T) {
+	s := openTest(t, Config{KeepRaw: true, Logger: quietLogger})
+	appendLogs(t, s, makeLogs("svc", "a", 1))
+	waitProjected(t, s)
+
+	reader, err := sql.Open("sqlite", "file:"+s.TelemetryPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reader.Close()
+	tx, err := reader.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	var hwm int64
+	if err := tx.QueryRow("SELECT raw_id FROM projection_state WHERE id = 1").Scan(&hwm); err != nil {
+		t.Fatal(err)
+	}
+	appendLogs(t, s, makeLogs("svc", "b", 1)) // a projection commit the pinned reader does not see
+	waitProjected(t, s)
+
+	db, err := openOne(context.Background(), dsn(s.TelemetryPath(), commonPragmas...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	got, err := durableHWM(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != -1 {
+		t.Errorf("durable mark %d while a reader pins the WAL, want -1", got)
+	}
+	tx.Rollback()
+	got, err = durableHWM(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := s.Stats().ProjectedRawID; got != want {
+		t.Errorf("durable mark %d after the reader left, want %d", got, want)
+	}
+}
