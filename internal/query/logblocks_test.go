@@ -43,7 +43,7 @@ var blockTraces = []string{"0af7651916cd43dd8448eb211c80319c", "4bf92f3577b34da6
 
 // appendDisordered appends n logs in requests of up to 700 whose times mostly grow with the
 // request but not always: about 1 in 50 requests carries old timestamps (arriving late), 1 in
-// 40 records carries a timestamp up to 20 minutes in the future (a skewed clock), and times are
+// 3,000 records a timestamp up to 30 s in the future (a skewed clock), and times are
 // truncated to 10 ms so many records share one. Bodies hold the common term "timeout" (1 in
 // 7), the rare "quokka" (1 in 500), and non-ASCII text.
 func appendDisordered(t testing.TB, st *store.Store, rng *rand.Rand, base time.Time, first, n int) {
@@ -57,8 +57,8 @@ func appendDisordered(t testing.TB, st *store.Store, rng *rand.Rand, base time.T
 		logs := make([]querytest.LogSpec, size)
 		for i := range logs {
 			ts := at.Add(time.Duration(rng.IntN(2000)-1000) * time.Millisecond)
-			if rng.IntN(40) == 0 {
-				ts = ts.Add(time.Duration(rng.IntN(1200)) * time.Second)
+			if rng.IntN(3000) == 0 {
+				ts = ts.Add(time.Duration(rng.IntN(30)) * time.Second)
 			}
 			words := []string{"req", "GET", "cart", "Ünïcode", "status=200", "dur=12ms"}
 			var b strings.Builder
@@ -225,7 +225,7 @@ func TestLogsByBlocksExact(t *testing.T) {
 	defer closeStore(t, st)
 	base := time.Now().Add(-time.Hour).Truncate(time.Second)
 	rng := rand.New(rand.NewPCG(7, 11))
-	appendDisordered(t, st, rng, base, 0, 14_000)
+	appendDisordered(t, st, rng, base, 0, 10_000)
 	checkAgainstReference(t, st, searchQueries(base))
 }
 
@@ -236,7 +236,7 @@ func TestLogsByBlocksAfterUpgrade(t *testing.T) {
 	st := openStoreDir(t, dir)
 	base := time.Now().Add(-time.Hour).Truncate(time.Second)
 	rng := rand.New(rand.NewPCG(3, 5))
-	appendDisordered(t, st, rng, base, 0, 9_000)
+	appendDisordered(t, st, rng, base, 0, 6_000)
 	closeStore(t, st)
 	downgradeToV2(t, telemetryPath(dir))
 
@@ -247,13 +247,13 @@ func TestLogsByBlocksAfterUpgrade(t *testing.T) {
 	if err := r.db.QueryRow(`SELECT (SELECT log_id FROM summary_state), (SELECT count(*) FROM log_blocks)`).Scan(&covered, &blocks); err != nil {
 		t.Fatal(err)
 	}
-	if covered != 9_000 || blocks != 3 {
-		t.Fatalf("after upgrade: summary covers %d logs in %d blocks, want 9000 in 3", covered, blocks)
+	if covered != 6_000 || blocks != 2 {
+		t.Fatalf("after upgrade: summary covers %d logs in %d blocks, want 6000 in 2", covered, blocks)
 	}
 	qs := searchQueries(base)
 	checkAgainstReference(t, st, map[string]LogQuery{"common": qs["common"], "common service": qs["common service"],
 		"rare": qs["rare"], "since until": qs["since until"]})
-	appendDisordered(t, st, rng, base, 9_000, 5_000)
+	appendDisordered(t, st, rng, base, 6_000, 3_000)
 	checkAgainstReference(t, st, map[string]LogQuery{
 		"common": {LogFilter: LogFilter{Q: "timeout"}, Limit: 100},
 		"rare":   {LogFilter: LogFilter{Q: "quokka"}, Limit: 3},
@@ -284,7 +284,7 @@ func TestLogBlocksBound(t *testing.T) {
 	base := time.Now().Add(-time.Hour).Truncate(time.Second)
 	rng := rand.New(rand.NewPCG(1, 2))
 	r := NewReader(st.ReadDB())
-	for round, n := range []int{5000, 100, 4000} {
+	for round, n := range []int{3000, 100, 2500} {
 		appendDisordered(t, st, rng, base, round*10_000, n)
 		snap, err := r.blocks.refresh(context.Background(), r.db)
 		if err != nil {
@@ -355,7 +355,7 @@ func TestLogsByBlocksStopsEarly(t *testing.T) {
 	defer closeStore(t, st)
 	base := time.Now().Add(-time.Hour).Truncate(time.Second)
 	var logs []querytest.LogSpec
-	for i := range 12_000 {
+	for i := range 9_000 {
 		body := fmt.Sprintf("line %d", i)
 		if i%10 == 3 {
 			body += " upstream timeout"
@@ -385,18 +385,18 @@ func TestLogsByBlocksStopsEarly(t *testing.T) {
 		}
 		return walked, rows
 	}
-	// 1,200 matches; the 101 newest span ~1,010 ids, within the last 4,096-id block or two.
+	// 900 matches, ~81 in the last block (ids 8192-9020, with the newer logs), the 101 newest
+	// reach into block 1 (4096-8191), whose 410 are read before block 0's bound stops the walk.
 	if walked, rows := walk(LogQuery{LogFilter: LogFilter{Q: "timeout"}, Limit: 100}); walked > 600 || len(rows) != 101 {
 		t.Errorf("common term: walked %d candidates for %d rows, want at most 600 for 101", walked, len(rows))
 	}
-	// since after every match: the walk ends on leaving the last block (ids 8192-12287: it
-	// holds the newer logs too), after its ~381 matches.
-	if walked, rows := walk(LogQuery{LogFilter: LogFilter{Q: "timeout", Since: base.Add(30 * time.Minute).UnixNano()}, Limit: 100}); walked > 400 || len(rows) != 0 {
+	// since after every match: the walk ends on leaving the last block, after its ~81 matches.
+	if walked, rows := walk(LogQuery{LogFilter: LogFilter{Q: "timeout", Since: base.Add(30 * time.Minute).UnixNano()}, Limit: 100}); walked > 100 || len(rows) != 0 {
 		t.Errorf("since after all matches: walked %d, got %d rows", walked, len(rows))
 	}
 	// A service no row has: nothing fills the page, every candidate is read.
-	if walked, _ := walk(LogQuery{LogFilter: LogFilter{Q: "timeout", Service: "b"}, Limit: 100}); walked != 1200 {
-		t.Errorf("no row passes: walked %d candidates, want all 1200", walked)
+	if walked, _ := walk(LogQuery{LogFilter: LogFilter{Q: "timeout", Service: "b"}, Limit: 100}); walked != 900 {
+		t.Errorf("no row passes: walked %d candidates, want all 900", walked)
 	}
 }
 
@@ -428,6 +428,18 @@ func BenchmarkLogSearchData(b *testing.B) {
 					if err != nil || len(p.Logs) != 100 {
 						b.Fatalf("%d logs, %v", len(p.Logs), err)
 					}
+				}
+				if plan == "blocks" { // candidates read per search
+					snap, err := r.blocks.refresh(context.Background(), r.db)
+					if err != nil {
+						b.Fatal(err)
+					}
+					_, walked, err := r.logsByBlocks(context.Background(), &q, snap, ftsFilter{"logs_fts MATCH ?", trigramQuery(term)},
+						q.baseWhere(), `l.body LIKE ? ESCAPE '\'`, []any{likeContains(term)}, nil)
+					if err != nil {
+						b.Fatal(err)
+					}
+					b.ReportMetric(float64(walked), "candidates/op")
 				}
 			})
 		}
