@@ -6,7 +6,10 @@
 #
 # Workloads: logs with 1 record/request; mixed logs/metrics/traces with 10
 # records/request; then overload: an open-model rate of 10x the logs capacity
-# just measured, to check that memory stays bounded (503s are expected).
+# just measured, to check that memory stays bounded (503s are expected, and
+# no transport errors: connections past --max-conns are answered 503 too);
+# then bulk: 1000-record log requests from 4 workers (like querygen's load in
+# scripts/bench-query.sh), where the projector's slices are largest.
 # Reported per run: req/s, records/s, p50/p99 latency, 2xx/503 counts, the
 # server's peak RSS (VmHWM), its CPU time per request (user+sys from
 # /proc/PID/stat: robust on a shared, noisy machine where req/s mostly
@@ -14,6 +17,7 @@
 #
 # Usage: scripts/bench-serve.sh            (60 s per run)
 # Env:   DURATION=60s CONCURRENCY=256 OVERLOAD_DURATION=20s RUNS=1
+#        BULK_DURATION=20s (0 skips the bulk phase)
 #        OTELCOL=/tmp/otelbench-otelcol/otelcol (built if missing)
 #        BIN=path/to/otelbench (default: go build ./cmd/otelbench)
 #        SERVE_ARGS="--no-projection" extra `otelbench serve` flags (split on spaces)
@@ -23,6 +27,7 @@ set -euo pipefail
 dur=${DURATION:-60s}
 conc=${CONCURRENCY:-256}
 odur=${OVERLOAD_DURATION:-20s}
+bdur=${BULK_DURATION:-20s}
 runs=${RUNS:-1}
 otelcol=${OTELCOL:-/tmp/otelbench-otelcol/otelcol}
 out=${OUT:-$(mktemp -d /tmp/bench-serve.XXXXXX)}
@@ -134,3 +139,6 @@ done
 # Overload: 10x the logs capacity just measured, open model, many in flight.
 rate=$((10 * ${rps[logs1-otelbench]}))
 run overload otelbench --mix logs=1 --records 1 --rate "$rate" --concurrency 4096 --duration "$odur" --timeout 5s
+if [[ $bdur != 0 ]]; then
+	run bulk1000 otelbench --mix logs=1 --records 1000 --concurrency 4 --duration "$bdur"
+fi

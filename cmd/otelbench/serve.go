@@ -33,9 +33,10 @@ func newServeCmd() *cobra.Command {
 		Long: `serve accepts OTLP/HTTP (POST /v1/logs, /v1/metrics, /v1/traces; protobuf or
 JSON; identity, gzip or zstd) and answers 200 only once the data is on disk in
 a SQLite database (WAL, group commit, fsync per --sync). Overload and shutdown
-answer 503 with Retry-After. GET /healthz, /api/v1/stats (JSON) and /metrics
-(Prometheus) report what was stored and rejected. SIGINT/SIGTERM drain the
-queue, commit and exit 0.`,
+answer 503 with Retry-After, connections past --max-conns included. Raw
+payloads are deleted --raw-retention after their projection is durable.
+GET /healthz, /api/v1/stats (JSON) and /metrics (Prometheus) report what was
+stored and rejected. SIGINT/SIGTERM drain the queue, commit and exit 0.`,
 		Example: `  otelbench serve
   otelbench serve --addr 127.0.0.1:4318 --data /var/lib/otelbench --pprof
   OTELBENCH_AUTH_TOKEN=s3cret otelbench serve --addr 0.0.0.0:4318 --auth-ingest`,
