@@ -31,16 +31,16 @@ SLOW_TOOLS=${SLOW_TOOLS:-1}
 # RT=1 runs the workload (every thread of it) pinned to CPU 1 at
 # SCHED_FIFO priority 10, which shields the measurement from other load on
 # a shared machine (RT throttling still leaves 5% to others), and the
-# tracer unpinned at normal priority, nice -10, so that it can run beside
-# the loop (otelbench's latency sampling attaches and detaches its entry
-# program while the target runs). The tracer is never given an RT priority:
-# a tracer at a higher RT priority than its target starved the machine in
-# one trial. Use with SLOW_TOOLS=0: strace and perf trace would hog the CPU
-# for long.
+# tracer on CPU 0 at normal priority, nice -10, so that it runs beside the
+# loop (otelbench's latency sampling attaches and detaches its entry
+# program while the target runs; a tracer thread left on CPU 1 would wait
+# behind the loop). The tracer is never given an RT priority: a tracer at a
+# higher RT priority than its target starved the machine in one trial. Use
+# with SLOW_TOOLS=0: strace and perf trace would hog the CPU for long.
 RT=${RT:-0}
 pre=(timeout -s KILL 300) lpin=()
 if [[ $RT == 1 ]]; then
-	pre+=(nice -n -10)
+	pre+=(taskset -c 0 nice -n -10)
 	lpin=(-cpu 1 -fifo 10)
 fi
 
@@ -133,7 +133,7 @@ if [[ ${BPF_STATS:-1} == 1 ]]; then
 	old=$(sysctl -n kernel.bpf_stats_enabled)
 	sysctl -qw kernel.bpf_stats_enabled=1
 	# The loop would run for minutes: otelbench stops it after 3 s.
-	"$ob" profile --duration 3s ${BPF_STATS_FLAGS:-} -- "$loop" -n 1000000000 -call "$CALL" "${lpin[@]}" >/dev/null 2>&1 &
+	"${pre[@]:3}" "$ob" profile --duration 3s ${BPF_STATS_FLAGS:-} -- "$loop" -n 1000000000 -call "$CALL" "${lpin[@]}" >/dev/null 2>&1 &
 	obpid=$!
 	sleep 2
 	for fd in /proc/$obpid/fdinfo/*; do

@@ -156,6 +156,8 @@ type SyscallReport struct {
 	// Lost counts events the kernel side could not record (stack map full,
 	// and the like); non-zero means the stacks are incomplete.
 	Lost map[string]uint64 `json:"lost,omitempty"`
+	// Warnings say what else went wrong during the trace.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Total returns the number of syscalls counted.
@@ -294,6 +296,9 @@ func (r *SyscallReport) WriteText(w io.Writer, top int) error {
 		if n > 0 {
 			fmt.Fprintf(w, "\nwarning: %d %s\n", n, what)
 		}
+	}
+	for _, msg := range r.Warnings {
+		fmt.Fprintf(w, "\nwarning: %s\n", msg)
 	}
 	return nil
 }

@@ -356,3 +356,15 @@ func TestCPUTopFunctions(t *testing.T) {
 		t.Errorf("cpu nanoseconds = %d, want %d", got, 7*int64(time.Second/99))
 	}
 }
+
+func TestWriteTextWarnings(t *testing.T) {
+	r := sampleReport()
+	r.Warnings = []string{"latency sampling: attach sys_enter: boom: later calls counted but not timed"}
+	var buf bytes.Buffer
+	if err := r.WriteText(&buf, 0); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "\nwarning: latency sampling: attach sys_enter: boom") {
+		t.Errorf("warning not printed:\n%s", buf.String())
+	}
+}

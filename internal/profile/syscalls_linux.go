@@ -86,7 +86,8 @@ func TraceSyscalls(ctx context.Context, cfg SyscallConfig) (*SyscallReport, erro
 		rep.LatencyAuto = cfg.latencySample() == LatencySampleAuto
 	}
 	if sess.sampleErr != nil {
-		return nil, sess.sampleErr
+		// Counting went on; only the timing stopped.
+		rep.Warnings = append(rep.Warnings, sess.sampleErr.Error()+": later calls counted but not timed")
 	}
 	rep.Elapsed = time.Since(tr.started)
 	rep.ExitCode = tr.finish(finishGrace)
@@ -110,7 +111,7 @@ type syscallSession struct {
 	stopSampler chan struct{}
 	samplerDone chan struct{}
 	maxSample   int   // largest sampling period used (read after detach)
-	sampleErr   error // why sampling stopped early (read after detach)
+	sampleErr   error // why timing stopped early (read after detach)
 }
 
 func newSyscallSession(cfg SyscallConfig, tab *syscalltab.Table, pid int) (*syscallSession, error) {
@@ -223,7 +224,6 @@ func (s *syscallSession) setEntry(on bool) error {
 	if on == (s.enter != nil) {
 		return nil
 	}
-
 	if !on {
 		err := s.enter.Close()
 		s.enter = nil
@@ -276,7 +276,6 @@ func (s *syscallSession) sample(n int) {
 			cur = min(max(int(math.Ceil(rate/AutoFullRate)), 1), MaxAutoLatencySample)
 		}
 		s.maxSample = max(s.maxSample, cur)
-
 		if cur == 1 {
 			if s.enter == nil {
 				if err := weight.Set(uint64(1)); err != nil {
