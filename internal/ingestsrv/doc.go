@@ -15,5 +15,9 @@
 // Memory is bounded under any overload: bodies are read through a limit
 // (never an unbounded io.ReadAll), and the bytes held by requests being read,
 // decoded or committed are charged to a budget (Config.InflightBytes); a
-// request that would exceed it is answered 503 at once.
+// request that would exceed it is answered 503 at once. Connections are
+// admitted up to Config.MaxConns; past it a small bounded rejecter (admit.go)
+// answers a canned 503 + Retry-After + Connection: close without involving
+// net/http, so overloaded clients see a retryable answer, not a connect
+// timeout; past Config.MaxRejecting connections are closed at once.
 package ingestsrv
