@@ -224,6 +224,18 @@ var errTraceChanged = errors.New("trace chunks changed while read; retry")
 
 // decodeChunk decodes chunk c (in the arena) into its spans' places.
 func (b *traceBufs) decodeChunk(c *chunkInfo) error {
+	if handled, err := b.decodeChunkV1(c); handled {
+		return err
+	}
+	return b.decodeChunkStore(c)
+}
+
+// decodeChunkStore is decodeChunk through store.DecodeTraceChunk, for any
+// layout the store's decoder knows.
+func (b *traceBufs) decodeChunkStore(c *chunkInfo) error {
+	if c.size == 0 {
+		return store.ErrBadTraceChunk
+	}
 	p := unsafe.String(&b.arena[c.off], c.size)
 	// The decoder returns substrings of p: their offsets locate them in
 	// the arena with no copy.

@@ -89,23 +89,23 @@ func (v *traceView) appendSpan(buf []byte, k int) []byte {
 		buf = appendHex64(buf, p)
 	}
 	buf = append(buf, `","parent":`...)
-	buf = strconv.AppendInt(buf, int64(b.parentPos[k]), 10)
+	buf = appendInt(buf, int64(b.parentPos[k]))
 	buf = append(buf, `,"depth":`...)
-	buf = strconv.AppendInt(buf, int64(b.depth[k]), 10)
+	buf = appendInt(buf, int64(b.depth[k]))
 	buf = append(buf, `,"children":`...)
-	buf = strconv.AppendInt(buf, int64(b.childCount[i+1]), 10)
+	buf = appendInt(buf, int64(b.childCount[i+1]))
 	buf = append(buf, `,"service":`...)
 	buf = appendJSONString(buf, b.str(tx.str[strService]))
 	buf = append(buf, `,"name":`...)
 	buf = appendJSONString(buf, b.str(tx.str[strName]))
 	buf = append(buf, `,"kind":`...)
-	buf = strconv.AppendInt(buf, int64(tx.kind), 10)
+	buf = appendInt(buf, int64(tx.kind))
 	buf = append(buf, `,"start_time_unix_nano":`...)
-	buf = strconv.AppendInt(buf, b.start[i], 10)
+	buf = appendInt(buf, b.start[i])
 	buf = append(buf, `,"end_time_unix_nano":`...)
-	buf = strconv.AppendInt(buf, b.end[i], 10)
+	buf = appendInt(buf, b.end[i])
 	buf = append(buf, `,"status_code":`...)
-	buf = strconv.AppendInt(buf, int64(tx.status), 10)
+	buf = appendInt(buf, int64(tx.status))
 	if r := tx.str[strStatusMessage]; r.n > 0 {
 		buf = append(buf, `,"status_message":`...)
 		buf = appendJSONString(buf, b.str(r))
@@ -126,23 +126,23 @@ func appendSpanJSON(buf []byte, s *Span) []byte {
 		buf = appendJSONString(buf, s.ParentSpanID)
 	}
 	buf = append(buf, `,"parent":`...)
-	buf = strconv.AppendInt(buf, int64(s.Parent), 10)
+	buf = appendInt(buf, int64(s.Parent))
 	buf = append(buf, `,"depth":`...)
-	buf = strconv.AppendInt(buf, int64(s.Depth), 10)
+	buf = appendInt(buf, int64(s.Depth))
 	buf = append(buf, `,"children":`...)
-	buf = strconv.AppendInt(buf, int64(s.Children), 10)
+	buf = appendInt(buf, int64(s.Children))
 	buf = append(buf, `,"service":`...)
 	buf = appendJSONString(buf, s.Service)
 	buf = append(buf, `,"name":`...)
 	buf = appendJSONString(buf, s.Name)
 	buf = append(buf, `,"kind":`...)
-	buf = strconv.AppendInt(buf, int64(s.Kind), 10)
+	buf = appendInt(buf, int64(s.Kind))
 	buf = append(buf, `,"start_time_unix_nano":`...)
-	buf = strconv.AppendInt(buf, s.StartTimeUnixNano, 10)
+	buf = appendInt(buf, s.StartTimeUnixNano)
 	buf = append(buf, `,"end_time_unix_nano":`...)
-	buf = strconv.AppendInt(buf, s.EndTimeUnixNano, 10)
+	buf = appendInt(buf, s.EndTimeUnixNano)
 	buf = append(buf, `,"status_code":`...)
-	buf = strconv.AppendInt(buf, int64(s.StatusCode), 10)
+	buf = appendInt(buf, int64(s.StatusCode))
 	if s.StatusMessage != "" {
 		buf = append(buf, `,"status_message":`...)
 		buf = appendJSONString(buf, s.StatusMessage)
@@ -152,6 +152,43 @@ func appendSpanJSON(buf []byte, s *Span) []byte {
 		buf = appendRawJSON(buf, s.Attributes)
 	}
 	return append(buf, "}\n"...)
+}
+
+// decimalPairs holds the two decimal digits of 0..99.
+var decimalPairs = func() (t [200]byte) {
+	for i := range 100 {
+		t[2*i], t[2*i+1] = byte('0'+i/10), byte('0'+i%10)
+	}
+	return t
+}()
+
+// appendInt appends v in decimal, as strconv.AppendInt(buf, v, 10) does,
+// with fast paths for the small counts of a span (depth, kind, ...) and
+// for nanosecond timestamps (19 digits): strconv's general loop was ~12
+// ms of writing a 161,000-span trace.
+func appendInt(buf []byte, v int64) []byte {
+	switch {
+	case 0 <= v && v < 10:
+		return append(buf, byte('0'+v))
+	case 10 <= v && v < 100:
+		return append(buf, decimalPairs[2*v], decimalPairs[2*v+1])
+	case v < 1e18:
+		return strconv.AppendInt(buf, v, 10)
+	}
+	// 1e18 <= v <= MaxInt64 (~9.2e18): exactly 19 digits, as 3 + 8 + 8.
+	u := uint64(v)
+	top, rest := uint32(u/1e16), u%1e16
+	buf = append(buf, byte('0'+top/100), decimalPairs[2*(top%100)], decimalPairs[2*(top%100)+1])
+	buf = append8(buf, uint32(rest/1e8))
+	return append8(buf, uint32(rest%1e8))
+}
+
+// append8 appends x < 1e8 as exactly 8 decimal digits.
+func append8(buf []byte, x uint32) []byte {
+	a, b := x/10000, x%10000
+	return append(buf,
+		decimalPairs[2*(a/100)], decimalPairs[2*(a/100)+1], decimalPairs[2*(a%100)], decimalPairs[2*(a%100)+1],
+		decimalPairs[2*(b/100)], decimalPairs[2*(b/100)+1], decimalPairs[2*(b%100)], decimalPairs[2*(b%100)+1])
 }
 
 // appendHex64 appends v as 16 lowercase hex digits.

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -340,6 +341,18 @@ func FuzzTraceJSONString(f *testing.F) {
 		}
 		if got := appendRawJSON(nil, s); !bytes.Equal(got, want) {
 			t.Errorf("appendRawJSON(%q) = %s, want %s", s, got, want)
+		}
+	})
+}
+
+// FuzzTraceJSONInt: appendInt writes what strconv.AppendInt writes.
+func FuzzTraceJSONInt(f *testing.F) {
+	for _, v := range []int64{0, 9, 10, 99, 100, -1, -99, 1e18 - 1, 1e18, 1_700_000_000_000_000_000, 1<<63 - 1, -1 << 63, 9_999_999_999_999_999} {
+		f.Add(v)
+	}
+	f.Fuzz(func(t *testing.T, v int64) {
+		if got, want := appendInt([]byte("x"), v), strconv.AppendInt([]byte("x"), v, 10); !bytes.Equal(got, want) {
+			t.Errorf("appendInt(%d) = %s, want %s", v, got, want)
 		}
 	})
 }
