@@ -145,14 +145,19 @@ func (p *projector) load() error {
 	return nil
 }
 
-// readRaw loads up to limit raw rows after the high-water mark into p.rows.
-func (p *projector) readRaw(limit int) error {
+// readRaw loads up to limit raw rows after the high-water mark into p.rows,
+// stopping one row after the records read pass maxRecords: a
+// slice of 1000-record requests uses a handful of rows, and holding the other
+// ~500 payloads in memory cost more than half the server's peak RSS under
+// bulk load.
+func (p *projector) readRaw(limit int, maxRecords int64) error {
 	p.rows = p.rows[:0]
 	rows, err := p.selectRaw.Query(p.hwm, limit)
 	if err != nil {
 		return fmt.Errorf("read raw: %w", err)
 	}
 	defer rows.Close()
+	var records int64
 	for rows.Next() {
 		var r rawRow
 		var sig int64
@@ -161,6 +166,10 @@ func (p *projector) readRaw(limit int) error {
 		}
 		r.sig = signal.Signal(sig)
 		p.rows = append(p.rows, r)
+		if records > maxRecords {
+			break // this row is past the slice: kept so the caller sees more is pending
+		}
+		records += r.records
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("read raw: %w", err)
@@ -177,7 +186,7 @@ func (p *projector) projectSlice() (int, error) {
 		}
 	}
 	limit := p.s.cfg.ProjectSlice
-	if err := p.readRaw(limit + 1); err != nil {
+	if err := p.readRaw(limit+1, maxSliceRecords); err != nil {
 		return 0, err
 	}
 	if len(p.rows) == 0 {

@@ -536,3 +536,41 @@ func TestLagVisible(t *testing.T) {
 			st.LagRecords, st.LagSeconds, st.ProjectedRawID, st.LastRawID)
 	}
 }
+
+// TestProjectionBoundsBigRequests: requests of 1,000 records are projected
+// 8 to a slice (maxSliceRecords), and a slice reads only the raw rows it can
+// take plus the two that tell it more is pending, not ProjectSlice payloads.
+func TestProjectionBoundsBigRequests(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(context.Background(), Config{Dir: dir, NoProjection: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 20 {
+		appendLogs(t, s, makeLogs("svc", fmt.Sprintf("big%d-", i), 1000))
+	}
+	p := newProjector(s)
+	if err := p.load(); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.readRaw(s.cfg.ProjectSlice+1, maxSliceRecords); err != nil {
+		t.Fatal(err)
+	}
+	// 9 rows take the records read past 8,192; one more shows the rest pending.
+	if got := len(p.rows); got != 10 {
+		t.Errorf("readRaw of 1,000-record rows held %d payloads, want 10", got)
+	}
+	if err := s.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+
+	s = openTest(t, Config{Dir: dir})
+	waitProjected(t, s)
+	if st := s.Stats(); st.Logs.RecordsProjected != 20000 || st.ProjectionSlices != 3 || st.LagRecords != 0 {
+		t.Errorf("Stats: got %d projected in %d slices, lag %d; want 20000 in 3 (8+8+4 requests), lag 0",
+			st.Logs.RecordsProjected, st.ProjectionSlices, st.LagRecords)
+	}
+	if n := countRows(t, s, "logs"); n != 20000 {
+		t.Errorf("logs rows: got %d, want 20000", n)
+	}
+}
