@@ -40,7 +40,18 @@ func (s *Store) runProjector(ctx context.Context) {
 	p := newProjector(s)
 	defer p.close()
 	backoff := 50 * time.Millisecond
+	var lastSlice time.Time // start of the last slice that projected rows
+	caughtUp := false       // that slice took every raw row there was
 	for ctx.Err() == nil {
+		// Caught up: let a trickle of appends gather for ProjectInterval after the last
+		// slice, so it is projected in fewer, larger slices. A backlog never waits.
+		if wait := s.cfg.ProjectInterval - time.Since(lastSlice); caughtUp && wait > 0 {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(wait):
+			}
+		}
 		start, commits := time.Now(), s.stats.commits.Load()
 		n, err := p.projectSlice()
 		if err != nil {
@@ -56,6 +67,7 @@ func (s *Store) runProjector(ctx context.Context) {
 		}
 		backoff = 50 * time.Millisecond
 		if n > 0 {
+			lastSlice, caughtUp = start, n == len(p.rows)
 			s.notifyProjected()
 			// Ingest has priority: while appends keep committing, rest in proportion to the
 			// time the slice took.

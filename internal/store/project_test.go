@@ -574,3 +574,36 @@ func TestProjectionBoundsBigRequests(t *testing.T) {
 		t.Errorf("logs rows: got %d, want 20000", n)
 	}
 }
+
+// TestProjectionIntervalGathersTrickle: once caught up, the projector waits
+// out ProjectInterval after its last slice before the next, so appends that
+// trickle in meanwhile are projected together; a backlog found at start is
+// projected at once, and a Close during the wait loses nothing.
+func TestProjectionIntervalGathersTrickle(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(context.Background(), Config{Dir: dir, ProjectInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendLogs(t, s, makeLogs("svc", "first", 2))
+	waitProjected(t, s) // the first slice does not wait: nothing was projected before
+	first := s.Stats()
+	for i := range 5 {
+		appendLogs(t, s, makeLogs("svc", fmt.Sprintf("trickle%d-", i), 1))
+	}
+	// An hour's interval cannot have passed: nothing more may be projected, however
+	// slow the machine.
+	time.Sleep(200 * time.Millisecond)
+	if st := s.Stats(); st.ProjectedRawID != first.ProjectedRawID || st.LagRecords != 5 {
+		t.Errorf("within the interval: projected raw id %d (was %d), lag %d; want unchanged, 5",
+			st.ProjectedRawID, first.ProjectedRawID, st.LagRecords)
+	}
+	if err := s.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	s = openTest(t, Config{Dir: dir, ProjectInterval: time.Hour})
+	waitProjected(t, s) // the backlog found at start is projected without waiting
+	if n := countRows(t, s, "logs"); n != 7 {
+		t.Errorf("logs rows after reopen: got %d, want 7", n)
+	}
+}

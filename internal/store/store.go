@@ -32,6 +32,9 @@ const (
 	DefaultProjectShare = 0.5
 	// DefaultReadConns is the size of the read-only pool behind ReadDB.
 	DefaultReadConns = 4
+	// DefaultProjectInterval is the shortest time between the starts of two projection
+	// slices once the projector has caught up.
+	DefaultProjectInterval = 100 * time.Millisecond
 )
 
 // Errors returned by Append and Close.
@@ -75,6 +78,13 @@ type Config struct {
 	// a small machine; when no appends arrive it runs flat out. 0 means DefaultProjectShare;
 	// 1 disables the throttle.
 	ProjectShare float64
+	// ProjectInterval is the shortest time between the starts of two slices once the
+	// projector has caught up: a trickle of small appends is projected in fewer, larger
+	// slices, so telemetry.db commits less often (less work per record, and the read pool's
+	// page caches, which SQLite drops whenever the database changed, survive between
+	// commits). Projection lags by up to this much more. A backlog is projected without
+	// waiting. 0 means DefaultProjectInterval; negative disables the wait.
+	ProjectInterval time.Duration
 	// ReadConns sizes the read-only pool; 0 means DefaultReadConns.
 	ReadConns int
 	// NoProjection disables the projector (raw storage only); used by benchmarks that measure
@@ -126,6 +136,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.ProjectShare == 0 {
 		c.ProjectShare = DefaultProjectShare
+	}
+	if c.ProjectInterval == 0 {
+		c.ProjectInterval = DefaultProjectInterval
 	}
 	if c.RawRetention == 0 {
 		c.RawRetention = DefaultRawRetention
