@@ -1,7 +1,6 @@
 package otlpcodec
 
 import (
-	"encoding/binary"
 	"errors"
 	"io"
 
@@ -467,12 +466,6 @@ func consumeTag(buf []byte, pos int) (int32, uint8, int, error) {
 }
 
 func consumeVarint(buf []byte, pos int) (uint64, int, error) {
-	if pos < len(buf) && buf[pos] < 0x80 {
-		return uint64(buf[pos]), pos + 1, nil
-	}
-	if v, n := binary.Uvarint(buf[min(pos, len(buf)):]); n > 0 && n <= 9 {
-		return v, pos + n, nil
-	}
 	// pdata's loop: up to 10 bytes, the tenth keeping only its low bit.
 	var num uint64
 	for shift := uint(0); ; shift += 7 {
