@@ -58,6 +58,22 @@ func compileGlob(p string) globPattern {
 	return g
 }
 
+// trigramQuery is the trigram index query (trigramQuery) for the pattern's literal runs:
+// every text the pattern matches holds each run, so the index yields a superset of its
+// matches. "" when no run has 3 characters.
+func (g globPattern) trigramQuery() string {
+	var runs []string
+	var run []rune
+	for _, t := range g.toks {
+		if t.kind == globLit {
+			run = append(run, t.r)
+			continue
+		}
+		runs, run = append(runs, string(run)), run[:0]
+	}
+	return trigramQuery(append(runs, string(run))...)
+}
+
 // compileSet parses what follows '[' the way SQLite's patternCompare does;
 // it returns the bytes consumed including the closing ']'.
 func compileSet(p string) (globTok, int, bool) {

@@ -151,27 +151,38 @@ func (h *topK) offer(x logKey) {
 	}
 }
 
-// logsByBlocks answers a text search exactly, newest first: it walks the FTS5 candidates by
-// descending id (which the index yields without sorting), checks every filter on each, keeps
-// the best limit+1 by (time, id), and stops as soon as the blocks bound every unseen (lower) id
-// to a time no newer than the kept k-th best; an unseen row with the same time has a lower id,
-// so it sorts after it too. The kept rows are then read in full.
+// logsByBlocks answers a text search exactly, newest first: it walks the FTS5 candidate groups
+// (store.LogTextShift) by descending id, which the index yields without sorting, reads the rows
+// of each that pass every filter, keeps the best limit+1 by (time, id), and stops as soon as
+// the blocks bound every unseen (lower) id to a time no newer than the kept k-th best; an
+// unseen row with the same time has a lower id, so it sorts after it too. The kept rows are
+// then read in full. It returns how many rows it read (a group without a passing row is one).
 func (r *Reader) logsByBlocks(ctx context.Context, q *LogQuery, snap *blockSnap, fts ftsFilter, base *sqlWhere,
 	textWhere string, textArgs []any, keep func(string) bool) ([]Log, int, error) {
-	sel := `SELECT l.id, l.time_unix_nano, coalesce((` + base.String() + `) AND (` + textWhere + `), 0)`
+	sel := `SELECT log_text.rowid, l.id, l.time_unix_nano`
 	if keep != nil {
 		sel += `, l.body`
 	}
-	query := sel + ` FROM logs_fts CROSS JOIN logs l ON l.id = logs_fts.rowid WHERE ` + fts.pred + ` ORDER BY logs_fts.rowid DESC`
+	// LEFT JOIN: a group whose rows all fail still yields a row (l.id NULL), so the walk
+	// checks the bound at every group.
+	query := sel + ` FROM log_text LEFT JOIN logs l NOT INDEXED ON ` + groupRows + ` AND (` + base.String() + `) AND (` +
+		textWhere + `) WHERE ` + fts.pred + ` ORDER BY log_text.rowid DESC`
 	args := append(append(append(make([]any, 0, len(base.args)+len(textArgs)+1), base.args...), textArgs...), fts.arg)
 	h := topK{k: q.Limit + 1, items: make([]logKey, 0, q.Limit+1)}
-	walked, err := r.walkCandidates(ctx, query, args, keep, func(id, t int64, ok bool) bool {
+	group := int64(math.MaxInt64)
+	walked, err := r.walkCandidates(ctx, query, args, keep, func(g, id, t int64, ok bool) bool {
+		if g != group {
+			group = g
+			// Every row still to come, this one included, is in this group or a lower one.
+			b, known := snap.bound((g+1)<<store.LogTextShift - 1)
+			if known && (q.Since != 0 && b < q.Since || h.full() && b <= h.items[0].t) {
+				return true
+			}
+		}
 		if ok {
 			h.offer(logKey{t, id})
 		}
-		// Every row still to come has an id below this one.
-		b, known := snap.bound(id - 1)
-		return known && (q.Since != 0 && b < q.Since || h.full() && b <= h.items[0].t)
+		return false
 	})
 	if err != nil || len(h.items) == 0 {
 		return nil, walked, err
@@ -180,20 +191,25 @@ func (r *Reader) logsByBlocks(ctx context.Context, q *LogQuery, snap *blockSnap,
 	return out, walked, err
 }
 
-// walkCandidates streams query's (id, time, ok[, body]) rows to visit until it returns true,
-// and returns how many rows it read.
+// groupRows joins a log_text group to its logs rows.
+var groupRows = fmt.Sprintf(`l.id BETWEEN log_text.rowid << %d AND (log_text.rowid << %[1]d) + %d`,
+	store.LogTextShift, 1<<store.LogTextShift-1)
+
+// walkCandidates streams query's (group, id, time[, body]) rows to visit until it returns true,
+// and returns how many rows it read. ok is false for a group's row without a log (id NULL) and
+// for a body keep rejects.
 func (r *Reader) walkCandidates(ctx context.Context, query string, args []any, keep func(string) bool,
-	visit func(id, t int64, ok bool) (stop bool)) (int, error) {
+	visit func(group, id, t int64, ok bool) (stop bool)) (int, error) {
 	rows, err := r.db.QueryContext(ctx, query, args...)
 	if err != nil {
 		return 0, fmt.Errorf("query logs: %w", err)
 	}
 	defer rows.Close()
 	n := 0
-	var id, t int64
-	var ok bool
+	var g int64
+	var id, t sql.NullInt64
 	var body sql.RawBytes
-	dest := []any{&id, &t, &ok}
+	dest := []any{&g, &id, &t}
 	if keep != nil {
 		dest = append(dest, &body)
 	}
@@ -202,10 +218,11 @@ func (r *Reader) walkCandidates(ctx context.Context, query string, args []any, k
 		if err := rows.Scan(dest...); err != nil {
 			return n, fmt.Errorf("scan log: %w", err)
 		}
+		ok := id.Valid
 		if ok && keep != nil {
 			ok = keep(string(body))
 		}
-		if visit(id, t, ok) {
+		if visit(g, id.Int64, t.Int64, ok) {
 			break
 		}
 	}

@@ -94,49 +94,24 @@ func isASCII(s string) bool {
 	return true
 }
 
-// trigramQuery returns an FTS5 query matching every document that holds
-// all 3-character windows of s: each window is one quoted token (the
-// trigram tokenizer folds case as the table does), ANDed.
-func trigramQuery(s string) string {
-	r := []rune(s)
+// trigramQuery returns an FTS5 query matching every document that holds all 3-character
+// windows of each of runs: each window is one quoted token (the trigram tokenizer folds case as
+// the table does), ANDed. It is "" when no run has 3 characters.
+func trigramQuery(runs ...string) string {
 	seen := map[string]bool{}
 	var parts []string
-	for i := 0; i+3 <= len(r); i++ {
-		tri := string(r[i : i+3])
-		if seen[tri] {
-			continue
+	for _, s := range runs {
+		r := []rune(s)
+		for i := 0; i+3 <= len(r); i++ {
+			tri := string(r[i : i+3])
+			if seen[tri] {
+				continue
+			}
+			seen[tri] = true
+			parts = append(parts, `"`+strings.ReplaceAll(tri, `"`, `""`)+`"`)
 		}
-		seen[tri] = true
-		parts = append(parts, `"`+strings.ReplaceAll(tri, `"`, `""`)+`"`)
 	}
 	return strings.Join(parts, " AND ")
-}
-
-// globHasTrigram reports whether a GLOB pattern holds a literal run of 3+
-// characters, which the trigram index can use.
-func globHasTrigram(p string) bool {
-	run := 0
-	inSet := false
-	for _, r := range p {
-		switch {
-		case inSet:
-			if r == ']' {
-				inSet = false
-			}
-			run = 0
-		case r == '[':
-			inSet = true
-			run = 0
-		case r == '*' || r == '?':
-			run = 0
-		default:
-			run++
-			if run >= 3 {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // LogPlan names the strategy Logs chose (reported for benchmarks).
@@ -152,8 +127,12 @@ const (
 	PlanFullWalk  LogPlan = "full-walk" // text the index cannot serve (short glob literal)
 )
 
-// ftsFilter is the predicate on logs_fts that yields a superset of a text filter's matches.
+// ftsFilter is the predicate on log_text that yields a superset of a text filter's matches
+// (as groups of rows).
 type ftsFilter struct{ pred, arg string }
+
+// textMatch matches the log_text groups holding every trigram of the MATCH query q.
+func textMatch(q string) ftsFilter { return ftsFilter{"log_text MATCH ?", q} }
 
 // Logs returns one newest-first page of logs matching q.
 //
@@ -191,9 +170,13 @@ func (r *Reader) Logs(ctx context.Context, q LogQuery) (LogPage, LogPlan, error)
 		// the term's trigrams needs neither: it yields a superset of the
 		// matches straight from the doclists, and textPreds checks the
 		// exact, escaped pattern only on rows actually returned.
-		fts = ftsFilter{"logs_fts MATCH ?", trigramQuery(q.Q)}
-	case q.Glob != "" && globHasTrigram(q.Glob):
-		fts = ftsFilter{"logs_fts.body GLOB ?", q.Glob}
+		fts = textMatch(trigramQuery(q.Q))
+	case q.Glob != "":
+		// An unterminated set (SQLite's GLOB then matches nothing) ends the literal runs
+		// there: the index still yields a superset.
+		if tq := compileGlob(q.Glob).trigramQuery(); tq != "" {
+			fts = textMatch(tq)
+		}
 	}
 	fetch := q.Limit + 1
 	if q.Q == "" && q.Glob == "" {
@@ -236,11 +219,11 @@ func (r *Reader) logsBySelectivity(ctx context.Context, q *LogQuery, fts ftsFilt
 	// stops at a small cap: under it the term is selective.
 	threshold := max(1000, 10*int64(fetch))
 	var matches int64
-	if err := r.db.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT rowid FROM logs_fts WHERE `+fts.pred+` LIMIT ?)`,
+	if err := r.db.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT rowid FROM log_text WHERE `+fts.pred+` LIMIT ?)`,
 		fts.arg, threshold).Scan(&matches); err != nil {
 		return LogPage{}, "", fmt.Errorf("count matches: %w", err)
 	}
-	ftsQuery := `SELECT ` + logCols + ` FROM logs_fts CROSS JOIN logs l ON l.id = logs_fts.rowid WHERE ` + fts.pred +
+	ftsQuery := `SELECT ` + logCols + ` FROM log_text CROSS JOIN logs l NOT INDEXED ON ` + groupRows + ` WHERE ` + fts.pred +
 		` AND ` + base.String() + ` AND ` + textWhere + ` ORDER BY l.time_unix_nano DESC, l.id DESC`
 	ftsArgs := append(append([]any{fts.arg}, base.args...), textArgs...)
 	if matches < threshold {

@@ -104,6 +104,9 @@ func (t *Tailer) Run(ctx context.Context) error {
 	defer t.closeAll()
 	id, err := t.src.MaxLogID(ctx)
 	if err != nil {
+		if ctx.Err() != nil { // stopped before it started: not a failure
+			return nil
+		}
 		return fmt.Errorf("tail: read last log id: %w", err)
 	}
 	t.mu.Lock()

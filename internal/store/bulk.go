@@ -25,9 +25,14 @@ type bulkInsert struct {
 }
 
 func newBulkInsert(db *sql.DB, table string, cols ...string) (*bulkInsert, error) {
+	return newBulk(db, "INSERT INTO", table, cols...)
+}
+
+// newBulk is newBulkInsert with another verb ("INSERT OR REPLACE INTO").
+func newBulk(db *sql.DB, verb, table string, cols ...string) (*bulkInsert, error) {
 	b := &bulkInsert{cols: len(cols)}
 	b.chunk = 1 << (bits.Len(uint(max(1, bulkChunkParams/len(cols)))) - 1)
-	prefix := "INSERT INTO " + table + "(" + strings.Join(cols, ",") + ") VALUES "
+	prefix := verb + " " + table + "(" + strings.Join(cols, ",") + ") VALUES "
 	tuple := "(" + strings.Repeat("?,", len(cols)-1) + "?)"
 	for n := 1; n <= b.chunk; n *= 2 {
 		var sb strings.Builder

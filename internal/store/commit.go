@@ -13,10 +13,10 @@ const maxCacheEntries = 1 << 16
 // prepared before any transaction (database/sql cannot prepare on a connection a transaction
 // holds).
 type inserts struct {
-	upsertResource, upsertScope, upsertMetric, setHWM, indexLogs *sql.Stmt
+	upsertResource, upsertScope, upsertMetric, setHWM, groupBodies *sql.Stmt
 
-	logs, spans, events, links, chunks *bulkInsert
-	numbers, hists, exps, summaries    *bulkInsert
+	logs, text, spans, events, links, chunks *bulkInsert
+	numbers, hists, exps, summaries          *bulkInsert
 
 	chunker chunker // packs trace_chunks rows, reused across slices
 }
@@ -43,9 +43,8 @@ func newInserts(db *sql.DB) (*inserts, error) {
 	ins.setHWM = prep(`UPDATE projection_state SET raw_id = ? WHERE id = 1`)
 	ins.logs = bulk("logs", "id", "raw_id", "resource_id", "scope_id", "service", "time_unix_nano", "observed_time_unix_nano",
 		"severity_number", "severity_text", "body", "attributes", "trace_id", "span_id", "flags", "event_name")
-	// One statement per slice indexes the slice's bodies straight from the rows just inserted,
-	// instead of binding every body a second time.
-	ins.indexLogs = prep(`INSERT INTO logs_fts(rowid, body) SELECT id, body FROM logs WHERE id BETWEEN ? AND ? AND body != ''`)
+	ins.text = newTextInsert(db, &errs)
+	ins.groupBodies = prep(groupBodiesSQL)
 	ins.spans = bulk("spans", "id", "raw_id", "resource_id", "scope_id", "service", "trace_id", "span_id", "parent_span_id",
 		"trace_state", "name", "kind", "start_time_unix_nano", "end_time_unix_nano", "duration_nano", "status_code",
 		"status_message", "attributes", "flags", "dropped_attributes", "dropped_events", "dropped_links")
@@ -69,7 +68,7 @@ func newInserts(db *sql.DB) (*inserts, error) {
 }
 
 func (ins *inserts) bulks() []*bulkInsert {
-	return []*bulkInsert{ins.logs, ins.spans, ins.chunks, ins.events, ins.links, ins.numbers, ins.hists, ins.exps, ins.summaries}
+	return []*bulkInsert{ins.logs, ins.text, ins.spans, ins.chunks, ins.events, ins.links, ins.numbers, ins.hists, ins.exps, ins.summaries}
 }
 
 func (ins *inserts) reset() {
@@ -87,7 +86,7 @@ func (ins *inserts) close() {
 	if ins == nil {
 		return
 	}
-	for _, st := range []*sql.Stmt{ins.upsertResource, ins.upsertScope, ins.upsertMetric, ins.setHWM, ins.indexLogs} {
+	for _, st := range []*sql.Stmt{ins.upsertResource, ins.upsertScope, ins.upsertMetric, ins.setHWM, ins.groupBodies} {
 		if st != nil {
 			st.Close()
 		}
@@ -197,7 +196,7 @@ func (p *projector) writeLogs(tx *sql.Tx, resIDs, scopeIDs []int64) error {
 	if err := ins.logs.flush(tx); err != nil {
 		return fmt.Errorf("insert logs: %w", err)
 	}
-	if _, err := tx.Stmt(ins.indexLogs).Exec(st.logs[0].id, st.logs[len(st.logs)-1].id); err != nil {
+	if err := p.text.index(tx, ins, st.logs); err != nil {
 		return fmt.Errorf("index log bodies: %w", err)
 	}
 	return nil

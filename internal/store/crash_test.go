@@ -152,7 +152,7 @@ func checkIntegrity(t testing.TB, s *Store) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	if _, err := db.Exec(`INSERT INTO logs_fts(logs_fts, rank) VALUES ('integrity-check', 1)`); err != nil {
+	if _, err := db.Exec(`INSERT INTO log_text(log_text, rank) VALUES ('integrity-check', 0)`); err != nil {
 		t.Errorf("FTS integrity-check: %v", err)
 	}
 }

@@ -105,6 +105,7 @@ type projector struct {
 
 	stage stage
 	ins   *inserts
+	text  textIndexer
 }
 
 func newProjector(s *Store) *projector {

@@ -170,8 +170,9 @@ func TestProjectLogs(t *testing.T) {
 		t.Errorf("scopes: got %d, want 1", n)
 	}
 	// The trigram index finds substrings of bodies.
-	fts := queryRows(t, s.ReadDB(), `SELECT l.body FROM logs_fts f JOIN logs l ON l.id = f.rowid
-		WHERE f.body LIKE '%lo wor%' ORDER BY l.id`)
+	fts := queryRows(t, s.ReadDB(), `SELECT l.body FROM log_text f CROSS JOIN logs l
+		ON l.id BETWEEN f.rowid << 5 AND (f.rowid << 5) + 31
+		WHERE log_text MATCH '"lo " AND "o w" AND " wo" AND "wor"' AND l.body LIKE '%lo wor%' ORDER BY l.id`)
 	if diff := cmp.Diff([][]string{{"hello world 0"}, {"hello world 1"}, {"hello world 2"}}, fts); diff != "" {
 		t.Errorf("FTS match (-want +got):\n%s", diff)
 	}
@@ -408,7 +409,9 @@ func TestProjectionRetriesWithoutDuplicates(t *testing.T) {
 		}
 	}
 	var ftsRows int
-	if err := s.ReadDB().QueryRow(`SELECT count(*) FROM logs_fts WHERE body LIKE '%retry%'`).Scan(&ftsRows); err != nil || ftsRows != 4 {
+	if err := s.ReadDB().QueryRow(`SELECT count(*) FROM log_text f CROSS JOIN logs l
+		ON l.id BETWEEN f.rowid << 5 AND (f.rowid << 5) + 31
+		WHERE log_text MATCH '"ret" AND "etr" AND "try"' AND l.body LIKE '%retry%'`).Scan(&ftsRows); err != nil || ftsRows != 4 {
 		t.Errorf("FTS rows: got %d (%v), want 4", ftsRows, err)
 	}
 	checkIntegrity(t, s)

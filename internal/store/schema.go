@@ -21,8 +21,10 @@ var (
 // trace_chunks; a version 1 database is upgraded in place by Open (the new tables are created and
 // trace_chunks_start records where the packed traces begin). Version 3 added the summaries
 // (log_blocks, service_counts, summary_state and the summarize_slice trigger); Open summarizes
-// the rows of an older database before it starts projecting (catchUpSummaries).
-const SchemaVersion = 3
+// the rows of an older database before it starts projecting (catchUpSummaries). Version 4
+// replaced logs_fts (a document per log) with log_text (a document per group of 32 log ids);
+// Open indexes an older database's logs into it and drops logs_fts (catchUpLogText).
+const SchemaVersion = 4
 
 // Schema returns the SQL text that creates the relational tables (schema.sql) followed by the
 // raw table (raw.sql), for documentation and for tools that want to inspect it.
@@ -52,6 +54,9 @@ func applySchema(ctx context.Context, db *sql.DB, schema string) error {
 	if telemetry {
 		// Before the version moves: an interrupted catch-up resumes at the next Open.
 		if err := catchUpSummaries(ctx, db); err != nil {
+			return err
+		}
+		if err := catchUpLogText(ctx, db); err != nil {
 			return err
 		}
 	}

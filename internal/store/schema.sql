@@ -75,16 +75,20 @@ CREATE INDEX IF NOT EXISTS logs_time ON logs(time_unix_nano);
 CREATE INDEX IF NOT EXISTS logs_service_time ON logs(service, time_unix_nano);
 CREATE INDEX IF NOT EXISTS logs_trace ON logs(trace_id) WHERE trace_id IS NOT NULL;
 
--- logs_fts indexes log bodies for substring search with the trigram tokenizer. Query it with
---   SELECT l.* FROM logs_fts f JOIN logs l ON l.id = f.rowid WHERE f.body LIKE '%needle%'
--- (or GLOB; the needle needs 3+ characters to use the index): FTS5 narrows candidates with the
--- trigram index, then checks the pattern against the text. detail=none makes the index smaller
--- and cheaper to maintain (measured: docs/benchmarks/store.md) but means MATCH supports only
--- single 3-character tokens (longer terms are phrases of trigrams): use LIKE/GLOB for search.
--- External content: the text lives in logs.body, rowid = logs.id. The projector inserts into it
--- in the same transaction as the logs rows (no triggers).
-CREATE VIRTUAL TABLE IF NOT EXISTS logs_fts USING fts5(
-	body, content='logs', content_rowid='id', tokenize='trigram', detail=none, columnsize=0
+-- log_text indexes log bodies for substring search with the trigram tokenizer, one document
+-- per group of 32 consecutive log ids: rowid = logs.id >> 5 (store.LogTextShift), the text is
+-- the group's non-empty bodies in id order, each followed by a newline. A match names a group
+-- whose rows are candidates, which the query then checks against the exact pattern:
+--   SELECT l.* FROM log_text CROSS JOIN logs l
+--     ON l.id BETWEEN log_text.rowid << 5 AND (log_text.rowid << 5) + 31
+--   WHERE log_text MATCH '"nee" AND "eed" AND "edl" AND "dle"' AND l.body LIKE '%needle%'
+-- Log messages repeat their words, so a group holds each trigram once where a per-row index
+-- held it up to 32 times: index writes and segment merges fall with it (docs/benchmarks/
+-- store.md). detail=none: MATCH takes single trigrams (AND them), never phrases. Contentless
+-- (the text lives in logs.body) with contentless_delete=1, so the projector can REPLACE the
+-- document of a group that a later slice completes.
+CREATE VIRTUAL TABLE IF NOT EXISTS log_text USING fts5(
+	body, content='', contentless_delete=1, tokenize='trigram', detail=none
 );
 
 -- spans: one row per Span. parent_span_id IS NULL marks a root span. duration_nano = end - start.

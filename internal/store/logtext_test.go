@@ -1,0 +1,158 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// wantLogText computes from the logs table what log_text must index: for every group of
+// 1<<LogTextShift ids, the trigrams of its bodies joined in id order, each ending in a newline,
+// case-folded as the trigram tokenizer folds ASCII. Rows are "group trigram", sorted.
+func wantLogText(t *testing.T, db *sql.DB) []string {
+	t.Helper()
+	docs := map[int64]*strings.Builder{}
+	for _, r := range queryRows(t, db, `SELECT id, body FROM logs WHERE body != '' ORDER BY id`) {
+		var id int64
+		fmt.Sscan(r[0], &id)
+		g := id >> LogTextShift
+		if docs[g] == nil {
+			docs[g] = &strings.Builder{}
+		}
+		docs[g].WriteString(strings.ToLower(r[1]) + "\n")
+	}
+	var out []string
+	for g, d := range docs {
+		seen := map[string]bool{}
+		text := []rune(d.String())
+		for i := 0; i+3 <= len(text); i++ {
+			if tri := string(text[i : i+3]); !seen[tri] {
+				seen[tri] = true
+				out = append(out, fmt.Sprintf("%d %q", g, tri))
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// gotLogText reads what log_text holds, through an fts5vocab table over it.
+func gotLogText(t *testing.T, db *sql.DB) []string {
+	t.Helper()
+	if _, err := db.Exec(`CREATE VIRTUAL TABLE IF NOT EXISTS temp.log_text_vocab USING fts5vocab(main, log_text, instance)`); err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, r := range queryRows(t, db, `SELECT doc, term FROM temp.log_text_vocab`) {
+		out = append(out, fmt.Sprintf("%s %q", r[0], r[1]))
+	}
+	slices.Sort(out)
+	return out
+}
+
+func checkLogText(t *testing.T, path string) {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1) // the temp vocabulary table lives on one connection
+	want, got := wantLogText(t, db), gotLogText(t, db)
+	if len(want) == 0 {
+		t.Fatal("no text to index: the test data is wrong")
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("log_text (-from logs +index):\n%s", diff)
+	}
+	if _, err := db.Exec(`INSERT INTO log_text(log_text, rank) VALUES ('integrity-check', 0)`); err != nil {
+		t.Errorf("log_text integrity-check: %v", err)
+	}
+}
+
+// appendTextData appends requests of a few logs each with mixed-case, empty and repeated
+// bodies, so that one-raw-row slices end in the middle of groups.
+func appendTextData(t *testing.T, s *Store, round int) {
+	t.Helper()
+	for req := range 7 {
+		ld := makeLogs("svc", fmt.Sprintf("Round%d Req%d", round, req), 5+req*3)
+		lrs := ld.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords()
+		for i := range lrs.Len() {
+			switch i % 5 {
+			case 1:
+				lrs.At(i).Body().SetStr("") // no text
+			case 3:
+				lrs.At(i).Body().SetStr("GET /api/cart status=200") // the same text in many groups
+			}
+		}
+		appendLogs(t, s, ld)
+	}
+	waitProjected(t, s)
+}
+
+// TestLogTextIndex checks log_text, term by term, against the bodies in the logs table after
+// slices that end inside groups: a group completed by a later slice is replaced whole, never
+// indexed twice or left partial.
+func TestLogTextIndex(t *testing.T) {
+	s := openTest(t, Config{ProjectSlice: 1, Sync: SyncOff})
+	for round := range 3 {
+		appendTextData(t, s, round)
+		checkLogText(t, s.TelemetryPath())
+	}
+	if n := countRows(t, s, "logs"); n < 4<<LogTextShift {
+		t.Errorf("only %d logs: the data should span several groups", n)
+	}
+}
+
+// TestLogTextUpgrade opens a version 3 database, whose bodies are indexed per row in logs_fts:
+// Open indexes them into log_text in steps and drops logs_fts. An upgrade cut short (part of
+// the groups written) resumes at the next Open.
+func TestLogTextUpgrade(t *testing.T) {
+	defer func(step int64) { textStep = step }(textStep)
+	textStep = 2 // several steps
+	dir := t.TempDir()
+	s, err := Open(context.Background(), Config{Dir: dir, Sync: SyncOff, ProjectSlice: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendTextData(t, s, 0)
+	appendTextData(t, s, 1)
+	if err := s.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, FileName)
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`DROP TABLE log_text;
+		CREATE VIRTUAL TABLE logs_fts USING fts5(body, content='logs', content_rowid='id', tokenize='trigram', detail=none, columnsize=0);
+		INSERT INTO logs_fts(logs_fts) VALUES ('rebuild');
+		UPDATE schema_version SET version = 3`); err != nil {
+		t.Fatal(err)
+	}
+	// Interrupted upgrade: log_text exists and holds the first three groups.
+	if _, err := db.Exec(schemaSQL); err != nil {
+		t.Fatal(err)
+	}
+	if err := indexGroups(context.Background(), db, 0, 3); err != nil {
+		t.Fatal(err)
+	}
+	s = openTest(t, Config{Dir: dir, Sync: SyncOff, ProjectSlice: 1})
+	checkLogText(t, path)
+	if got := queryRows(t, s.ReadDB(), `SELECT count(*) FROM sqlite_master WHERE name LIKE 'logs_fts%'`); got[0][0] != "0" {
+		t.Errorf("%s logs_fts tables left after the upgrade", got[0][0])
+	}
+	if got := queryRows(t, s.ReadDB(), `SELECT version FROM schema_version`); got[0][0] != fmt.Sprint(SchemaVersion) {
+		t.Errorf("version %s after the upgrade, want %d", got[0][0], SchemaVersion)
+	}
+	appendTextData(t, s, 2)
+	checkLogText(t, path)
+}
