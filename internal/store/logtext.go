@@ -9,7 +9,7 @@ import (
 
 // LogTextShift sizes the groups log_text indexes: one document per 1<<LogTextShift consecutive
 // log ids, rowid = id >> LogTextShift. A match names a group; its rows are the candidates.
-const LogTextShift = 5
+const LogTextShift = 4
 
 // groupBodiesSQL reads the bodies a group already holds below an id, in document order.
 const groupBodiesSQL = `SELECT body FROM logs WHERE id >= ? AND id < ? AND body != '' ORDER BY id`

@@ -171,7 +171,7 @@ func TestProjectLogs(t *testing.T) {
 	}
 	// The trigram index finds substrings of bodies.
 	fts := queryRows(t, s.ReadDB(), `SELECT l.body FROM log_text f CROSS JOIN logs l
-		ON l.id BETWEEN f.rowid << 5 AND (f.rowid << 5) + 31
+		ON l.id BETWEEN f.rowid << 4 AND (f.rowid << 4) + 15
 		WHERE log_text MATCH '"lo " AND "o w" AND " wo" AND "wor"' AND l.body LIKE '%lo wor%' ORDER BY l.id`)
 	if diff := cmp.Diff([][]string{{"hello world 0"}, {"hello world 1"}, {"hello world 2"}}, fts); diff != "" {
 		t.Errorf("FTS match (-want +got):\n%s", diff)
@@ -410,7 +410,7 @@ func TestProjectionRetriesWithoutDuplicates(t *testing.T) {
 	}
 	var ftsRows int
 	if err := s.ReadDB().QueryRow(`SELECT count(*) FROM log_text f CROSS JOIN logs l
-		ON l.id BETWEEN f.rowid << 5 AND (f.rowid << 5) + 31
+		ON l.id BETWEEN f.rowid << 4 AND (f.rowid << 4) + 15
 		WHERE log_text MATCH '"ret" AND "etr" AND "try"' AND l.body LIKE '%retry%'`).Scan(&ftsRows); err != nil || ftsRows != 4 {
 		t.Errorf("FTS rows: got %d (%v), want 4", ftsRows, err)
 	}

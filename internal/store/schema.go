@@ -22,7 +22,7 @@ var (
 // trace_chunks_start records where the packed traces begin). Version 3 added the summaries
 // (log_blocks, service_counts, summary_state and the summarize_slice trigger); Open summarizes
 // the rows of an older database before it starts projecting (catchUpSummaries). Version 4
-// replaced logs_fts (a document per log) with log_text (a document per group of 32 log ids);
+// replaced logs_fts (a document per log) with log_text (a document per group of 16 log ids);
 // Open indexes an older database's logs into it and drops logs_fts (catchUpLogText).
 const SchemaVersion = 4
 

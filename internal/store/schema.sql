@@ -76,14 +76,14 @@ CREATE INDEX IF NOT EXISTS logs_service_time ON logs(service, time_unix_nano);
 CREATE INDEX IF NOT EXISTS logs_trace ON logs(trace_id) WHERE trace_id IS NOT NULL;
 
 -- log_text indexes log bodies for substring search with the trigram tokenizer, one document
--- per group of 32 consecutive log ids: rowid = logs.id >> 5 (store.LogTextShift), the text is
+-- per group of 16 consecutive log ids: rowid = logs.id >> 4 (store.LogTextShift), the text is
 -- the group's non-empty bodies in id order, each followed by a newline. A match names a group
 -- whose rows are candidates, which the query then checks against the exact pattern:
 --   SELECT l.* FROM log_text CROSS JOIN logs l
---     ON l.id BETWEEN log_text.rowid << 5 AND (log_text.rowid << 5) + 31
+--     ON l.id BETWEEN log_text.rowid << 4 AND (log_text.rowid << 4) + 15
 --   WHERE log_text MATCH '"nee" AND "eed" AND "edl" AND "dle"' AND l.body LIKE '%needle%'
 -- Log messages repeat their words, so a group holds each trigram once where a per-row index
--- held it up to 32 times: index writes and segment merges fall with it (docs/benchmarks/
+-- held it up to 16 times: index writes and segment merges fall with it (docs/benchmarks/
 -- store.md). detail=none: MATCH takes single trigrams (AND them), never phrases. Contentless
 -- (the text lives in logs.body) with contentless_delete=1, so the projector can REPLACE the
 -- document of a group that a later slice completes.
