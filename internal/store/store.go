@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -246,11 +247,18 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 
 // dsn builds a modernc.org/sqlite DSN for a database file with the given pragmas.
 func dsn(path string, pragmas ...string) string {
-	v := "file:" + path + "?_txlock=immediate"
+	v := "file:" + uriPath(path) + "?_txlock=immediate"
 	for _, p := range pragmas {
 		v += "&_pragma=" + p
 	}
 	return v
+}
+
+// uriPath escapes what a SQLite URI filename reads specially in a path: '%' starts an escape,
+// '?' the query (where the driver, too, looks for its parameters) and '#' the fragment. A data
+// directory named "run#2" must not open the database "run".
+func uriPath(path string) string {
+	return strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
 }
 
 // openOne opens a single-connection pool (a connection owned by one goroutine).
