@@ -75,6 +75,10 @@ type Config struct {
 	MaxLagRecords int64
 	// Sync is the store's durability mode ("" means store.SyncFull).
 	Sync store.SyncMode
+	// ProjectPriority is the projector thread's CPU priority ("" means
+	// store.DefaultPriority: low, so ingest wins the CPU under load and the
+	// projection lag grows instead).
+	ProjectPriority store.Priority
 	// Pprof mounts net/http/pprof under /debug/pprof/ (behind auth).
 	Pprof bool
 	// AuthToken, if set, requires "Authorization: Bearer <token>" on every
@@ -112,6 +116,9 @@ func (c Config) Validate() error {
 	}
 	if c.AuthIngest && c.AuthToken == "" {
 		return errors.New("ingestsrv: config: AuthIngest needs AuthToken")
+	}
+	if err := c.ProjectPriority.Validate(); err != nil {
+		return fmt.Errorf("ingestsrv: %w", err)
 	}
 	d := c.withDefaults()
 	if d.InflightBytes < d.MaxBody*(1+DecodeFactor) {

@@ -37,6 +37,13 @@ func (s *Store) wakeProjector() {
 // rolled back and retried with backoff; the slice in progress when ctx ends is finished.
 func (s *Store) runProjector(ctx context.Context) {
 	defer close(s.projectDone)
+	runAtPriority(s.cfg.ProjectPriority, func(err error) {
+		s.cfg.Logger.Warn("store: projector runs at normal priority", "err", err)
+	}, func() { s.project(ctx) })
+}
+
+// project is the projector's loop (runProjector).
+func (s *Store) project(ctx context.Context) {
 	p := newProjector(s)
 	defer p.close()
 	backoff := 50 * time.Millisecond

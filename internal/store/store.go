@@ -29,7 +29,8 @@ const (
 	RawFileName = "raw.db"
 	// FileName is the relational (projected) database inside Config.Dir.
 	FileName = "telemetry.db"
-	// DefaultProjectShare is the projector's share of wall time while appends arrive.
+	// DefaultProjectShare is the projector's share of wall time while appends arrive, at
+	// PriorityNormal.
 	DefaultProjectShare = 0.5
 	// DefaultReadConns is the size of the read-only pool behind ReadDB.
 	DefaultReadConns = 4
@@ -79,6 +80,10 @@ type Config struct {
 	// a small machine; when no appends arrive it runs flat out. 0 means DefaultProjectShare;
 	// 1 disables the throttle.
 	ProjectShare float64
+	// ProjectPriority is the CPU priority of the projector's thread; "" means DefaultPriority.
+	// Below PriorityNormal, the kernel arbitrates between ingest and projection, and
+	// ProjectShare defaults to 1 (no throttle).
+	ProjectPriority Priority
 	// ProjectInterval is the shortest time between the starts of two slices once the
 	// projector has caught up: a trickle of small appends is projected in fewer, larger
 	// slices, so telemetry.db commits less often (less work per record, and the read pool's
@@ -116,7 +121,7 @@ func (c Config) Validate() error {
 	if c.ProjectShare < 0 || c.ProjectShare > 1 {
 		return fmt.Errorf("store: config: ProjectShare %v outside [0, 1]", c.ProjectShare)
 	}
-	return nil
+	return c.ProjectPriority.Validate()
 }
 
 func (c Config) withDefaults() Config {
@@ -135,8 +140,14 @@ func (c Config) withDefaults() Config {
 	if c.ReadConns == 0 {
 		c.ReadConns = DefaultReadConns
 	}
+	if c.ProjectPriority == "" {
+		c.ProjectPriority = DefaultPriority
+	}
 	if c.ProjectShare == 0 {
 		c.ProjectShare = DefaultProjectShare
+		if c.ProjectPriority != PriorityNormal {
+			c.ProjectShare = 1
+		}
 	}
 	if c.ProjectInterval == 0 {
 		c.ProjectInterval = DefaultProjectInterval

@@ -1,0 +1,80 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"sync"
+)
+
+// Priority is the CPU scheduling priority of the projector's thread.
+type Priority string
+
+// Projector priorities. Projection is deferred work: the 200 an append earns waits only for
+// raw.db, so when ingest and projection compete for the CPU, ingest should win and the
+// projection lag (Stats) grow, to be caught up when the load falls.
+const (
+	// PriorityNormal shares the CPU with ingest as an equal.
+	PriorityNormal Priority = "normal"
+	// PriorityLow runs the projector's thread at nice 19: it takes what CPU ingest and other
+	// programs leave, and runs flat out on an idle machine.
+	PriorityLow Priority = "low"
+	// PriorityIdle runs it under SCHED_IDLE, below even nice 19.
+	PriorityIdle Priority = "idle"
+)
+
+// DefaultPriority is the projector's priority unless Config says otherwise.
+const DefaultPriority = PriorityLow
+
+// Validate reports an unknown priority ("" is the default).
+func (p Priority) Validate() error {
+	switch p {
+	case "", PriorityNormal, PriorityLow, PriorityIdle:
+		return nil
+	}
+	return fmt.Errorf("store: config: unknown projector priority %q (want normal, low or idle)", p)
+}
+
+// errPriorityNotSupported is what setThreadPriority returns where threads have no priority
+// this package can set.
+var errPriorityNotSupported = errors.New("thread priorities are not supported on " + runtime.GOOS)
+
+// runAtPriority runs f on a thread of its own whose priority is lowered to p, and ends that
+// thread when f returns (the goroutine never unlocks it, so the runtime does not reuse it).
+// The thread holds a Go P whenever f runs, also while the kernel holds the thread back for
+// other work; so the first call raises GOMAXPROCS by one (unless GOMAXPROCS is set in the
+// environment), and ingest keeps as many Ps as before. A priority that cannot be set is
+// reported to warn and f runs anyway. PriorityNormal runs f as it is.
+func runAtPriority(p Priority, warn func(error), f func()) {
+	if p == PriorityNormal {
+		f()
+		return
+	}
+	runtime.LockOSThread()
+	if onMainThread() {
+		// The main thread never exits: a goroutine that ends locked to it wedges it, at
+		// the lowered priority. Keep it pinned here, so f's goroutine lands elsewhere, and
+		// give it back after.
+		defer runtime.UnlockOSThread()
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			runAtPriority(p, warn, f)
+		}()
+		<-done
+		return
+	}
+	if err := setThreadPriority(p); err != nil {
+		warn(err)
+	} else {
+		reserveProc.Do(func() {
+			if os.Getenv("GOMAXPROCS") == "" {
+				runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) + 1)
+			}
+		})
+	}
+	f()
+}
+
+var reserveProc sync.Once
