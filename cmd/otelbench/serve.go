@@ -83,7 +83,7 @@ stored and rejected. SIGINT/SIGTERM drain the queue, commit and exit 0.`,
 	f.IntVar(&cfg.MaxConns, "max-conns", ingestsrv.DefaultMaxConns, "connections served at most; more get 503 + Retry-After and are closed")
 	f.IntVar(&cfg.MaxRejecting, "max-rejecting", ingestsrv.DefaultMaxRejecting, "connections past --max-conns answered 503 at a time; more are closed unanswered")
 	f.Int64Var(&cfg.MaxLagRecords, "max-lag-records", 0, "answer 503 while projection trails by more records than this (0: no bound)")
-	f.StringVar(&priority, "projection-priority", string(store.DefaultPriority), "CPU priority of the projector: low (nice 19) or idle (SCHED_IDLE) let ingest win the CPU under load while the projection lag grows; normal shares it equally")
+	f.StringVar(&priority, "projection-priority", string(store.DefaultPriority), "CPU priority of the projector: idle (SCHED_IDLE) or low (nice 19) let ingest win the CPU under load while the projection lag grows; normal shares it equally")
 	f.StringVar(&sync, "sync", string(store.SyncFull), "durability: full (fsync each group commit), normal or off (not durable)")
 	f.BoolVar(&cfg.Pprof, "pprof", false, "mount net/http/pprof under /debug/pprof/")
 	f.StringVar(&cfg.AuthToken, "auth-token", "", "require 'Authorization: Bearer TOKEN' on the API, /metrics and pprof; browsers log in to the dashboard at /ui/login (or $"+authTokenEnv+")")

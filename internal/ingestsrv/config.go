@@ -76,7 +76,7 @@ type Config struct {
 	// Sync is the store's durability mode ("" means store.SyncFull).
 	Sync store.SyncMode
 	// ProjectPriority is the projector thread's CPU priority ("" means
-	// store.DefaultPriority: low, so ingest wins the CPU under load and the
+	// store.DefaultPriority: idle, so ingest wins the CPU under load and the
 	// projection lag grows instead).
 	ProjectPriority store.Priority
 	// Pprof mounts net/http/pprof under /debug/pprof/ (behind auth).

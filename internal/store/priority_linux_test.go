@@ -61,7 +61,7 @@ func TestProjectorPriority(t *testing.T) {
 	}{
 		{PriorityLow, 19, sched},
 		{PriorityIdle, 0, idle},
-		{"", 19, sched}, // the default
+		{"", 0, idle}, // the default
 	} {
 		t.Run(string(tc.prio), func(t *testing.T) {
 			before := 0
