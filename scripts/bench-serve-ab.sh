@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# bench-serve-ab.sh runs the same closed-model load against `otelbench serve`
+# started with each of several flag sets, interleaved ROUNDS times, and prints
+# per run: req/s, the server's CPU per request (user+sys from /proc/PID/stat),
+# the projection lag when the load ends, and how long projection then takes to
+# catch up (bounded at 120 s). No Collector: for comparing serve variants on a
+# noisy machine, where alternating beats comparing runs minutes apart.
+#
+#   scripts/bench-serve-ab.sh "--projection-priority normal" "--projection-priority idle"
+#
+# Env: MIX=logs=1 RECORDS=1 DURATION=15s CONCURRENCY=256 ROUNDS=3
+#      BIN=path/to/otelbench (default: go build ./cmd/otelbench)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mix=${MIX:-logs=1}
+records=${RECORDS:-1}
+dur=${DURATION:-15s}
+conc=${CONCURRENCY:-256}
+rounds=${ROUNDS:-3}
+work=$(mktemp -d /tmp/bench-serve-ab.XXXXXX)
+if [[ -z ${BIN:-} ]]; then
+	BIN=$work/otelbench
+	go build -o "$BIN" ./cmd/otelbench
+fi
+[[ $# -gt 0 ]] || set -- ""
+pid=
+trap '[[ -n $pid ]] && kill -KILL "$pid" 2>/dev/null; rm -rf "$work"' EXIT
+
+lag() { curl -sf "http://127.0.0.1:$port/api/v1/stats" | jq -r '.projection.lag_records'; }
+
+echo "# bench-serve-ab $(date -u +%FT%TZ) $(nproc) cores; --mix $mix --records $records, $conc workers, $dur; $rounds rounds"
+for round in $(seq "$rounds"); do
+	for flags in "$@"; do
+		port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+		rm -rf "$work/data"
+		# shellcheck disable=SC2086 # flags is a list of flags
+		"$BIN" serve --addr "127.0.0.1:$port" --data "$work/data" --sync full $flags 2>"$work/server.log" &
+		pid=$!
+		for _ in $(seq 100); do curl -sf -o /dev/null "http://127.0.0.1:$port/healthz" && break; sleep 0.1; done
+		t0=$(awk '{print $14+$15}' "/proc/$pid/stat")
+		"$BIN" load --endpoint "http://127.0.0.1:$port" --no-progress --json "$work/load.json" \
+			--mix "$mix" --records "$records" --concurrency "$conc" --duration "$dur" >/dev/null
+		t1=$(awk '{print $14+$15}' "/proc/$pid/stat")
+		end=$(lag)
+		start=$(date +%s.%N)
+		for _ in $(seq 1200); do [[ $(lag) == 0 ]] && break; sleep 0.1; done
+		catchup=$(echo "$(date +%s.%N) - $start" | bc)
+		ok=$(jq '.totals.status["2xx"]' "$work/load.json")
+		rps=$(jq '.totals.requests_per_second|floor' "$work/load.json")
+		cpu=$(((t1 - t0) * 1000000 / $(getconf CLK_TCK) / (ok > 0 ? ok : 1)))
+		printf 'round %d  %-40s req/s %7d  cpu_us/req %4d  lag_at_end %9s  catch-up %6.1f s\n' \
+			"$round" "${flags:-(defaults)}" "$rps" "$cpu" "$end" "$catchup"
+		kill -TERM "$pid"
+		wait "$pid" || { echo "server did not exit 0" >&2; exit 1; }
+		pid=
+	done
+done
