@@ -118,7 +118,7 @@ func (c Config) Validate() error {
 		return errors.New("ingestsrv: config: AuthIngest needs AuthToken")
 	}
 	if err := c.ProjectPriority.Validate(); err != nil {
-		return fmt.Errorf("ingestsrv: %w", err)
+		return err // already says "store: config: ..."
 	}
 	d := c.withDefaults()
 	if d.InflightBytes < d.MaxBody*(1+DecodeFactor) {

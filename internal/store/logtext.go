@@ -11,8 +11,8 @@ import (
 // log ids, rowid = id >> LogTextShift. A match names a group; its rows are the candidates.
 const LogTextShift = 4
 
-// groupBodiesSQL reads the bodies a group already holds below an id, in document order.
-const groupBodiesSQL = `SELECT body FROM logs WHERE id >= ? AND id < ? AND body != '' ORDER BY id`
+// groupBodiesSQL reads the logs with a body whose ids lie in [?, ?), in document order.
+const groupBodiesSQL = `SELECT id, body FROM logs WHERE id >= ? AND id < ? AND body != '' ORDER BY id`
 
 // newTextInsert prepares the bulk REPLACE of log_text documents (rowid, body): a group that a
 // later slice completes gets its whole text again, which replaces the partial document.
@@ -22,9 +22,63 @@ func newTextInsert(db *sql.DB, errs *[]error) *bulkInsert {
 	return b
 }
 
-// textIndexer builds the log_text documents of a slice's logs.
+// textDocs builds log_text documents from logs given in id order: each group's non-empty
+// bodies, each followed by a newline. emit receives every document with text.
+type textDocs struct {
+	buf  []byte
+	g    int64
+	open bool
+	emit func(g int64, text string) error
+}
+
+// add appends the body of log id, emitting the previous group's document when id starts a
+// new group.
+func (d *textDocs) add(id int64, body string) error {
+	if g := id >> LogTextShift; !d.open || g != d.g {
+		if err := d.finish(); err != nil {
+			return err
+		}
+		d.g, d.open = g, true
+	}
+	if len(body) > 0 {
+		d.buf = append(append(d.buf, body...), '\n')
+	}
+	return nil
+}
+
+// finish emits the open group's document.
+func (d *textDocs) finish() error {
+	var err error
+	if d.open && len(d.buf) > 0 {
+		err = d.emit(d.g, string(d.buf))
+	}
+	d.buf, d.open = d.buf[:0], false
+	return err
+}
+
+// addRows adds the (id, body) rows of groupBodiesSQL over [from, to).
+func (d *textDocs) addRows(ctx context.Context, stmt *sql.Stmt, from, to int64) error {
+	rows, err := stmt.QueryContext(ctx, from, to)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	var id int64
+	var body sql.RawBytes
+	for rows.Next() {
+		if err := rows.Scan(&id, &body); err != nil {
+			return err
+		}
+		if err := d.add(id, string(body)); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+// textIndexer writes the log_text documents of a projection slice.
 type textIndexer struct {
-	buf []byte
+	docs textDocs
 }
 
 // index writes the documents of the groups logs (in id order) touch. The first group may have
@@ -34,62 +88,23 @@ func (x *textIndexer) index(tx *sql.Tx, ins *inserts, logs []logRow) error {
 	if len(logs) == 0 {
 		return nil
 	}
-	x.buf = x.buf[:0]
-	g := logs[0].id >> LogTextShift
-	if start := g << LogTextShift; start < logs[0].id {
-		var err error
-		if x.buf, err = appendGroupBodies(x.buf, tx.Stmt(ins.groupBodies), start, logs[0].id); err != nil {
-			return err
+	x.docs.emit = func(g int64, text string) error { return ins.text.add(tx, g, text) }
+	// The read-back stays inside one group, so emit (which may execute a bulk insert on this
+	// connection) is not called while its rows are open.
+	if start := logs[0].id >> LogTextShift << LogTextShift; start < logs[0].id {
+		if err := x.docs.addRows(context.Background(), tx.Stmt(ins.groupBodies), start, logs[0].id); err != nil {
+			return fmt.Errorf("read group bodies: %w", err)
 		}
 	}
 	for i := range logs {
-		l := &logs[i]
-		if l.id>>LogTextShift != g {
-			if err := x.flush(tx, ins.text, g); err != nil {
-				return err
-			}
-			g = l.id >> LogTextShift
-		}
-		if l.body != "" {
-			x.buf = append(x.buf, l.body...)
-			x.buf = append(x.buf, '\n')
+		if err := x.docs.add(logs[i].id, logs[i].body); err != nil {
+			return err
 		}
 	}
-	if err := x.flush(tx, ins.text, g); err != nil {
+	if err := x.docs.finish(); err != nil {
 		return err
 	}
 	return ins.text.flush(tx)
-}
-
-// flush queues the document of group g (none for a group without text).
-func (x *textIndexer) flush(tx *sql.Tx, text *bulkInsert, g int64) error {
-	if len(x.buf) == 0 {
-		return nil
-	}
-	err := text.add(tx, g, string(x.buf))
-	x.buf = x.buf[:0]
-	return err
-}
-
-// appendGroupBodies appends the document text of the logs with from <= id < to.
-func appendGroupBodies(buf []byte, stmt *sql.Stmt, from, to int64) ([]byte, error) {
-	rows, err := stmt.Query(from, to)
-	if err != nil {
-		return buf, fmt.Errorf("read group bodies: %w", err)
-	}
-	defer rows.Close()
-	var body sql.RawBytes
-	for rows.Next() {
-		if err := rows.Scan(&body); err != nil {
-			return buf, fmt.Errorf("read group bodies: %w", err)
-		}
-		buf = append(buf, body...)
-		buf = append(buf, '\n')
-	}
-	if err := rows.Err(); err != nil {
-		return buf, fmt.Errorf("read group bodies: %w", err)
-	}
-	return buf, nil
 }
 
 // textStep is how many groups one transaction of catchUpLogText indexes (a variable for tests).
@@ -135,39 +150,35 @@ func indexGroups(ctx context.Context, db *sql.DB, lo, hi int64) (err error) {
 			err = errors.Join(err, tx.Rollback())
 		}
 	}()
-	rows, err := tx.QueryContext(ctx, `SELECT id, body FROM logs WHERE id >= ? AND id < ? AND body != '' ORDER BY id`,
-		lo<<LogTextShift, hi<<LogTextShift)
+	read, err := tx.PrepareContext(ctx, groupBodiesSQL)
 	if err != nil {
 		return err
 	}
+	defer read.Close()
+	write, err := tx.PrepareContext(ctx, `INSERT OR REPLACE INTO log_text(rowid, body) VALUES (?, ?)`)
+	if err != nil {
+		return err
+	}
+	defer write.Close()
+	// Read all, then write: the rows must be closed before the connection takes the next
+	// statement. One step's documents are bounded by textStep groups.
 	type doc struct {
 		g    int64
-		text []byte
+		text string
 	}
 	var docs []doc
-	var id int64
-	var body sql.RawBytes
-	for rows.Next() {
-		if err := rows.Scan(&id, &body); err != nil {
-			rows.Close()
-			return err
-		}
-		if g := id >> LogTextShift; len(docs) == 0 || docs[len(docs)-1].g != g {
-			docs = append(docs, doc{g: g})
-		}
-		d := &docs[len(docs)-1]
-		d.text = append(append(d.text, body...), '\n')
-	}
-	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+	d := textDocs{emit: func(g int64, text string) error {
+		docs = append(docs, doc{g, text})
+		return nil
+	}}
+	if err := d.addRows(ctx, read, lo<<LogTextShift, hi<<LogTextShift); err != nil {
 		return err
 	}
-	stmt, err := tx.PrepareContext(ctx, `INSERT OR REPLACE INTO log_text(rowid, body) VALUES (?, ?)`)
-	if err != nil {
+	if err := d.finish(); err != nil {
 		return err
 	}
-	defer stmt.Close()
-	for _, d := range docs {
-		if _, err := stmt.ExecContext(ctx, d.g, string(d.text)); err != nil {
+	for _, doc := range docs {
+		if _, err := write.ExecContext(ctx, doc.g, doc.text); err != nil {
 			return err
 		}
 	}
