@@ -45,6 +45,9 @@ stored and rejected. SIGINT/SIGTERM drain the queue, commit and exit 0.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg.Sync = store.SyncMode(sync)
 			cfg.ProjectPriority = store.Priority(priority)
+			if cfg.ProjectDefer == 0 {
+				cfg.ProjectDefer = -1 // the flag's 0 is "never", the Config's is "default"
+			}
 			if cfg.AuthToken == "" {
 				cfg.AuthToken = os.Getenv(authTokenEnv)
 			}
@@ -84,6 +87,7 @@ stored and rejected. SIGINT/SIGTERM drain the queue, commit and exit 0.`,
 	f.IntVar(&cfg.MaxRejecting, "max-rejecting", ingestsrv.DefaultMaxRejecting, "connections past --max-conns answered 503 at a time; more are closed unanswered")
 	f.Int64Var(&cfg.MaxLagRecords, "max-lag-records", 0, "answer 503 while projection trails by more records than this (0: no bound)")
 	f.StringVar(&priority, "projection-priority", string(store.DefaultPriority), "CPU priority of the projector: idle (SCHED_IDLE) or low (nice 19) let ingest win the CPU under load while the projection lag grows; normal shares it equally")
+	f.DurationVar(&cfg.ProjectDefer, "projection-defer", store.DefaultProjectDefer, "while ingest saturates the writer and the CPU, projection waits (below normal priority) until it trails by this long, and catches up when the load falls; 0 never waits")
 	f.StringVar(&sync, "sync", string(store.SyncFull), "durability: full (fsync each group commit), normal or off (not durable)")
 	f.BoolVar(&cfg.Pprof, "pprof", false, "mount net/http/pprof under /debug/pprof/")
 	f.StringVar(&cfg.AuthToken, "auth-token", "", "require 'Authorization: Bearer TOKEN' on the API, /metrics and pprof; browsers log in to the dashboard at /ui/login (or $"+authTokenEnv+")")

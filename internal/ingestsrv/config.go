@@ -79,6 +79,12 @@ type Config struct {
 	// store.DefaultPriority: idle, so ingest wins the CPU under load and the
 	// projection lag grows instead).
 	ProjectPriority store.Priority
+	// ProjectDefer bounds how far (in lag seconds) the projector may fall
+	// behind by waiting while ingest saturates the writer and the machine
+	// (store.Config.ProjectDefer: 0 means store.DefaultProjectDefer,
+	// negative never waits). With MaxLagRecords, it also stops waiting at
+	// half that many records, well before ingest would get 503s.
+	ProjectDefer time.Duration
 	// Pprof mounts net/http/pprof under /debug/pprof/ (behind auth).
 	Pprof bool
 	// AuthToken, if set, requires "Authorization: Bearer <token>" on every

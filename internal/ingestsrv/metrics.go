@@ -93,6 +93,12 @@ var (
 		"Records stored but not yet projected.", nil, nil)
 	descLagSeconds = prometheus.NewDesc("otelbench_projection_lag_seconds",
 		"Age of the oldest unprojected request.", nil, nil)
+	descDeferring = prometheus.NewDesc("otelbench_projection_deferring",
+		"1 while the projector waits because ingest saturates the writer and the machine.", nil, nil)
+	descDeferred = prometheus.NewDesc("otelbench_projection_deferred_seconds_total",
+		"Time the projector waited because ingest saturated the writer and the machine.", nil, nil)
+	descWriterBusy = prometheus.NewDesc("otelbench_store_writer_busy_seconds_total",
+		"Time the single writer spent committing (the rest it waited for requests).", nil, nil)
 	descInflight = prometheus.NewDesc("otelbench_inflight_bytes",
 		"Bytes charged to the in-flight memory budget.", nil, nil)
 )
@@ -103,7 +109,7 @@ type statsCollector struct{ s *Server }
 func (c *statsCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descRequests, descRecords, descBytes, descProjected, descRejections,
 		descQueueRequests, descQueueBytes, descQueueMaxRequests, descQueueMaxBytes, descCommits,
-		descLagRecords, descLagSeconds, descInflight} {
+		descLagRecords, descLagSeconds, descDeferring, descDeferred, descWriterBusy, descInflight} {
 		ch <- d
 	}
 }
@@ -127,6 +133,13 @@ func (c *statsCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge(descQueueMaxBytes, float64(st.Queue.MaxBytes))
 	gauge(descLagRecords, float64(st.Projection.LagRecords))
 	gauge(descLagSeconds, st.Projection.LagSeconds)
+	deferring := 0.0
+	if st.Projection.Deferring {
+		deferring = 1
+	}
+	gauge(descDeferring, deferring)
+	ch <- prometheus.MustNewConstMetric(descDeferred, prometheus.CounterValue, st.Projection.DeferredSeconds)
+	ch <- prometheus.MustNewConstMetric(descWriterBusy, prometheus.CounterValue, st.Projection.WriterBusySeconds)
 	gauge(descInflight, float64(c.s.budget.used.Load()))
 	ch <- prometheus.MustNewConstMetric(descCommits, prometheus.CounterValue, float64(c.s.storeStats().Commits))
 }

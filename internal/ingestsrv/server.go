@@ -54,15 +54,17 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	cfg = cfg.withDefaults()
 	st, err := store.Open(ctx, store.Config{
-		Dir:             cfg.DataDir,
-		Sync:            cfg.Sync,
-		QueueBytes:      cfg.QueueBytes,
-		QueueRequests:   cfg.QueueRequests,
-		NoProjection:    cfg.NoProjection,
-		RawRetention:    cfg.RawRetention,
-		ProjectPriority: cfg.ProjectPriority,
-		KeepRaw:         cfg.KeepRaw,
-		Logger:          cfg.Logger,
+		Dir:                 cfg.DataDir,
+		Sync:                cfg.Sync,
+		QueueBytes:          cfg.QueueBytes,
+		QueueRequests:       cfg.QueueRequests,
+		NoProjection:        cfg.NoProjection,
+		RawRetention:        cfg.RawRetention,
+		ProjectPriority:     cfg.ProjectPriority,
+		ProjectDefer:        cfg.ProjectDefer,
+		ProjectDeferRecords: cfg.MaxLagRecords / 2,
+		KeepRaw:             cfg.KeepRaw,
+		Logger:              cfg.Logger,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)

@@ -78,6 +78,12 @@ type QueueStats struct {
 type ProjectionStats struct {
 	LagRecords int64   `json:"lag_records"`
 	LagSeconds float64 `json:"lag_seconds"`
+	// Deferring: the projector waits now because ingest saturates the writer
+	// and the machine; DeferredSeconds is how long it has so waited in all.
+	Deferring       bool    `json:"deferring"`
+	DeferredSeconds float64 `json:"deferred_seconds"`
+	// WriterBusySeconds is the time the single writer spent committing.
+	WriterBusySeconds float64 `json:"writer_busy_seconds"`
 }
 
 // Stats returns a snapshot of the counters.
@@ -90,7 +96,11 @@ func (s *Server) Stats() Stats {
 			Requests: st.QueueRequests, Bytes: st.QueueBytes,
 			MaxRequests: st.MaxQueueRequests, MaxBytes: st.MaxQueueBytes,
 		},
-		Projection: ProjectionStats{LagRecords: st.LagRecords, LagSeconds: st.LagSeconds},
+		Projection: ProjectionStats{
+			LagRecords: st.LagRecords, LagSeconds: st.LagSeconds,
+			Deferring: st.ProjectionDeferring, DeferredSeconds: st.ProjectionDeferred.Seconds(),
+			WriterBusySeconds: st.WriterBusy.Seconds(),
+		},
 	}
 	for _, sig := range signal.All() {
 		out.Signals[sig.String()] = SignalStats{

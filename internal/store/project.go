@@ -46,6 +46,7 @@ func (s *Store) runProjector(ctx context.Context) {
 func (s *Store) project(ctx context.Context) {
 	p := newProjector(s)
 	defer p.close()
+	d := newDeferrer(s)
 	backoff := 50 * time.Millisecond
 	var lastSlice time.Time // start of the last slice that projected rows
 	caughtUp := false       // that slice took every raw row there was
@@ -58,6 +59,9 @@ func (s *Store) project(ctx context.Context) {
 				return
 			case <-time.After(wait):
 			}
+		}
+		if !d.wait(ctx) {
+			return
 		}
 		start, commits := time.Now(), s.stats.commits.Load()
 		n, err := p.projectSlice()

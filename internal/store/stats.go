@@ -50,6 +50,13 @@ type Stats struct {
 	// ones (retried).
 	ProjectionSlices uint64
 	ProjectionErrors uint64
+	// ProjectionDeferring says the projector is waiting now because ingest saturates the
+	// writer and the machine (defer.go); ProjectionDeferred is the time it waited so since Open.
+	ProjectionDeferring bool
+	ProjectionDeferred  time.Duration
+	// WriterBusy is the time the writer spent committing and answering since Open (the rest it
+	// waited for appends).
+	WriterBusy time.Duration
 }
 
 // Signal returns the counters of sig (zero for an invalid signal).
@@ -78,6 +85,10 @@ type counters struct {
 	oldestUnproj   atomic.Int64 // received_unix_nano of the oldest unprojected raw row, 0 if none
 	projectedRawID atomic.Int64
 	lastRawID      atomic.Int64
+
+	writerBusy    atomic.Int64 // nanoseconds
+	deferredNanos atomic.Int64
+	deferring     atomic.Bool
 }
 
 // committed counts a successfully committed batch.
@@ -121,6 +132,10 @@ func (s *Store) Stats() Stats {
 		LastRawID:        c.lastRawID.Load(),
 		ProjectionSlices: c.slices.Load(),
 		ProjectionErrors: c.projectErrors.Load(),
+
+		ProjectionDeferring: c.deferring.Load(),
+		ProjectionDeferred:  time.Duration(c.deferredNanos.Load()),
+		WriterBusy:          time.Duration(c.writerBusy.Load()),
 	}
 	if st.ProjectedRawID < st.LastRawID {
 		if t := c.oldestUnproj.Load(); t > 0 {

@@ -91,6 +91,12 @@ type Config struct {
 	// commits). Projection lags by up to this much more. A backlog is projected without
 	// waiting. 0 means DefaultProjectInterval; negative disables the wait.
 	ProjectInterval time.Duration
+	// ProjectDefer, below PriorityNormal, lets the projector wait while ingest saturates both
+	// the writer and the machine, until the projection lag reaches this age (defer.go); 0 means
+	// DefaultProjectDefer, negative never defers. ProjectDeferRecords, if positive, also ends
+	// the wait at that many records of lag (ingestsrv sets half its 503 bound).
+	ProjectDefer        time.Duration
+	ProjectDeferRecords int64
 	// ReadConns sizes the read-only pool; 0 means DefaultReadConns.
 	ReadConns int
 	// NoProjection disables the projector (raw storage only); used by benchmarks that measure
@@ -115,7 +121,7 @@ func (c Config) Validate() error {
 	default:
 		return fmt.Errorf("store: config: unknown sync mode %q (want full, normal or off)", c.Sync)
 	}
-	if c.QueueBytes < 0 || c.QueueRequests < 0 || c.ProjectSlice < 0 || c.ReadConns < 0 || c.RawRetention < 0 {
+	if c.QueueBytes < 0 || c.QueueRequests < 0 || c.ProjectSlice < 0 || c.ReadConns < 0 || c.RawRetention < 0 || c.ProjectDeferRecords < 0 {
 		return errors.New("store: config: negative limit")
 	}
 	if c.ProjectShare < 0 || c.ProjectShare > 1 {
@@ -151,6 +157,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.ProjectInterval == 0 {
 		c.ProjectInterval = DefaultProjectInterval
+	}
+	if c.ProjectDefer == 0 {
+		c.ProjectDefer = DefaultProjectDefer
 	}
 	if c.RawRetention == 0 {
 		c.RawRetention = DefaultRawRetention

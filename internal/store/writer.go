@@ -68,6 +68,7 @@ func (s *Store) runWriter() {
 			}
 			continue
 		}
+		busyFrom := time.Now()
 		live = live[:0]
 		var cancelled int
 		var cancelledBytes int64
@@ -101,6 +102,7 @@ func (s *Store) runWriter() {
 		}
 		clear(batch)
 		buf = batch
+		s.stats.writerBusy.Add(int64(time.Since(busyFrom)))
 	}
 }
 
