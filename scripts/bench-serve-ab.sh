@@ -3,13 +3,15 @@
 # started with each of several flag sets, interleaved ROUNDS times, and prints
 # per run: req/s, the server's CPU per request (user+sys from /proc/PID/stat),
 # the projection lag when the load ends, and how long projection then takes to
-# catch up (bounded at 120 s). No Collector: for comparing serve variants on a
-# noisy machine, where alternating beats comparing runs minutes apart.
+# catch up (bounded at CATCHUP seconds, default 120; 0 skips it). No Collector:
+# for comparing serve variants on a noisy machine, where alternating beats
+# comparing runs minutes apart.
 #
 #   scripts/bench-serve-ab.sh "--projection-priority normal" "--projection-priority idle"
 #
 # Env: MIX=logs=1 RECORDS=1 DURATION=15s CONCURRENCY=256 ROUNDS=3
 #      BIN=path/to/otelbench (default: go build ./cmd/otelbench)
+#      CATCHUP=120 TMPDIR=/dev/shm puts the data dir on tmpfs (takes the disk out of the comparison)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mix=${MIX:-logs=1}
@@ -17,7 +19,8 @@ records=${RECORDS:-1}
 dur=${DURATION:-15s}
 conc=${CONCURRENCY:-256}
 rounds=${ROUNDS:-3}
-work=$(mktemp -d /tmp/bench-serve-ab.XXXXXX)
+catchmax=${CATCHUP:-120}
+work=$(mktemp -d "${TMPDIR:-/tmp}/bench-serve-ab.XXXXXX")
 if [[ -z ${BIN:-} ]]; then
 	BIN=$work/otelbench
 	go build -o "$BIN" ./cmd/otelbench
@@ -43,7 +46,7 @@ for round in $(seq "$rounds"); do
 		t1=$(awk '{print $14+$15}' "/proc/$pid/stat")
 		end=$(lag)
 		start=$(date +%s.%N)
-		for _ in $(seq 1200); do [[ $(lag) == 0 ]] && break; sleep 0.1; done
+		for _ in $(seq $((catchmax * 10))); do [[ $(lag) == 0 ]] && break; sleep 0.1; done
 		catchup=$(echo "$(date +%s.%N) - $start" | bc)
 		ok=$(jq '.totals.status["2xx"]' "$work/load.json")
 		rps=$(jq '.totals.requests_per_second|floor' "$work/load.json")

@@ -17,7 +17,9 @@
 #
 # Usage: scripts/bench-serve.sh            (60 s per run)
 # Env:   DURATION=60s CONCURRENCY=256 OVERLOAD_DURATION=20s RUNS=1
-#        BULK_DURATION=20s (0 skips the bulk phase)
+#        BULK_DURATION=20s (0 skips the bulk phase; OVERLOAD_DURATION=0 skips
+#        overload, which also needs logs1 in WORKLOADS)
+#        WORKLOADS="logs1 mixed10" the closed-model workloads, in this order
 #        OTELCOL=/tmp/otelbench-otelcol/otelcol (built if missing)
 #        BIN=path/to/otelbench (default: go build ./cmd/otelbench)
 #        SERVE_ARGS="--no-projection" extra `otelbench serve` flags (split on spaces)
@@ -29,6 +31,7 @@ conc=${CONCURRENCY:-256}
 odur=${OVERLOAD_DURATION:-20s}
 bdur=${BULK_DURATION:-20s}
 runs=${RUNS:-1}
+workloads=${WORKLOADS:-logs1 mixed10}
 otelcol=${OTELCOL:-/tmp/otelbench-otelcol/otelcol}
 out=${OUT:-$(mktemp -d /tmp/bench-serve.XXXXXX)}
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -129,16 +132,23 @@ echo '| workload  | target    |    req/s | records/s | p50 ms  | p99 ms   |     
 echo '|-----------|-----------|----------|-----------|---------|----------|----------|--------|-------|----------|------------|'
 for i in $(seq "$runs"); do
 	for target in otelbench otelcol; do
-		run logs1 "$target" --mix logs=1 --records 1 --concurrency "$conc" --duration "$dur"
-		run mixed10 "$target" --mix logs=1,metrics=1,traces=1 --records 10 --concurrency "$conc" --duration "$dur"
+		for w in $workloads; do
+			case $w in
+			logs1) run logs1 "$target" --mix logs=1 --records 1 --concurrency "$conc" --duration "$dur" ;;
+			mixed10) run mixed10 "$target" --mix logs=1,metrics=1,traces=1 --records 10 --concurrency "$conc" --duration "$dur" ;;
+			*) echo "unknown workload $w (logs1, mixed10)" >&2; exit 2 ;;
+			esac
+		done
 	done
-	for w in logs1 mixed10; do
+	for w in $workloads; do
 		echo "run $i $w otelbench/otelcol: req/s ratio $(python3 -c "print(f'{${rps[$w-otelbench]}/max(1,${rps[$w-otelcol]}):.2f}')"), CPU per request ratio $(python3 -c "print(f'{${cpu[$w-otelbench]}/max(1,${cpu[$w-otelcol]}):.2f}')")" >&2
 	done
 done
 # Overload: 10x the logs capacity just measured, open model, many in flight.
-rate=$((10 * ${rps[logs1-otelbench]}))
-run overload otelbench --mix logs=1 --records 1 --rate "$rate" --concurrency 4096 --duration "$odur" --timeout 5s
+if [[ $odur != 0 && -n ${rps[logs1-otelbench]:-} ]]; then
+	rate=$((10 * ${rps[logs1-otelbench]}))
+	run overload otelbench --mix logs=1 --records 1 --rate "$rate" --concurrency 4096 --duration "$odur" --timeout 5s
+fi
 if [[ $bdur != 0 ]]; then
 	run bulk1000 otelbench --mix logs=1 --records 1000 --concurrency 4 --duration "$bdur"
 fi
