@@ -26,6 +26,9 @@ const (
 	// deferProbeEvery is how often a deferring projector projects for one window to see
 	// whether it would now keep up (the lag falls), in which case it stops deferring.
 	deferProbeEvery = 5 * time.Second
+	// deferBehindWindows is how many windows in a row the projector must fall behind (never
+	// reach the raw head, the lag grows, the machine loaded) before it defers.
+	deferBehindWindows = 2
 	// deferWriterDuty is the share of wall time the writer must spend committing (not waiting
 	// for appends) for ingest to count as a steady stream.
 	deferWriterDuty = 0.5
@@ -68,15 +71,25 @@ func loaded(prev, cur loadSample) bool {
 // deferrer is the projector's view of the load. It is used only by the projector goroutine,
 // which runs locked to its thread below PriorityNormal (so thread CPU time is its own).
 //
-// The projector starts deferring when, over a window in which it projected, the lag grew (it
-// does not keep up) while the machine was loaded. It defers while the machine stays loaded and
-// the lag within bounds, projecting one window every deferProbeEvery: if the lag fell over that
-// window, it keeps up again and deferral ends.
+// The projector starts deferring when, over two windows in a row in which it projected, it never
+// caught up with the raw head and the lag grew, while the machine was loaded. (A projector that reaches
+// the head even once a window keeps up, whatever the load: at 5,000 logs/s the lag rises
+// between slices and falls at each.) It defers while the machine stays loaded and the lag is
+// within bounds, projecting one window every deferProbeEvery: if the lag fell over that window,
+// it outpaces the intake again and deferral ends.
 type deferrer struct {
 	s         *Store
 	enabled   bool
 	last      loadSample
+	caughtUp  bool      // a slice since last took every raw row there was
+	behind    int       // windows in a row that fell behind (see wait)
+	probing   bool      // the window since last is a probe
 	lastProbe time.Time // when deferral last started
+}
+
+// sliceDone tells the deferrer that a slice ended, and whether it reached the raw head.
+func (d *deferrer) sliceDone(caughtUp bool) {
+	d.caughtUp = d.caughtUp || caughtUp
 }
 
 func newDeferrer(s *Store) *deferrer {
@@ -109,12 +122,24 @@ func (d *deferrer) wait(ctx context.Context) bool {
 		return ctx.Err() == nil
 	}
 	cur := d.sample()
-	// After a probe, the same test: deferral resumes only if the probe did not keep up.
-	start := d.withinBounds(cur) && loaded(d.last, cur) && cur.lag > d.last.lag
-	d.last = cur
+	// After a probe only the lag's fall says whether it outpaces the intake: the backlog that
+	// deferral built is not caught up in one window. Otherwise it takes deferBehindWindows in a
+	// row without reaching the head: one slow window (a checkpoint, a burst) is no trend.
+	behind := d.withinBounds(cur) && loaded(d.last, cur) && cur.lag > d.last.lag
+	start := behind && d.probing
+	if !d.probing {
+		if behind && !d.caughtUp {
+			d.behind++
+		} else {
+			d.behind = 0
+		}
+		start = d.behind >= deferBehindWindows
+	}
+	d.last, d.caughtUp, d.probing = cur, false, false
 	if !start {
 		return ctx.Err() == nil
 	}
+	d.behind = 0
 	d.s.stats.deferring.Store(true)
 	defer d.s.stats.deferring.Store(false)
 	d.lastProbe = time.Now()
@@ -127,11 +152,12 @@ func (d *deferrer) wait(ctx context.Context) bool {
 		cur := d.sample()
 		d.s.stats.deferredNanos.Add(int64(cur.at.Sub(d.last.at)))
 		stay := d.withinBounds(cur) && loaded(d.last, cur)
-		d.last = cur
+		d.last, d.caughtUp = cur, false
 		if !stay {
 			return true
 		}
 		if time.Since(d.lastProbe) >= deferProbeEvery {
+			d.probing = true
 			return true // probe: project one window
 		}
 	}

@@ -79,6 +79,7 @@ func (s *Store) project(ctx context.Context) {
 		backoff = 50 * time.Millisecond
 		if n > 0 {
 			lastSlice, caughtUp = start, n == len(p.rows)
+			d.sliceDone(caughtUp)
 			s.notifyProjected()
 			// Ingest has priority: while appends keep committing, rest in proportion to the
 			// time the slice took.
@@ -91,6 +92,7 @@ func (s *Store) project(ctx context.Context) {
 			}
 			continue
 		}
+		d.sliceDone(true) // nothing to project
 		select {
 		case <-ctx.Done():
 		case <-s.projectWake:
@@ -110,6 +112,7 @@ type projector struct {
 
 	selectRaw *sql.Stmt
 	rows      []rawRow
+	readAt    time.Time // when the current slice read rows
 	zdec      *zstd.Decoder
 
 	resCache, scopeCache, metricCache map[[16]byte]int64
@@ -210,6 +213,7 @@ func (p *projector) projectSlice() (int, error) {
 		}
 	}
 	limit := p.s.cfg.ProjectSlice
+	p.readAt = time.Now()
 	if err := p.readRaw(limit+1, maxSliceRecords); err != nil {
 		return 0, err
 	}
@@ -251,10 +255,16 @@ func (p *projector) account(n int) {
 	c.lagRecords.Add(-lag)
 	c.projectedRawID.Store(p.hwm)
 	c.slices.Add(1)
-	if n < len(p.rows) {
+	switch cur := c.oldestUnproj.Load(); {
+	case n < len(p.rows):
 		c.oldestUnproj.Store(p.rows[n].received)
-	} else if cur := c.oldestUnproj.Load(); c.lastRawID.Load() <= p.hwm {
+	case c.lastRawID.Load() <= p.hwm:
 		c.oldestUnproj.CompareAndSwap(cur, 0)
+	default:
+		// Every row read was projected and more were committed since: the oldest of those was
+		// received about when the slice read (within a group commit of it), not when the lag
+		// last began, which under a steady load that projection keeps up with would be long ago.
+		c.oldestUnproj.CompareAndSwap(cur, p.readAt.UnixNano())
 	}
 	clear(p.rows)
 }
