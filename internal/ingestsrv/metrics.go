@@ -139,7 +139,7 @@ func (c *statsCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	gauge(descDeferring, deferring)
 	ch <- prometheus.MustNewConstMetric(descDeferred, prometheus.CounterValue, st.Projection.DeferredSeconds)
-	ch <- prometheus.MustNewConstMetric(descWriterBusy, prometheus.CounterValue, st.Projection.WriterBusySeconds)
+	ch <- prometheus.MustNewConstMetric(descWriterBusy, prometheus.CounterValue, st.Queue.WriterBusySeconds)
 	gauge(descInflight, float64(c.s.budget.used.Load()))
 	ch <- prometheus.MustNewConstMetric(descCommits, prometheus.CounterValue, float64(c.s.storeStats().Commits))
 }

@@ -30,12 +30,18 @@ func TestPrometheusMetrics(t *testing.T) {
 		`otelbench_ingest_records_total{signal="logs"} 6`,
 		`otelbench_ingest_rejections_total{reason="unsupported_media"} 1`,
 		`otelbench_queue_max_requests `,
+		`otelbench_projection_deferring 0`, // 3 requests do not saturate anything
+		`otelbench_projection_deferred_seconds_total 0`,
 		`process_resident_memory_bytes `,
 		`go_goroutines `,
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("/metrics lacks %q", want)
 		}
+	}
+	busy := regexp.MustCompile(`(?m)^otelbench_store_writer_busy_seconds_total (\S+)`).FindStringSubmatch(text)
+	if busy == nil || busy[1] == "0" {
+		t.Errorf("otelbench_store_writer_busy_seconds_total %v, want positive after 3 commits", busy)
 	}
 	fds := regexp.MustCompile(`(?m)^process_open_fds (\d+)`).FindAllStringSubmatch(text, -1)
 	if len(fds) != 1 || fds[0][1] == "0" {

@@ -72,6 +72,9 @@ type QueueStats struct {
 	Bytes       int64 `json:"bytes"`
 	MaxRequests int64 `json:"max_requests"`
 	MaxBytes    int64 `json:"max_bytes"`
+	// WriterBusySeconds is the time the single writer that drains the queue
+	// spent committing and answering (the rest it waited for requests).
+	WriterBusySeconds float64 `json:"writer_busy_seconds"`
 }
 
 // ProjectionStats is how far projection trails the raw store.
@@ -82,8 +85,6 @@ type ProjectionStats struct {
 	// and the machine; DeferredSeconds is how long it has so waited in all.
 	Deferring       bool    `json:"deferring"`
 	DeferredSeconds float64 `json:"deferred_seconds"`
-	// WriterBusySeconds is the time the single writer spent committing.
-	WriterBusySeconds float64 `json:"writer_busy_seconds"`
 }
 
 // Stats returns a snapshot of the counters.
@@ -95,11 +96,11 @@ func (s *Server) Stats() Stats {
 		Queue: QueueStats{
 			Requests: st.QueueRequests, Bytes: st.QueueBytes,
 			MaxRequests: st.MaxQueueRequests, MaxBytes: st.MaxQueueBytes,
+			WriterBusySeconds: st.WriterBusy.Seconds(),
 		},
 		Projection: ProjectionStats{
 			LagRecords: st.LagRecords, LagSeconds: st.LagSeconds,
 			Deferring: st.ProjectionDeferring, DeferredSeconds: st.ProjectionDeferred.Seconds(),
-			WriterBusySeconds: st.WriterBusy.Seconds(),
 		},
 	}
 	for _, sig := range signal.All() {

@@ -104,13 +104,12 @@ func TestProjectionDefers(t *testing.T) {
 	}
 }
 
-// loadStore appends batches of 10 logs from 4 goroutines, or (single) 1 log at a time from one,
-// which keeps the writer always committing but not the projector busy, and
-// keeps every CPU ~80% busy (single: ~60%, which with the writer still loads the machine and
-// leaves the -race-slowed projector enough to keep up)
-// until the returned stop is called (or the test ends), which waits for them all and fails t
-// on an append error. The burners rest 1 ms in 5 (single: 2): a CPU that is never idle would starve the
-// SCHED_IDLE projector outright, so it would never get to decide anything.
+// loadStore appends batches of 10 logs from 4 goroutines (or, single, 1 log at a time from one:
+// the writer always committing, the projector not busy) and keeps every CPU ~80% busy (single:
+// ~60%, which with the writer still loads the machine and leaves the -race-slowed projector
+// enough to keep up), until the returned stop is called or the test ends; stop waits for them
+// all and fails t on an append error. The burners rest 1 ms in 5 (single: 2 in 5): a CPU that
+// is never idle would starve the SCHED_IDLE projector outright, so it would never decide.
 func loadStore(t *testing.T, s *Store, single bool) (stop func()) {
 	t.Helper()
 	ld := makeLogs("svc", "defer", 10)
