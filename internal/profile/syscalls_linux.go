@@ -197,11 +197,18 @@ func newSyscallSession(cfg SyscallConfig, tab *syscalltab.Table, pid int) (*sysc
 	}
 	if enter != "" {
 		s.enterProg = coll.Programs[enter]
-		if err := s.setEntry(true); err != nil {
-			s.close()
-			return nil, err
+		// Every call timed (1), or auto, which starts so: attach now, at the
+		// default weight 1. A fixed period N > 1 attaches only in its windows,
+		// after the sampler has set the weight to N; attached here, the calls
+		// before its first window were timed at weight 1 among weight-N ones.
+		n := cfg.latencySample()
+		if n == 1 || n == LatencySampleAuto {
+			if err := s.setEntry(true); err != nil {
+				s.close()
+				return nil, err
+			}
 		}
-		if n := cfg.latencySample(); n != 1 {
+		if n != 1 {
 			s.stopSampler, s.samplerDone = make(chan struct{}), make(chan struct{})
 			go s.sample(n)
 		} else {
