@@ -24,6 +24,8 @@
 #        BIN=path/to/otelbench (default: go build ./cmd/otelbench)
 #        SERVE_ARGS="--no-projection" extra `otelbench serve` flags (split on spaces)
 #        OUT=dir for JSON reports (default: a temp dir, printed)
+#        KEEP_DATA=1 keeps each run's data directory (a 60 s mixed run writes
+#        several GB; by default it is deleted once the run is measured)
 set -euo pipefail
 
 dur=${DURATION:-60s}
@@ -119,6 +121,7 @@ run() { # run NAME TARGET LOADARGS...
 	"$BIN" load --endpoint "http://127.0.0.1:$port" --no-progress --json "$dir/load.json" "$@" >"$dir/load.txt"
 	t1=$(awk '{print $14+$15}' "/proc/$pid/stat")
 	stop_target
+	[[ ${KEEP_DATA:-0} == 1 ]] || rm -rf "$dir/data"
 	read -r r rec p50 p99 ok busy errs < <(summary "$dir/load.json")
 	rps[$name-$target]=$r
 	cpu[$name-$target]=$(((t1 - t0) * 1000000 / tck / (ok > 0 ? ok : 1)))
