@@ -301,15 +301,16 @@ func openOne(ctx context.Context, dsn string) (*sql.DB, error) {
 // commonPragmas apply to every connection. busy_timeout only matters for other processes (the
 // sqlite3 CLI, say) holding locks: inside the process each database has one writing goroutine.
 // Page caches (cache_size, KiB when negative) are sized per role to keep peak RSS under the
-// issue's 100 MB, and each cached page costs about twice its size in RSS: a 4 KiB page plus
-// SQLite's header falls in modernc.org/memory's 8 KiB slab class. The writer only appends
-// (1 MiB: the rightmost B-tree path and one commit's dirty pages; a bigger commit spills to the
-// WAL early), the projector's raw reader reads each page once (1 MiB), the projector updates
-// indexes all over telemetry.db (4 MiB: BenchmarkProject/logs/records=10 peaked at 52 MiB
-// instead of 67 MiB with 8 MiB, at the same CPU per record; 32 MiB measured +60 MiB RSS), and
-// each read connection gets 2 MiB: queries read the OS's page cache well, and 4 connections ×
-// 8 MiB let one big read (a 161,000-span trace) raise the server's RSS for good
-// (docs/benchmarks/query.md).
+// issue's 100 MB, and each cached page costs about twice its size in RSS: a page plus SQLite's
+// header falls in the next power-of-two slab class of modernc.org/memory (8 KiB for a 4 KiB page,
+// 16 KiB for an 8 KiB one). The writer only appends (1 MiB: the rightmost B-tree path and one
+// commit's dirty pages; a bigger commit spills to the WAL early), the projector's raw reader
+// reads each page once (1 MiB), the projector updates indexes all over telemetry.db (2 MiB:
+// under a mixed load SQLite's own memory measured 52 MB with 4 MiB and 33 MB with 512 KiB, and
+// catch-up after the load ran as fast with 2 MiB as with 4; BenchmarkProject/logs/records=10 is
+// ~2% slower at 1 MiB), and each read connection gets 2 MiB: queries read the OS's page cache
+// well, and 4 connections × 8 MiB let one big read (a 161,000-span trace) raise the server's RSS
+// for good (docs/benchmarks/query.md, docs/benchmarks/serve.md).
 var commonPragmas = []string{"busy_timeout(10000)", "foreign_keys(off)", "temp_store(memory)"}
 
 func (s *Store) openDBs(ctx context.Context) error {
@@ -319,12 +320,15 @@ func (s *Store) openDBs(ctx context.Context) error {
 		return classify("open raw database", err)
 	}
 	// page_size takes effect only before the file's first write, so it precedes journal_mode
-	// (the DSN would apply pragmas in lexical order). 16 KiB pages cut CPU per append by ~30%
-	// (fewer WAL frames and pwrite calls per commit) but a 16 KiB page does not fit
-	// modernc.org/memory's slab classes, so each cached page takes its own 64 KiB region: with
-	// the projector reading raw.db, peak RSS went from ~110 to ~200 MiB. 4 KiB it is
-	// (docs/benchmarks/store.md).
-	if _, err := s.writeDB.ExecContext(ctx, "PRAGMA page_size = 4096; PRAGMA journal_mode = wal"); err != nil {
+	// (the DSN would apply pragmas in lexical order); a raw.db created with other pages keeps
+	// them. The writer is the ingest bottleneck, and its CPU goes largely to syscalls: pwrite
+	// of each WAL frame (header and page) and the checkpoint's pread and pwrite of each page.
+	// 8 KiB pages halve those calls and pack a 10-record request (~2.5 KB) three to a page
+	// where a 4 KiB page held one: +10–36% mixed req/s, 7–25% less CPU per request, against
+	// ~9 MB more peak RSS (docs/benchmarks/serve.md, fifth session). 16 KiB cut CPU further but
+	// do not fit modernc.org/memory's slab classes (each cached page took its own 64 KiB
+	// region: ~200 MiB peak RSS with the projector reading raw.db).
+	if _, err := s.writeDB.ExecContext(ctx, "PRAGMA page_size = 8192; PRAGMA journal_mode = wal"); err != nil {
 		return classify("set raw journal mode", err)
 	}
 	if err := applySchema(ctx, s.writeDB, rawSQL); err != nil {
@@ -333,7 +337,7 @@ func (s *Store) openDBs(ctx context.Context) error {
 	// The projection database's commits need not be durable: projection is re-derived from raw,
 	// and its rows and high-water mark commit atomically, so NORMAL loses at most the last
 	// slices on power loss and they are projected again.
-	s.projectDB, err = openOne(ctx, dsn(s.path, append(commonPragmas, "synchronous(normal)", "wal_autocheckpoint(8192)", "cache_size(-4096)")...))
+	s.projectDB, err = openOne(ctx, dsn(s.path, append(commonPragmas, "synchronous(normal)", "wal_autocheckpoint(8192)", "cache_size(-2048)")...))
 	if err != nil {
 		return classify("open telemetry database", err)
 	}
