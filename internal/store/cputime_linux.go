@@ -25,10 +25,17 @@ func readCPUTimes() (cpuTimes, error) {
 	secs := func(v float64) time.Duration { return time.Duration(v * float64(time.Second)) }
 	t.busy = secs(c.User + c.Nice + c.System + c.IRQ + c.SoftIRQ + c.Steal)
 	t.total = t.busy + secs(c.Idle+c.Iowait)
+	if t.self, err = threadCPU(); err != nil {
+		return t, err
+	}
+	return t, nil
+}
+
+// threadCPU returns the calling thread's CPU time (CLOCK_THREAD_CPUTIME_ID).
+func threadCPU() (time.Duration, error) {
 	var ts unix.Timespec
 	if err := unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts); err != nil {
-		return t, fmt.Errorf("read thread cpu time: %w", err)
+		return 0, fmt.Errorf("read thread cpu time: %w", err)
 	}
-	t.self = time.Duration(ts.Nano())
-	return t, nil
+	return time.Duration(ts.Nano()), nil
 }

@@ -104,6 +104,7 @@ func (d *deferrer) sample() loadSample {
 	st := d.s.Stats()
 	ls := loadSample{at: time.Now(), writerBusy: st.WriterBusy, lag: st.LagRecords, lagSeconds: st.LagSeconds}
 	cpu, err := readCPUTimes()
+	cpu.self += time.Duration(d.s.stats.prefetchCPU.Load()) // the projector's other thread
 	ls.cpu, ls.cpuOK = cpu, err == nil
 	return ls
 }

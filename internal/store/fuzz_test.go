@@ -40,7 +40,7 @@ func FuzzStageRow(f *testing.F) {
 		p := &projector{}
 		p.stage.reset(1, 1)
 		r := rawRow{id: 1, sig: signal.Signal(sig % 4), records: 1, payload: payload}
-		if err := p.stageRow(&r); err != nil {
+		if err := p.stageRow(&p.stage, &r); err != nil {
 			return
 		}
 		for _, l := range p.stage.logs {

@@ -417,6 +417,68 @@ func TestProjectionRetriesWithoutDuplicates(t *testing.T) {
 	checkIntegrity(t, s)
 }
 
+// TestProjectionPrefetchRetries: with a backlog the projector stages the next slice while the
+// current one commits. A commit that fails then drops the staged slice (its log and span ids
+// were counted from the failed one), and the retry projects every row once, with log ids
+// that have no gaps.
+func TestProjectionPrefetchRetries(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(context.Background(), Config{Dir: dir, NoProjection: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendTraces(t, s, makeTraces())
+	for i := range 20 {
+		appendLogs(t, s, makeLogs("svc", fmt.Sprintf("prefetched%d", i), 3))
+	}
+	if err := s.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	other, err := sql.Open("sqlite", "file:"+filepath.Join(dir, FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if _, err := other.Exec(`CREATE TRIGGER fail_links BEFORE INSERT ON span_links BEGIN SELECT RAISE(ABORT, 'injected failure'); END`); err != nil {
+		t.Fatal(err)
+	}
+	// One raw row per slice: the traces row fails while the first logs row is being staged.
+	s = openTest(t, Config{Dir: dir, ProjectSlice: 1, Logger: quietLogger})
+	waitFor(t, "two failed projections", func() bool { return s.Stats().ProjectionErrors >= 2 })
+	if n := countRows(t, s, "logs"); n != 0 {
+		t.Fatalf("logs after failed slices: got %d, want 0", n)
+	}
+	if n := s.stats.prefetches.Load(); n == 0 {
+		t.Fatal("no slice was prefetched while one committed")
+	}
+	if _, err := other.Exec(`DROP TRIGGER fail_links`); err != nil {
+		t.Fatal(err)
+	}
+	waitProjected(t, s)
+	for table, want := range map[string]int{"logs": 60, "spans": 2, "span_links": 1} {
+		if got := countRows(t, s, table); got != want {
+			t.Errorf("%s rows: got %d, want %d", table, got, want)
+		}
+	}
+	var lo, hi, n, dups int
+	if err := s.ReadDB().QueryRow(`SELECT min(id), max(id), count(*), count(*) - count(DISTINCT body) FROM logs`).Scan(&lo, &hi, &n, &dups); err != nil {
+		t.Fatal(err)
+	}
+	if lo != 1 || hi != n || dups != 0 {
+		t.Errorf("log ids %d..%d for %d rows, %d duplicated bodies; want 1..%d, none", lo, hi, n, dups, n)
+	}
+	if st := s.Stats(); st.Logs.RecordsProjected != 60 || st.Traces.RecordsProjected != 2 || st.LagRecords != 0 {
+		t.Errorf("Stats: %d logs and %d spans projected, lag %d; want 60, 2, 0", st.Logs.RecordsProjected, st.Traces.RecordsProjected, st.LagRecords)
+	}
+	var matched int
+	if err := s.ReadDB().QueryRow(`SELECT count(*) FROM log_text f CROSS JOIN logs l
+		ON l.id BETWEEN f.rowid << 4 AND (f.rowid << 4) + 15
+		WHERE log_text MATCH '"ref" AND "efe" AND "fet"' AND l.body LIKE '%prefetched%'`).Scan(&matched); err != nil || matched != 60 {
+		t.Errorf("indexed bodies: got %d (%v), want 60", matched, err)
+	}
+	checkIntegrity(t, s)
+}
+
 // TestProjectionResumes stores raw rows with projection off, then reopens with projection on:
 // the backlog shows as lag, is projected, and a further reopen projects nothing twice.
 func TestProjectionResumes(t *testing.T) {
@@ -556,7 +618,7 @@ func TestProjectionBoundsBigRequests(t *testing.T) {
 	if err := p.load(); err != nil {
 		t.Fatal(err)
 	}
-	if err := p.readRaw(s.cfg.ProjectSlice+1, maxSliceRecords); err != nil {
+	if err := p.readRaw(&p.rows, p.hwm, s.cfg.ProjectSlice+1, maxSliceRecords); err != nil {
 		t.Fatal(err)
 	}
 	// 9 rows take the records read past 8,192; one more shows the rest pending.

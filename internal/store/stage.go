@@ -215,8 +215,8 @@ func (st *stage) scope(s pcommon.InstrumentationScope, schemaURL string) int {
 	return len(st.scopes) - 1
 }
 
-// stageRow decodes one raw row into the stage.
-func (p *projector) stageRow(r *rawRow) error {
+// stageRow decodes one raw row into st.
+func (p *projector) stageRow(st *stage, r *rawRow) error {
 	payload, err := p.payload(r)
 	if err != nil {
 		return err
@@ -228,21 +228,21 @@ func (p *projector) stageRow(r *rawRow) error {
 		if err != nil {
 			return fmt.Errorf("decode logs: %w", err)
 		}
-		p.stage.addLogs(r.id, ld)
+		st.addLogs(r.id, ld)
 	case signal.Traces:
 		var u ptrace.ProtoUnmarshaler
 		td, err := u.UnmarshalTraces(payload)
 		if err != nil {
 			return fmt.Errorf("decode traces: %w", err)
 		}
-		p.stage.addTraces(r.id, td)
+		st.addTraces(r.id, td)
 	case signal.Metrics:
 		var u pmetric.ProtoUnmarshaler
 		md, err := u.UnmarshalMetrics(payload)
 		if err != nil {
 			return fmt.Errorf("decode metrics: %w", err)
 		}
-		p.stage.addMetrics(r.id, md)
+		st.addMetrics(r.id, md)
 	default:
 		return fmt.Errorf("unknown signal %d", r.sig)
 	}

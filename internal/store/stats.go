@@ -87,6 +87,8 @@ type counters struct {
 	lastRawID      atomic.Int64
 
 	writerBusy    atomic.Int64 // nanoseconds
+	prefetchCPU   atomic.Int64 // nanoseconds of thread CPU the projector's prefetches used
+	prefetches    atomic.Uint64
 	deferredNanos atomic.Int64
 	deferring     atomic.Bool
 }
