@@ -46,9 +46,11 @@ var errPriorityNotSupported = errors.New("thread priorities are not supported on
 // runAtPriority runs f on a thread of its own whose priority is lowered to p, and ends that
 // thread when f returns (the goroutine never unlocks it, so the runtime does not reuse it).
 // The thread holds a Go P whenever f runs, also while the kernel holds the thread back for
-// other work; so GOMAXPROCS is raised by one for each such thread running at once (the
-// projector and the goroutine staging its next slice: two), never lowered, unless GOMAXPROCS
-// is set in the environment; ingest keeps as many Ps as before. A priority that cannot be set
+// other work; so the first call raises GOMAXPROCS by one (unless GOMAXPROCS is set in the
+// environment), and ingest keeps as many Ps as before. The projector's stager, the second such
+// thread, gets no P of its own: it works only while ingest is idle (project.go), and a second
+// reserved P cost ~10% more CPU per projected 1-record log for no speed (idle Ps run the GC's
+// idle mark workers; BenchmarkProject, docs/benchmarks/store.md). A priority that cannot be set
 // is reported to warn and f runs anyway. PriorityNormal runs f as it is.
 func runAtPriority(p Priority, warn func(error), f func()) {
 	if p == PriorityNormal {
@@ -72,34 +74,13 @@ func runAtPriority(p Priority, warn func(error), f func()) {
 	if err := setThreadPriority(p); err != nil {
 		warn(err)
 	} else {
-		procs.enter()
-		defer procs.exit()
+		reserveProc.Do(func() {
+			if os.Getenv("GOMAXPROCS") == "" {
+				runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) + 1)
+			}
+		})
 	}
 	f()
 }
 
-// procs counts the threads running below normal priority and the Ps reserved for them.
-var procs procReserve
-
-type procReserve struct {
-	mu               sync.Mutex
-	active, reserved int
-}
-
-func (r *procReserve) enter() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.active++
-	if r.active > r.reserved {
-		r.reserved = r.active
-		if os.Getenv("GOMAXPROCS") == "" {
-			runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) + 1)
-		}
-	}
-}
-
-func (r *procReserve) exit() {
-	r.mu.Lock()
-	r.active--
-	r.mu.Unlock()
-}
+var reserveProc sync.Once
