@@ -124,14 +124,7 @@ func TestTraceChunksNotDuplicatedOnRetry(t *testing.T) {
 	if err := s.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	other, err := sql.Open("sqlite", "file:"+filepath.Join(dir, FileName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
-	if _, err := other.Exec(`CREATE TRIGGER fail_links BEFORE INSERT ON span_links BEGIN SELECT RAISE(ABORT, 'injected failure'); END`); err != nil {
-		t.Fatal(err)
-	}
+	other := failSpanLinks(t, dir)
 	s = openTest(t, Config{Dir: dir, Logger: quietLogger})
 	waitFor(t, "a failed projection", func() bool { return s.Stats().ProjectionErrors > 0 })
 	if n := countRows(t, s, "trace_chunks"); n != 0 {

@@ -369,6 +369,21 @@ func TestProjectMetrics(t *testing.T) {
 	}
 }
 
+// failSpanLinks makes every insert into span_links in dir's telemetry.db fail, from another
+// connection (closed with the test), until the caller drops the trigger fail_links on it.
+func failSpanLinks(t *testing.T, dir string) *sql.DB {
+	t.Helper()
+	other, err := sql.Open("sqlite", "file:"+filepath.Join(dir, FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { other.Close() })
+	if _, err := other.Exec(`CREATE TRIGGER fail_links BEFORE INSERT ON span_links BEGIN SELECT RAISE(ABORT, 'injected failure'); END`); err != nil {
+		t.Fatal(err)
+	}
+	return other
+}
+
 // TestProjectionRetriesWithoutDuplicates makes a projection transaction fail part-way (a trigger
 // aborts inserts into span_links, after logs and spans rows of the same slice were written),
 // then lets it succeed: the retry must leave exactly one copy of every row.
@@ -385,14 +400,7 @@ func TestProjectionRetriesWithoutDuplicates(t *testing.T) {
 	if err := s.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	other, err := sql.Open("sqlite", "file:"+filepath.Join(dir, FileName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
-	if _, err := other.Exec(`CREATE TRIGGER fail_links BEFORE INSERT ON span_links BEGIN SELECT RAISE(ABORT, 'injected failure'); END`); err != nil {
-		t.Fatal(err)
-	}
+	other := failSpanLinks(t, dir)
 	s = openTest(t, Config{Dir: dir, Logger: quietLogger})
 	waitFor(t, "a failed projection", func() bool { return s.Stats().ProjectionErrors > 0 })
 	if n := countRows(t, s, "logs"); n != 0 {
@@ -434,14 +442,7 @@ func TestProjectionPrefetchRetries(t *testing.T) {
 	if err := s.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	other, err := sql.Open("sqlite", "file:"+filepath.Join(dir, FileName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
-	if _, err := other.Exec(`CREATE TRIGGER fail_links BEFORE INSERT ON span_links BEGIN SELECT RAISE(ABORT, 'injected failure'); END`); err != nil {
-		t.Fatal(err)
-	}
+	other := failSpanLinks(t, dir)
 	// One raw row per slice: the traces row fails while the first logs row is being staged.
 	s = openTest(t, Config{Dir: dir, ProjectSlice: 1, Logger: quietLogger})
 	waitFor(t, "two failed projections", func() bool { return s.Stats().ProjectionErrors >= 2 })
