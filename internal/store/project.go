@@ -136,7 +136,6 @@ type projector struct {
 type prefetch struct {
 	done    chan struct{}
 	running bool
-	after   int64 // the raw id it read after: the committing slice's last
 	rows    []rawRow
 	stage   stage
 	readAt  time.Time
@@ -279,7 +278,7 @@ func (p *projector) startPrefetch(after, nextLogID, nextSpanID int64) {
 		}()
 	}
 	f := p.next
-	f.done, f.running, f.after = make(chan struct{}), true, after
+	f.done, f.running = make(chan struct{}), true
 	p.s.stats.prefetches.Add(1)
 	p.jobs <- func() {
 		defer close(f.done)
@@ -292,11 +291,21 @@ func (p *projector) startPrefetch(after, nextLogID, nextSpanID int64) {
 	}
 }
 
-// dropPrefetch waits for a running prefetch and forgets it.
+// waitPrefetch waits for a running prefetch and returns it, or returns nil when none runs.
+func (p *projector) waitPrefetch() *prefetch {
+	f := p.next
+	if f == nil || !f.running {
+		return nil
+	}
+	<-f.done
+	f.running = false
+	return f
+}
+
+// dropPrefetch waits for a running prefetch and forgets it. Every path that leaves p.hwm where
+// it was (a failed commit, reset) drops it: its rows follow a slice that did not commit.
 func (p *projector) dropPrefetch() {
-	if f := p.next; f != nil && f.running {
-		<-f.done
-		f.running = false
+	if f := p.waitPrefetch(); f != nil {
 		clear(f.rows)
 	}
 }
@@ -304,17 +313,12 @@ func (p *projector) dropPrefetch() {
 // takeSlice makes the next slice after p.hwm current (p.rows, p.stage, p.readAt): the prefetched
 // one if there is one, else read and staged now. It returns how many rows the slice takes.
 func (p *projector) takeSlice() (int, error) {
-	if f := p.next; f != nil && f.running {
-		<-f.done
-		f.running = false
-		if f.after == p.hwm {
-			p.rows, f.rows = f.rows, p.rows
-			p.stage, f.stage = f.stage, p.stage
-			p.readAt = f.readAt
-			clear(f.rows)
-			return f.n, f.err
-		}
+	if f := p.waitPrefetch(); f != nil {
+		p.rows, f.rows = f.rows, p.rows
+		p.stage, f.stage = f.stage, p.stage
+		p.readAt = f.readAt
 		clear(f.rows)
+		return f.n, f.err
 	}
 	return p.fill(&p.rows, &p.stage, &p.readAt, p.hwm, p.nextLogID, p.nextSpanID)
 }

@@ -369,6 +369,19 @@ func TestProjectMetrics(t *testing.T) {
 	}
 }
 
+// textMatches counts the logs whose log_text group matches the MATCH query match and whose
+// body is LIKE like.
+func textMatches(t *testing.T, s *Store, match, like string) int {
+	t.Helper()
+	var n int
+	if err := s.ReadDB().QueryRow(`SELECT count(*) FROM log_text f CROSS JOIN logs l
+		ON l.id BETWEEN f.rowid << 4 AND (f.rowid << 4) + 15
+		WHERE log_text MATCH ? AND l.body LIKE ?`, match, like).Scan(&n); err != nil {
+		t.Fatalf("match %s: %v", match, err)
+	}
+	return n
+}
+
 // failSpanLinks makes every insert into span_links in dir's telemetry.db fail, from another
 // connection (closed with the test), until the caller drops the trigger fail_links on it.
 func failSpanLinks(t *testing.T, dir string) *sql.DB {
@@ -416,11 +429,8 @@ func TestProjectionRetriesWithoutDuplicates(t *testing.T) {
 			t.Errorf("%s rows: got %d, want %d", table, got, want)
 		}
 	}
-	var ftsRows int
-	if err := s.ReadDB().QueryRow(`SELECT count(*) FROM log_text f CROSS JOIN logs l
-		ON l.id BETWEEN f.rowid << 4 AND (f.rowid << 4) + 15
-		WHERE log_text MATCH '"ret" AND "etr" AND "try"' AND l.body LIKE '%retry%'`).Scan(&ftsRows); err != nil || ftsRows != 4 {
-		t.Errorf("FTS rows: got %d (%v), want 4", ftsRows, err)
+	if got := textMatches(t, s, `"ret" AND "etr" AND "try"`, "%retry%"); got != 4 {
+		t.Errorf("FTS rows: got %d, want 4", got)
 	}
 	checkIntegrity(t, s)
 }
@@ -471,11 +481,8 @@ func TestProjectionPrefetchRetries(t *testing.T) {
 	if st := s.Stats(); st.Logs.RecordsProjected != 60 || st.Traces.RecordsProjected != 2 || st.LagRecords != 0 {
 		t.Errorf("Stats: %d logs and %d spans projected, lag %d; want 60, 2, 0", st.Logs.RecordsProjected, st.Traces.RecordsProjected, st.LagRecords)
 	}
-	var matched int
-	if err := s.ReadDB().QueryRow(`SELECT count(*) FROM log_text f CROSS JOIN logs l
-		ON l.id BETWEEN f.rowid << 4 AND (f.rowid << 4) + 15
-		WHERE log_text MATCH '"ref" AND "efe" AND "fet"' AND l.body LIKE '%prefetched%'`).Scan(&matched); err != nil || matched != 60 {
-		t.Errorf("indexed bodies: got %d (%v), want 60", matched, err)
+	if got := textMatches(t, s, `"ref" AND "efe" AND "fet"`, "%prefetched%"); got != 60 {
+		t.Errorf("indexed bodies: got %d, want 60", got)
 	}
 	checkIntegrity(t, s)
 }
