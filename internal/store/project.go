@@ -263,7 +263,7 @@ func (p *projector) fill(rows *[]rawRow, st *stage, readAt *time.Time, after, ne
 
 // startPrefetch reads and stages the slice after raw id after on the stager: a goroutine the
 // projector owns, on a thread of its own at the projector's priority, started with the first
-// prefetch and ended by close. (A thread per slice cost ~2 µs of CPU per 1-record request.)
+// prefetch and ended by close.
 func (p *projector) startPrefetch(after, nextLogID, nextSpanID int64) {
 	if p.next == nil {
 		p.next = &prefetch{}
