@@ -115,17 +115,12 @@ func (d *deferrer) withinBounds(ls loadSample) bool {
 		(d.s.cfg.ProjectDeferRecords <= 0 || ls.lag < d.s.cfg.ProjectDeferRecords)
 }
 
-// wait holds the projector back while deferral is due (see deferrer). It decides at most once
-// per deferWindow, so between decisions the projector runs its slices undisturbed. It returns
-// false when ctx ended.
-func (d *deferrer) wait(ctx context.Context) bool {
-	if !d.enabled || time.Since(d.last.at) < deferWindow {
-		return ctx.Err() == nil
-	}
-	cur := d.sample()
-	// After a probe only the lag's fall says whether it outpaces the intake: the backlog that
-	// deferral built is not caught up in one window. Otherwise it takes deferBehindWindows in a
-	// row without reaching the head: one slow window (a checkpoint, a burst) is no trend.
+// decide folds the sample that ends a window into the deferrer's state and reports whether
+// deferral starts now. After a probe only the lag's fall says whether the projector outpaces
+// the intake: the backlog that deferral built is not caught up in one window. Otherwise it
+// takes deferBehindWindows in a row without reaching the head: one slow window (a checkpoint, a
+// burst) is no trend.
+func (d *deferrer) decide(cur loadSample) bool {
 	behind := d.withinBounds(cur) && loaded(d.last, cur) && cur.lag > d.last.lag
 	start := behind && d.probing
 	if !d.probing {
@@ -137,10 +132,22 @@ func (d *deferrer) wait(ctx context.Context) bool {
 		start = d.behind >= deferBehindWindows
 	}
 	d.last, d.caughtUp, d.probing = cur, false, false
-	if !start {
+	if start {
+		d.behind = 0
+	}
+	return start
+}
+
+// wait holds the projector back while deferral is due (see deferrer). It decides at most once
+// per deferWindow, so between decisions the projector runs its slices undisturbed. It returns
+// false when ctx ended.
+func (d *deferrer) wait(ctx context.Context) bool {
+	if !d.enabled || time.Since(d.last.at) < deferWindow {
 		return ctx.Err() == nil
 	}
-	d.behind = 0
+	if !d.decide(d.sample()) {
+		return ctx.Err() == nil
+	}
 	d.s.stats.deferring.Store(true)
 	defer d.s.stats.deferring.Store(false)
 	d.lastProbe = time.Now()

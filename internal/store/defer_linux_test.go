@@ -56,34 +56,25 @@ func TestProjectionDefers(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
 		cfg       Config
-		single    bool // one appender of 1 log at a time, not 4 of 10
 		wantDefer bool
 	}{
-		{"default", Config{}, false, true},
-		{"disabled", Config{ProjectDefer: -1}, false, false},
-		{"bounded by records", Config{ProjectDeferRecords: 1}, false, false},
-		{"normal priority", Config{ProjectPriority: PriorityNormal}, false, false},
-		// A busy machine, a writer always committing, but an intake the projector keeps up with.
-		{"keeps up", Config{}, true, false},
+		{"default", Config{}, true},
+		{"disabled", Config{ProjectDefer: -1}, false},
+		{"bounded by records", Config{ProjectDeferRecords: 1}, false},
+		{"normal priority", Config{ProjectPriority: PriorityNormal}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := tc.cfg
 			cfg.Logger = quietLogger
-			if !tc.single {
-				cfg.ProjectSlice = 16 // the projector decides between slices: keep them short under -race
-			}
+			cfg.ProjectSlice = 16 // the projector decides between slices: keep them short under -race
 			s := openTest(t, cfg)
-			stop := loadStore(t, s, tc.single)
+			stop := loadStore(t, s)
 			if tc.wantDefer {
 				waitFor(t, "the projector to defer", func() bool { return s.Stats().ProjectionDeferring })
 			} else {
 				// Longer than default needs to defer (not a timing assertion); short enough that the
-				// backlog of the flat-out cases is caught up quickly under -race.
-				wait := time.Second
-				if tc.single {
-					wait = 2 * time.Second
-				}
-				time.Sleep(wait)
+				// backlog is caught up quickly under -race.
+				time.Sleep(time.Second)
 			}
 			stop()
 			waitProjected(t, s)
@@ -104,28 +95,20 @@ func TestProjectionDefers(t *testing.T) {
 	}
 }
 
-// loadStore appends batches of 10 logs from 4 goroutines (or, single, 1 log at a time from one:
-// the writer always committing, the projector not busy) and keeps every CPU ~80% busy (single:
-// ~60%, which with the writer still loads the machine and leaves the -race-slowed projector
-// enough to keep up), until the returned stop is called or the test ends; stop waits for them
-// all and fails t on an append error. The burners rest 1 ms in 5 (single: 2 in 5): a CPU that
-// is never idle would starve the SCHED_IDLE projector outright, so it would never decide.
-func loadStore(t *testing.T, s *Store, single bool) (stop func()) {
+// loadStore appends batches of 10 logs from 4 goroutines and keeps every CPU ~80% busy, until
+// the returned stop is called or the test ends; stop waits for them all and fails t on an
+// append error. The burners rest 1 ms in 5: a CPU that is never idle would starve the
+// SCHED_IDLE projector outright, so it would never decide.
+func loadStore(t *testing.T, s *Store) (stop func()) {
 	t.Helper()
 	ld := makeLogs("svc", "defer", 10)
-	if single {
-		ld = makeLogs("svc", "defer", 1)
-	}
 	b, err := logsMarshaler.MarshalLogs(ld)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	appenders := 4
-	if single {
-		appenders = 1
-	}
+	const appenders = 4
 	errs := make(chan error, appenders)
 	for range appenders {
 		wg.Go(func() {
@@ -137,10 +120,7 @@ func loadStore(t *testing.T, s *Store, single bool) (stop func()) {
 			}
 		})
 	}
-	spin := 4 * time.Millisecond
-	if single {
-		spin = 3 * time.Millisecond
-	}
+	const spin = 4 * time.Millisecond
 	for range runtime.NumCPU() {
 		wg.Go(func() {
 			for ctx.Err() == nil {
