@@ -4,7 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strconv"
 	"strings"
+
+	"github.com/otelbench/otelbench/internal/store"
 )
 
 // Reader answers queries from the store's read-only pool. Safe for
@@ -54,8 +57,9 @@ func (w *sqlWhere) String() string {
 	return strings.Join(w.preds, " AND ")
 }
 
-// baseWhere holds every filter except the text ones.
-func (q *LogQuery) baseWhere() *sqlWhere {
+// baseWhere holds every filter except the text ones; traceBlocks are the blocks a trace filter
+// searches (Reader.traceBlocks).
+func (q *LogQuery) baseWhere(traceBlocks []int64) *sqlWhere {
 	w := &sqlWhere{}
 	if q.Service != "" {
 		w.add("l.service = ?", q.Service)
@@ -64,7 +68,7 @@ func (q *LogQuery) baseWhere() *sqlWhere {
 		w.add("l.severity_number >= ?", q.SeverityMin)
 	}
 	if q.TraceID != nil {
-		w.add("l.trace_id = ?", fmt.Sprintf("%x", q.TraceID))
+		w.add(tracePred(traceBlocks), fmt.Sprintf("%x", q.TraceID))
 	}
 	if q.Since != 0 {
 		w.add("l.time_unix_nano >= ?", q.Since)
@@ -77,6 +81,55 @@ func (q *LogQuery) baseWhere() *sqlWhere {
 		w.add("l.time_unix_nano <= ? AND (l.time_unix_nano < ? OR l.id < ?)", c.TimeUnixNano, c.TimeUnixNano, c.ID)
 	}
 	return w
+}
+
+// traceBlocks lists the blocks of log ids (log_blocks' rows) that can hold logs of q's trace
+// within q's time range and before its cursor. log_blocks has every block with a projected log:
+// the projector updates it in each slice's transaction.
+func (r *Reader) traceBlocks(ctx context.Context, q *LogQuery) ([]int64, error) {
+	preds, args := []string{"1"}, []any{}
+	if q.Since != 0 {
+		preds, args = append(preds, "max_time_unix_nano >= ?"), append(args, q.Since)
+	}
+	if q.Until != 0 {
+		preds, args = append(preds, "min_time_unix_nano < ?"), append(args, q.Until)
+	}
+	if c := q.Cursor; c != nil {
+		preds, args = append(preds, "min_time_unix_nano <= ?"), append(args, c.TimeUnixNano)
+	}
+	rows, err := r.db.QueryContext(ctx, `SELECT block FROM log_blocks WHERE `+strings.Join(preds, " AND ")+` ORDER BY block`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list log blocks: %w", err)
+	}
+	defer rows.Close()
+	var blocks []int64
+	for rows.Next() {
+		var b int64
+		if err := rows.Scan(&b); err != nil {
+			return nil, fmt.Errorf("list log blocks: %w", err)
+		}
+		blocks = append(blocks, b)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list log blocks: %w", err)
+	}
+	return blocks, nil
+}
+
+// tracePred is the trace filter in the form that seeks the store's logs_trace_block index
+// (id >> LogBlockShift, trace_id) once per block: the blocks are a literal list, because with
+// a subquery (IN (SELECT block FROM log_blocks)) SQLite scans the whole index instead.
+func tracePred(blocks []int64) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "(l.id >> %d) IN (", store.LogBlockShift)
+	for i, block := range blocks {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.FormatInt(block, 10))
+	}
+	b.WriteString(") AND l.trace_id = ?")
+	return b.String()
 }
 
 // likeContains returns a LIKE pattern matching s anywhere (escape '\').
@@ -142,7 +195,14 @@ func textMatch(q string) ftsFilter { return ftsFilter{"log_text MATCH ?", q} }
 // was ingested since without the term. Without the summaries (a database the store has not
 // upgraded) it falls back to planning by selectivity (logsBySelectivity).
 func (r *Reader) Logs(ctx context.Context, q LogQuery) (LogPage, LogPlan, error) {
-	base := q.baseWhere()
+	var blocks []int64
+	if q.TraceID != nil {
+		var err error
+		if blocks, err = r.traceBlocks(ctx, &q); err != nil {
+			return LogPage{}, "", err
+		}
+	}
+	base := q.baseWhere(blocks)
 	var textPreds []string
 	var textArgs []any
 	// match checks q in Go on the rows SQLite returns when SQLite cannot: its LIKE folds ASCII
@@ -180,8 +240,10 @@ func (r *Reader) Logs(ctx context.Context, q LogQuery) (LogPage, LogPlan, error)
 	}
 	fetch := q.Limit + 1
 	if q.Q == "" && q.Glob == "" {
-		rows, err := r.queryLogs(ctx, nil, fetch, `SELECT `+logCols+` FROM logs l WHERE `+base.String()+
-			` ORDER BY l.time_unix_nano DESC, l.id DESC LIMIT ?`, append(base.args, fetch)...)
+		if q.TraceID != nil && len(blocks) == 0 {
+			return page(nil, q.Limit), PlanScan, nil // no block can hold the trace's logs
+		}
+		rows, err := r.queryLogs(ctx, nil, fetch, scanSQL(&q, base), append(base.args, fetch)...)
 		return page(rows, q.Limit), PlanScan, err
 	}
 	textWhere := "1"
@@ -204,6 +266,18 @@ func (r *Reader) Logs(ctx context.Context, q LogQuery) (LogPage, LogPlan, error)
 		}
 	}
 	return r.logsBySelectivity(ctx, &q, fts, base, textWhere, textArgs, keep)
+}
+
+// scanSQL is the query of PlanScan: base's rows newest first, up to a limit (the last
+// parameter). A trace's logs are few, so a trace filter always seeks logs_trace_block: without
+// statistics SQLite would sometimes walk the time or the service index instead and test every
+// row it passes.
+func scanSQL(q *LogQuery, base *sqlWhere) string {
+	from := "logs l"
+	if q.TraceID != nil {
+		from = "logs l INDEXED BY logs_trace_block"
+	}
+	return `SELECT ` + logCols + ` FROM ` + from + ` WHERE ` + base.String() + ` ORDER BY l.time_unix_nano DESC, l.id DESC LIMIT ?`
 }
 
 // logsBySelectivity plans a text search by selectivity: the FTS5 trigram index counts matching

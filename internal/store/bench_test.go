@@ -2,9 +2,11 @@ package store
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"os"
 	"sync"
 
@@ -213,12 +215,14 @@ func BenchmarkProject(b *testing.B) {
 		name    string
 		sig     signal.Signal
 		records int
-		payload func(int) []byte
+		payload func(int) [][]byte
 	}{
-		{"logs/records=1", signal.Logs, 1, benchLogs},
-		{"logs/records=10", signal.Logs, 10, benchLogs},
-		{"traces/records=10", signal.Traces, 10, benchTraces},
-		{"metrics/records=10", signal.Metrics, 10, benchMetrics},
+		{"logs/records=1", signal.Logs, 1, one(benchLogs)},
+		{"logs/records=10", signal.Logs, 10, one(benchLogs)},
+		{"traces/records=10", signal.Traces, 10, one(benchTraces)},
+		{"metrics/records=10", signal.Metrics, 10, one(benchMetrics)},
+		{"logs/records=10/random-trace-ids", signal.Logs, 10, randomTraceLogs},
+		{"traces/records=10/random-trace-ids", signal.Traces, 10, randomTraceSpans},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			benchProject(b, tc.sig, tc.records, tc.payload(tc.records))
@@ -226,7 +230,67 @@ func BenchmarkProject(b *testing.B) {
 	}
 }
 
-func benchProject(b *testing.B, sig signal.Signal, records int, payload []byte) {
+// one makes a payload function the pool of one request, sent over and over.
+func one(payload func(int) []byte) func(int) [][]byte {
+	return func(n int) [][]byte { return [][]byte{payload(n)} }
+}
+
+// randomTracePool is how many distinct requests the random-trace-ids cases cycle through.
+const randomTracePool = 1024
+
+// randomTraceLogs is 1,024 requests like benchLogs(n), each log with its own random trace id,
+// as instrumented services send them. benchLogs' ids share 15 of 16 bytes, so an index on
+// trace_id takes them as appends; random ids land anywhere in it.
+func randomTraceLogs(n int) [][]byte {
+	rng := rand.New(rand.NewPCG(1, 2))
+	pool := make([][]byte, randomTracePool)
+	for i := range pool {
+		ld, err := (&plog.ProtoUnmarshaler{}).UnmarshalLogs(benchLogs(n))
+		if err != nil {
+			panic(err)
+		}
+		recs := ld.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords()
+		for j := range recs.Len() {
+			recs.At(j).SetTraceID(randomTraceID(rng))
+		}
+		if pool[i], err = logsMarshaler.MarshalLogs(ld); err != nil {
+			panic(err)
+		}
+	}
+	return pool
+}
+
+// randomTraceSpans is 1,024 requests like benchTraces(n), each one trace with a random id.
+func randomTraceSpans(n int) [][]byte {
+	rng := rand.New(rand.NewPCG(3, 4))
+	pool := make([][]byte, randomTracePool)
+	for i := range pool {
+		td, err := (&ptrace.ProtoUnmarshaler{}).UnmarshalTraces(benchTraces(n))
+		if err != nil {
+			panic(err)
+		}
+		id := randomTraceID(rng)
+		spans := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans()
+		for j := range spans.Len() {
+			spans.At(j).SetTraceID(id)
+		}
+		if pool[i], err = (&ptrace.ProtoMarshaler{}).MarshalTraces(td); err != nil {
+			panic(err)
+		}
+	}
+	return pool
+}
+
+func randomTraceID(rng *rand.Rand) pcommon.TraceID {
+	var id pcommon.TraceID
+	binary.BigEndian.PutUint64(id[:8], rng.Uint64())
+	binary.BigEndian.PutUint64(id[8:], rng.Uint64()|1)
+	return id
+}
+
+// benchProject stores b.N records raw, cycling through payloads (requests of records
+// records each), then times projecting them.
+func benchProject(b *testing.B, sig signal.Signal, records int, payloads [][]byte) {
 	dir := b.TempDir()
 	s, err := Open(context.Background(), Config{Dir: dir, Sync: SyncOff, NoProjection: true, Logger: quietLogger})
 	if err != nil {
@@ -239,7 +303,7 @@ func benchProject(b *testing.B, sig signal.Signal, records int, payload []byte) 
 	for g := range fillers {
 		go func() {
 			for i := g; i < requests; i += fillers {
-				if err := s.Append(context.Background(), sig, payload, records); err != nil {
+				if err := s.Append(context.Background(), sig, payloads[i%len(payloads)], records); err != nil {
 					errs <- err
 					return
 				}

@@ -23,8 +23,10 @@ var (
 // (log_blocks, service_counts, summary_state and the summarize_slice trigger); Open summarizes
 // the rows of an older database before it starts projecting (catchUpSummaries). Version 4
 // replaced logs_fts (a document per log) with log_text (a document per group of 16 log ids);
-// Open indexes an older database's logs into it and drops logs_fts (catchUpLogText).
-const SchemaVersion = 4
+// Open indexes an older database's logs into it and drops logs_fts (catchUpLogText). Version 5
+// replaced the logs_trace index (trace_id) with logs_trace_block (id >> 12, trace_id): Open
+// builds the new index on an older database and drops the old one.
+const SchemaVersion = 5
 
 // Schema returns the SQL text that creates the relational tables (schema.sql) followed by the
 // raw table (raw.sql), for documentation and for tools that want to inspect it.
@@ -58,6 +60,10 @@ func applySchema(ctx context.Context, db *sql.DB, schema string) error {
 		}
 		if err := catchUpLogText(ctx, db); err != nil {
 			return err
+		}
+		// Version 5: schema.sql has just built logs_trace_block, which replaces logs_trace.
+		if _, err := db.ExecContext(ctx, `DROP INDEX IF EXISTS logs_trace`); err != nil {
+			return classify("drop logs_trace", err)
 		}
 	}
 	if !fresh && v < SchemaVersion {
