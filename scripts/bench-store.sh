@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench-store.sh: internal/store benchmarks (durable Append throughput with concurrent callers,
 # projection records/s, CPU per record, peak RSS, zstd cost) with benchstat medians.
-# Usage: scripts/bench-store.sh [OUTDIR] [COUNT]   (about 10 minutes at COUNT=5 on 2 cores)
+# Usage: [SCALE=records] scripts/bench-store.sh [OUTDIR] [COUNT]   (about 20 minutes at COUNT=5 on 2 cores)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-$(mktemp -d /tmp/bench-store.XXXXXX)}
@@ -14,13 +14,23 @@ for b in 'Append/records=1/' 'Append/records=10/'; do
 	timeout 900 "$out/store.test" -test.run '^$' -test.bench "$b" -test.benchtime 3s -test.count "$count" \
 		| tee -a "$out/append.txt"
 done
-for b in 'Project/logs/records=1$' 'Project/logs/records=10$' 'Project/traces' 'Project/metrics'; do
+for b in 'Project/logs/records=1$' 'Project/logs/records=10$' 'Project/logs/records=10/random' 'Project/traces' 'Project/metrics'; do
 	timeout 900 "$out/store.test" -test.run '^$' -test.bench "$b" -test.benchtime 100000x -test.count "$count" \
 		| tee -a "$out/project.txt"
 done
+# Random trace ids cost more as the tables grow (an index keyed by trace id takes them at random
+# places): the same cases on a larger store, SCALE records (0 skips; ~1 minute per run).
+scale=${SCALE:-1600000}
+if [ "$scale" -gt 0 ]; then
+	for b in 'Project/logs/records=10/random' 'Project/traces/records=10/random'; do
+		timeout 900 "$out/store.test" -test.run '^$' -test.bench "$b" -test.benchtime "${scale}x" -test.count 3 \
+			| tee -a "$out/project-scale.txt"
+	done
+fi
 timeout 300 "$out/store.test" -test.run '^$' -test.bench 'ZstdPayload' -test.count "$count" | tee "$out/zstd.txt"
 cat /proc/loadavg >>"$out/env.txt"
-for f in append project zstd; do
+for f in append project project-scale zstd; do
+	[ -e "$out/$f.txt" ] || continue
 	go run golang.org/x/perf/cmd/benchstat "$out/$f.txt" >"$out/$f.benchstat" || true
 done
 echo "results in $out"

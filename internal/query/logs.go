@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/otelbench/otelbench/internal/store"
 )
@@ -20,6 +21,8 @@ type Reader struct {
 	// noBlocks makes Logs plan text searches by selectivity as before log_blocks existed (the
 	// peer in tests and benchmarks).
 	noBlocks bool
+
+	legacy atomic.Int32 // legacyUnknown, legacyNone, legacySome (hasLegacySpans)
 }
 
 // NewReader returns a Reader over db (store.Store.ReadDB()).

@@ -92,8 +92,8 @@ func explain(t testing.TB, db *sql.DB, query string, args ...any) string {
 	return strings.Join(lines, "\n")
 }
 
-// TestLogsByTraceAfterUpgrade turns a database into what version 4 wrote (a logs_trace index on
-// trace_id), lets Open upgrade it, and checks the indexes and the trace queries over the old
+// TestLogsByTraceAfterUpgrade turns a database into what version 4 wrote (logs_trace and
+// spans_trace indexes on trace_id, trace_chunks without errors), lets Open upgrade it, and checks the indexes and the trace queries over the old
 // rows and over rows projected after the upgrade.
 func TestLogsByTraceAfterUpgrade(t *testing.T) {
 	dir := t.TempDir()
@@ -101,13 +101,21 @@ func TestLogsByTraceAfterUpgrade(t *testing.T) {
 	base := time.Now().Add(-time.Hour).Truncate(time.Second)
 	rng := rand.New(rand.NewPCG(19, 23))
 	appendDisordered(t, st, rng, base, 0, 6_000)
+	const errTrace = "eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee"
+	querytest.AppendSpans(t, st,
+		spanSpec{Service: "a", TraceID: errTrace, SpanID: "0000000000000001", Name: "root", Start: base, End: base.Add(time.Second)},
+		spanSpec{Service: "b", TraceID: errTrace, SpanID: "0000000000000002", ParentID: "0000000000000001", Name: "child",
+			Start: base, End: base.Add(time.Second), Err: true})
+	querytest.WaitProjected(t, st)
 	closeStore(t, st)
 	db, err := sql.Open("sqlite", "file:"+telemetryPath(dir))
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = db.Exec(`DROP INDEX logs_trace_block;
+	_, err = db.Exec(`DROP INDEX logs_trace_block; DROP INDEX spans_trace_block;
 		CREATE INDEX logs_trace ON logs(trace_id) WHERE trace_id IS NOT NULL;
+		CREATE INDEX spans_trace ON spans(trace_id);
+		ALTER TABLE trace_chunks DROP COLUMN errors;
 		UPDATE schema_version SET version = 4`)
 	db.Close()
 	if err != nil {
@@ -118,7 +126,8 @@ func TestLogsByTraceAfterUpgrade(t *testing.T) {
 	defer closeStore(t, st)
 	var version int
 	var indexes []string
-	rows, err := st.ReadDB().Query(`SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'logs' AND name LIKE 'logs_trace%'`)
+	rows, err := st.ReadDB().Query(`SELECT name FROM sqlite_master WHERE type = 'index'
+		AND name IN ('logs_trace', 'logs_trace_block', 'spans_trace', 'spans_trace_block') ORDER BY name`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,8 +142,18 @@ func TestLogsByTraceAfterUpgrade(t *testing.T) {
 	if err := st.ReadDB().QueryRow(`SELECT version FROM schema_version`).Scan(&version); err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(indexes, []string{"logs_trace_block"}) || version != store.SchemaVersion {
-		t.Fatalf("after the upgrade: trace indexes %v, version %d; want [logs_trace_block], %d", indexes, version, store.SchemaVersion)
+	if want := []string{"logs_trace_block", "spans_trace_block"}; !slices.Equal(indexes, want) || version != store.SchemaVersion {
+		t.Fatalf("after the upgrade: trace indexes %v, version %d; want %v, %d", indexes, version, want, store.SchemaVersion)
+	}
+	// The chunks written before the upgrade have no errors count; the filter reads their spans.
+	var nulls int
+	if err := st.ReadDB().QueryRow(`SELECT count(*) FROM trace_chunks WHERE errors IS NULL`).Scan(&nulls); err != nil || nulls != 1 {
+		t.Fatalf("after the upgrade: %d chunks without an errors count (%v), want 1", nulls, err)
+	}
+	yes := true
+	if list, err := NewReader(st.ReadDB()).Traces(context.Background(), TraceQuery{Limit: 10, Error: &yes}); err != nil ||
+		len(list) != 1 || list[0].TraceID != errTrace || list[0].SpanCount != 2 {
+		t.Errorf("error traces after the upgrade: %v (%v), want %s with 2 spans", list, err, errTrace)
 	}
 	checkPlanAgainstReference(t, st, PlanScan, traceQueries(base))
 	appendDisordered(t, st, rng, base, 6_000, 3_000)

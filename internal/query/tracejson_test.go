@@ -250,8 +250,8 @@ func checkTraceJSON(t *testing.T, e *testEnv, ids map[string]string) {
 	}
 }
 
-// TestTraceJSONRowsFallback: a database without trace_chunks (schema
-// version 1) is read from its spans rows, whose stored text the writer
+// TestTraceJSONRowsFallback: spans without trace_chunks (a database
+// upgraded from schema version 1) are read from their rows, whose stored text the writer
 // must escape and compact as encoding/json does: ids that are not hex,
 // attributes with whitespace between tokens.
 func TestTraceJSONRowsFallback(t *testing.T) {
@@ -262,7 +262,13 @@ func TestTraceJSONRowsFallback(t *testing.T) {
 	defer db.Close()
 	if _, err := db.Exec(`CREATE TABLE spans (id INTEGER PRIMARY KEY, trace_id TEXT, span_id TEXT, parent_span_id TEXT,
 		service TEXT, name TEXT, kind INTEGER, start_time_unix_nano INTEGER, end_time_unix_nano INTEGER,
-		status_code INTEGER, status_message TEXT, attributes TEXT)`); err != nil {
+		status_code INTEGER, status_message TEXT, attributes TEXT);
+		-- What Open adds when it upgrades a version 1 database: no chunks for the spans already there.
+		CREATE INDEX spans_trace_block ON spans(id >> 12, trace_id);
+		CREATE TABLE trace_chunks (trace_id TEXT NOT NULL, first_span_id INTEGER NOT NULL, last_span_id INTEGER NOT NULL,
+			span_count INTEGER NOT NULL, packed BLOB NOT NULL, errors INTEGER, PRIMARY KEY (trace_id, first_span_id));
+		CREATE TABLE trace_chunks_start (id INTEGER PRIMARY KEY, span_id INTEGER NOT NULL);
+		INSERT INTO trace_chunks_start VALUES (1, 13)`); err != nil {
 		t.Fatal(err)
 	}
 	attrs := []string{`{}`, `{"a": 1, "b" : [ true, null ]}`, "{\n\t\"html\": \"<&>\u2028 x y\",\r\n \"esc\": \"q\\\" \\\\ \\u0041\"}", `{"k":"v"}`}

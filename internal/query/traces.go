@@ -53,10 +53,17 @@ func (r *Reader) Traces(ctx context.Context, q TraceQuery) ([]TraceSummary, erro
 		if *q.Error {
 			not = ""
 		}
-		w.add(not + "EXISTS (SELECT 1 FROM spans e WHERE e.trace_id = r.trace_id AND e.status_code = 2)")
+		pred := traceHasError
+		legacy, err := r.hasLegacySpans(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if legacy {
+			pred = "(" + traceHasError + " OR " + legacyHasError + ")"
+		}
+		w.add(not + pred)
 	}
-	rows, err := r.db.QueryContext(ctx, `SELECT r.trace_id, coalesce(r.service,''), r.name, r.start_time_unix_nano, r.duration_nano
-		FROM spans r WHERE `+w.String()+` ORDER BY r.start_time_unix_nano DESC LIMIT ?`, append(w.args, q.Limit)...)
+	rows, err := r.db.QueryContext(ctx, tracesSQL(w), append(w.args, q.Limit)...)
 	if err != nil {
 		return nil, fmt.Errorf("query traces: %w", err)
 	}
@@ -81,14 +88,15 @@ func (r *Reader) Traces(ctx context.Context, q TraceQuery) ([]TraceSummary, erro
 	if len(out) == 0 {
 		return out, nil
 	}
-	ph := strings.TrimSuffix(strings.Repeat("?,", len(out)), ",")
 	args := make([]any, len(out))
 	for i, s := range out {
 		args[i] = s.TraceID
 	}
-	agg, err := r.db.QueryContext(ctx, `SELECT trace_id, count(*), max(status_code = 2), min(start_time_unix_nano),
-		max(end_time_unix_nano), group_concat(DISTINCT coalesce(service,''))
-		FROM spans WHERE trace_id IN (`+ph+`) GROUP BY trace_id`, args...)
+	legacy, err := r.hasLegacySpans(ctx)
+	if err != nil {
+		return nil, err
+	}
+	agg, err := r.db.QueryContext(ctx, traceAggSQL(len(out), legacy), args...)
 	if err != nil {
 		return nil, fmt.Errorf("aggregate traces: %w", err)
 	}
@@ -176,13 +184,9 @@ func (r *Reader) Trace(ctx context.Context, traceID []byte) (*TraceTree, error) 
 func (r *Reader) fetchTrace(ctx context.Context, traceID []byte, tm *traceTiming) (*TraceTree, *traceView, error) {
 	id := hex.EncodeToString(traceID)
 	t0 := time.Now()
-	var lo, hi sql.NullInt64
-	// Two subqueries, each one seek of spans_trace: SQLite answers a lone
-	// min() or max() from the index, but min and max together by scanning
-	// all of the trace's entries (16 ms for 161,000 spans, measured).
-	if err := r.db.QueryRowContext(ctx, `SELECT (SELECT min(id) FROM spans WHERE trace_id = ?1),
-		(SELECT max(id) FROM spans WHERE trace_id = ?1)`, id).Scan(&lo, &hi); err != nil {
-		return nil, nil, fmt.Errorf("query trace: %w", err)
+	lo, hi, err := r.traceBounds(ctx, id)
+	if err != nil {
+		return nil, nil, err
 	}
 	if tm != nil {
 		tm.db += time.Since(t0)
@@ -270,15 +274,7 @@ func (r *Reader) traceFromRows(ctx context.Context, id string, lo, hi int64, tm 
 // (measured: docs/benchmarks/query.md).
 func (r *Reader) spanRange(ctx context.Context, id string, from, to int64) ([]Span, error) {
 	var packed sql.NullString
-	err := r.db.QueryRowContext(ctx, `SELECT group_concat(
-		octet_length(span_id)||':'||span_id||
-		octet_length(coalesce(parent_span_id,''))||':'||coalesce(parent_span_id,'')||
-		octet_length(coalesce(service,''))||':'||coalesce(service,'')||
-		octet_length(name)||':'||name||
-		kind||';'||start_time_unix_nano||';'||end_time_unix_nano||';'||status_code||';'||
-		octet_length(status_message)||':'||status_message||
-		octet_length(attributes)||':'||attributes, '')
-		FROM spans WHERE trace_id = ? AND id BETWEEN ? AND ?`, id, from, to).Scan(&packed)
+	err := r.db.QueryRowContext(ctx, spanRangeSQL, id, from, to).Scan(&packed)
 	if err != nil {
 		return nil, fmt.Errorf("query trace: %w", err)
 	}
@@ -288,6 +284,17 @@ func (r *Reader) spanRange(ctx context.Context, id string, from, to int64) ([]Sp
 	}
 	return spans, nil
 }
+
+// spanRangeSQL reads the spans of trace ?1 with row ids in [?2, ?3] as one packed string.
+var spanRangeSQL = spanRangeCTE + ` SELECT group_concat(
+		octet_length(span_id)||':'||span_id||
+		octet_length(coalesce(parent_span_id,''))||':'||coalesce(parent_span_id,'')||
+		octet_length(coalesce(service,''))||':'||coalesce(service,'')||
+		octet_length(name)||':'||name||
+		kind||';'||start_time_unix_nano||';'||end_time_unix_nano||';'||status_code||';'||
+		octet_length(status_message)||':'||status_message||
+		octet_length(attributes)||':'||attributes, '')
+		FROM sb ` + spansOf("sb", "spans", "spans.trace_id = ?1") + ` AND spans.id BETWEEN ?2 AND ?3`
 
 var errPacked = errors.New("malformed packed spans")
 

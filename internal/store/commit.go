@@ -48,7 +48,7 @@ func newInserts(db *sql.DB) (*inserts, error) {
 	ins.spans = bulk("spans", "id", "raw_id", "resource_id", "scope_id", "service", "trace_id", "span_id", "parent_span_id",
 		"trace_state", "name", "kind", "start_time_unix_nano", "end_time_unix_nano", "duration_nano", "status_code",
 		"status_message", "attributes", "flags", "dropped_attributes", "dropped_events", "dropped_links")
-	ins.chunks = bulk("trace_chunks", "trace_id", "first_span_id", "last_span_id", "span_count", "packed")
+	ins.chunks = bulk("trace_chunks", "trace_id", "first_span_id", "last_span_id", "span_count", "errors", "packed")
 	ins.events = bulk("span_events", "span_row_id", "time_unix_nano", "name", "attributes", "dropped_attributes")
 	ins.links = bulk("span_links", "span_row_id", "trace_id", "span_id", "trace_state", "attributes", "flags", "dropped_attributes")
 	ins.numbers = bulk("number_points", "metric_id", "raw_id", "time_unix_nano", "start_time_unix_nano", "attributes",

@@ -10,11 +10,15 @@ import (
 // traceChunkVersion is the first byte of every trace_chunks.packed value.
 const traceChunkVersion = 1
 
+// statusError is OTLP's STATUS_CODE_ERROR, counted in trace_chunks.errors.
+const statusError = 2
+
 // chunkBuilder packs the spans of one trace within one projection slice.
 type chunkBuilder struct {
 	traceID     string
 	first, last int64
 	count       int64
+	errors      int64 // spans with status ERROR
 	strs        map[string]uint32
 	table       []byte // string table entries: uvarint len, bytes
 	nstr        uint32
@@ -47,7 +51,7 @@ type chunker struct {
 func (ch *chunker) reset() {
 	for _, c := range ch.builders {
 		clear(c.strs)
-		c.table, c.body, c.nstr, c.count = c.table[:0], c.body[:0], 0, 0
+		c.table, c.body, c.nstr, c.count, c.errors = c.table[:0], c.body[:0], 0, 0, 0
 		if cap(c.body) > 1<<20 { // do not hold on to one huge trace's buffers
 			c.body, c.table = nil, nil
 		}
@@ -114,6 +118,9 @@ func (p *projector) writeTraceChunks(tx *sql.Tx) error {
 		c := ch.builder(tid, s.id, s.start)
 		c.last = s.id
 		c.count++
+		if s.statusCode == statusError {
+			c.errors++
+		}
 		b := binary.BigEndian.AppendUint64(c.body, hexUint64(s.spanID))
 		b = binary.BigEndian.AppendUint64(b, hexUint64(s.parent))
 		b = binary.AppendVarint(b, s.start-c.base)
@@ -141,7 +148,7 @@ func (p *projector) writeTraceChunks(tx *sql.Tx) error {
 		ch.out = out
 		// The driver copies the blob during Exec (bulk flush), so ch.out cannot be reused
 		// before the flush: give each row its own copy.
-		if err := p.ins.chunks.add(tx, c.traceID, c.first, c.last, c.count, append([]byte(nil), out...)); err != nil {
+		if err := p.ins.chunks.add(tx, c.traceID, c.first, c.last, c.count, c.errors, append([]byte(nil), out...)); err != nil {
 			return fmt.Errorf("insert trace chunks: %w", err)
 		}
 	}

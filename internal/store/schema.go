@@ -24,8 +24,10 @@ var (
 // the rows of an older database before it starts projecting (catchUpSummaries). Version 4
 // replaced logs_fts (a document per log) with log_text (a document per group of 16 log ids);
 // Open indexes an older database's logs into it and drops logs_fts (catchUpLogText). Version 5
-// replaced the logs_trace index (trace_id) with logs_trace_block (id >> 12, trace_id): Open
-// builds the new index on an older database and drops the old one.
+// replaced the logs_trace index (trace_id) with logs_trace_block (id >> 12, trace_id) and
+// spans_trace (trace_id) with spans_trace_block (id >> 12, trace_id), and added
+// trace_chunks.errors: Open builds the new indexes on an older database, drops the old ones and
+// adds the column (NULL in the chunks already written).
 const SchemaVersion = 5
 
 // Schema returns the SQL text that creates the relational tables (schema.sql) followed by the
@@ -61,15 +63,34 @@ func applySchema(ctx context.Context, db *sql.DB, schema string) error {
 		if err := catchUpLogText(ctx, db); err != nil {
 			return err
 		}
-		// Version 5: schema.sql has just built logs_trace_block, which replaces logs_trace.
-		if _, err := db.ExecContext(ctx, `DROP INDEX IF EXISTS logs_trace`); err != nil {
-			return classify("drop logs_trace", err)
+		// Version 5: schema.sql has just built logs_trace_block and spans_trace_block, which
+		// replace logs_trace and spans_trace; trace_chunks gains errors (NULL in older rows).
+		if _, err := db.ExecContext(ctx, `DROP INDEX IF EXISTS logs_trace; DROP INDEX IF EXISTS spans_trace`); err != nil {
+			return classify("drop the version 4 trace indexes", err)
+		}
+		if err := addColumn(ctx, db, "trace_chunks", "errors", "INTEGER"); err != nil {
+			return err
 		}
 	}
 	if !fresh && v < SchemaVersion {
 		if _, err := db.ExecContext(ctx, "UPDATE schema_version SET version = ?", SchemaVersion); err != nil {
 			return classify("write schema version", err)
 		}
+	}
+	return nil
+}
+
+// addColumn adds column col (of type typ) to table unless it has it.
+func addColumn(ctx context.Context, db *sql.DB, table, col, typ string) error {
+	var n int
+	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM pragma_table_info(?) WHERE name = ?`, table, col).Scan(&n); err != nil {
+		return classify("read the columns of "+table, err)
+	}
+	if n > 0 {
+		return nil
+	}
+	if _, err := db.ExecContext(ctx, "ALTER TABLE "+table+" ADD COLUMN "+col+" "+typ); err != nil {
+		return classify("add "+table+"."+col, err)
 	}
 	return nil
 }

@@ -5,8 +5,13 @@ import (
 	"database/sql"
 )
 
-// LogBlockShift is log_blocks' block size as a shift: block = logs.id >> LogBlockShift.
+// LogBlockShift is log_blocks' block size as a shift: block = logs.id >> LogBlockShift. The
+// logs_trace_block index (schema.sql) is keyed by the same blocks.
 const LogBlockShift = 12
+
+// SpanBlockShift sizes the blocks of spans ids that the spans_trace_block index (schema.sql) is
+// keyed by: block = spans.id >> SpanBlockShift.
+const SpanBlockShift = 12
 
 // summaryStep bounds the ids of one table that one catch-up transaction summarizes, so upgrading
 // a large database never sorts more than this many rows at once (the GROUP BY of the summarizing
