@@ -77,8 +77,16 @@ func TestProjectionDefers(t *testing.T) {
 				time.Sleep(time.Second)
 			}
 			stop()
-			waitProjected(t, s)
+			stopped := time.Now()
+			// The idle-priority (SCHED_IDLE) projector runs only on CPU nobody else wants, and CI
+			// runs the other packages' tests beside this one: a fresh-clone run had not caught up
+			// 30 s after the load stopped. The bound is for a hang, not a timing.
+			waitWithin(t, 3*time.Minute, "projection to catch up", func() bool {
+				st := s.Stats()
+				return st.ProjectedRawID == st.LastRawID
+			})
 			st := s.Stats()
+			t.Logf("%d logs appended; caught up %v after the load stopped", st.Logs.Records, time.Since(stopped).Round(time.Millisecond))
 			if st.ProjectionDeferring {
 				t.Error("still deferring after the load stopped and projection caught up")
 			}
