@@ -18,11 +18,12 @@ for b in 'Project/logs/records=1$' 'Project/logs/records=10$' 'Project/logs/reco
 	timeout 900 "$out/store.test" -test.run '^$' -test.bench "$b" -test.benchtime 100000x -test.count "$count" \
 		| tee -a "$out/project.txt"
 done
-# Random trace ids cost more as the tables grow (an index keyed by trace id takes them at random
-# places): the same cases on a larger store, SCALE records (0 skips; ~1 minute per run).
+# Random trace ids and many series cost more as the tables grow (an index keyed by trace id or
+# series takes them at random places): the same cases on a larger store, SCALE records (0 skips;
+# ~1 minute per run).
 scale=${SCALE:-1600000}
 if [ "$scale" -gt 0 ]; then
-	for b in 'Project/logs/records=10/random' 'Project/traces/records=10/random'; do
+	for b in 'Project/logs/records=10/random' 'Project/traces/records=10/random' 'Project/metrics/records=10/many'; do
 		timeout 900 "$out/store.test" -test.run '^$' -test.bench "$b" -test.benchtime "${scale}x" -test.count 3 \
 			| tee -a "$out/project-scale.txt"
 	done

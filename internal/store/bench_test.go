@@ -223,6 +223,7 @@ func BenchmarkProject(b *testing.B) {
 		{"metrics/records=10", signal.Metrics, 10, one(benchMetrics)},
 		{"logs/records=10/random-trace-ids", signal.Logs, 10, randomTraceLogs},
 		{"traces/records=10/random-trace-ids", signal.Traces, 10, randomTraceSpans},
+		{"metrics/records=10/many-series", signal.Metrics, 10, manySeries},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			benchProject(b, tc.sig, tc.records, tc.payload(tc.records))
@@ -235,7 +236,8 @@ func one(payload func(int) []byte) func(int) [][]byte {
 	return func(n int) [][]byte { return [][]byte{payload(n)} }
 }
 
-// randomTracePool is how many distinct requests the random-trace-ids cases cycle through.
+// randomTracePool is how many distinct requests the random-trace-ids and many-series cases
+// cycle through.
 const randomTracePool = 1024
 
 // randomTraceLogs is 1,024 requests like benchLogs(n), each log with its own random trace id,
@@ -275,6 +277,24 @@ func randomTraceSpans(n int) [][]byte {
 			spans.At(j).SetTraceID(id)
 		}
 		if pool[i], err = (&ptrace.ProtoMarshaler{}).MarshalTraces(td); err != nil {
+			panic(err)
+		}
+	}
+	return pool
+}
+
+// manySeries is 1,024 requests like benchMetrics(n), each from its own resource (a
+// service.instance.id), so the store holds 2,048 series instead of 2: a slice's points go to as
+// many places of the (metric_id, time) indexes as it has series.
+func manySeries(n int) [][]byte {
+	pool := make([][]byte, randomTracePool)
+	for i := range pool {
+		md, err := (&pmetric.ProtoUnmarshaler{}).UnmarshalMetrics(benchMetrics(n))
+		if err != nil {
+			panic(err)
+		}
+		md.ResourceMetrics().At(0).Resource().Attributes().PutStr("service.instance.id", fmt.Sprint(i))
+		if pool[i], err = (&pmetric.ProtoMarshaler{}).MarshalMetrics(md); err != nil {
 			panic(err)
 		}
 	}
