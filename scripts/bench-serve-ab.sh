@@ -9,8 +9,13 @@
 #
 #   scripts/bench-serve-ab.sh "--projection-priority normal" "--projection-priority idle"
 #
-# Env: MIX=logs=1 RECORDS=1 DURATION=15s CONCURRENCY=256 ROUNDS=3
+# Env: MIX=logs=1 RECORDS=1 DURATION=15s CONCURRENCY=256 ROUNDS=3 POOL_SIZE=16 (load's --pool-size)
 #      BIN=path/to/otelbench (default: go build ./cmd/otelbench)
+#      BINS="old/otelbench new/otelbench" alternates builds too (each with every flag set); the
+#      load always comes from the first
+#
+#   BINS="/tmp/a/otelbench /tmp/b/otelbench" MIX=logs=1,metrics=1,traces=1 RECORDS=10 \
+#     DURATION=20s POOL_SIZE=1024 CATCHUP=300 ROUNDS=2 scripts/bench-serve-ab.sh
 #      CATCHUP=120 TMPDIR=/dev/shm puts the data dir on tmpfs (takes the disk out of the comparison)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,29 +25,33 @@ dur=${DURATION:-15s}
 conc=${CONCURRENCY:-256}
 rounds=${ROUNDS:-3}
 catchmax=${CATCHUP:-120}
+pool=${POOL_SIZE:-16}
 work=$(mktemp -d "${TMPDIR:-/tmp}/bench-serve-ab.XXXXXX")
-if [[ -z ${BIN:-} ]]; then
+if [[ -z ${BIN:-} && -z ${BINS:-} ]]; then
 	BIN=$work/otelbench
 	go build -o "$BIN" ./cmd/otelbench
 fi
+read -r -a bins <<<"${BINS:-$BIN}"
+loadbin=${bins[0]}
 [[ $# -gt 0 ]] || set -- ""
 pid=
 trap '[[ -n $pid ]] && kill -KILL "$pid" 2>/dev/null; rm -rf "$work"' EXIT
 
 lag() { curl -sf "http://127.0.0.1:$port/api/v1/stats" | jq -r '.projection.lag_records'; }
 
-echo "# bench-serve-ab $(date -u +%FT%TZ) $(nproc) cores; --mix $mix --records $records, $conc workers, $dur; $rounds rounds"
+echo "# bench-serve-ab $(date -u +%FT%TZ) $(nproc) cores; --mix $mix --records $records --pool-size $pool, $conc workers, $dur; $rounds rounds"
 for round in $(seq "$rounds"); do
+	for bin in "${bins[@]}"; do
 	for flags in "$@"; do
 		port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 		rm -rf "$work/data"
 		# shellcheck disable=SC2086 # flags is a list of flags
-		"$BIN" serve --addr "127.0.0.1:$port" --data "$work/data" --sync full $flags 2>"$work/server.log" &
+		"$bin" serve --addr "127.0.0.1:$port" --data "$work/data" --sync full $flags 2>"$work/server.log" &
 		pid=$!
 		for _ in $(seq 100); do curl -sf -o /dev/null "http://127.0.0.1:$port/healthz" && break; sleep 0.1; done
 		t0=$(awk '{print $14+$15}' "/proc/$pid/stat")
-		"$BIN" load --endpoint "http://127.0.0.1:$port" --no-progress --json "$work/load.json" \
-			--mix "$mix" --records "$records" --concurrency "$conc" --duration "$dur" >/dev/null
+		"$loadbin" load --endpoint "http://127.0.0.1:$port" --no-progress --json "$work/load.json" \
+			--mix "$mix" --records "$records" --pool-size "$pool" --concurrency "$conc" --duration "$dur" >/dev/null
 		t1=$(awk '{print $14+$15}' "/proc/$pid/stat")
 		end=$(lag)
 		start=$(date +%s.%N)
@@ -51,10 +60,13 @@ for round in $(seq "$rounds"); do
 		ok=$(jq '.totals.status["2xx"]' "$work/load.json")
 		rps=$(jq '.totals.requests_per_second|floor' "$work/load.json")
 		cpu=$(((t1 - t0) * 1000000 / $(getconf CLK_TCK) / (ok > 0 ? ok : 1)))
+		name=${flags:-(defaults)}
+		[[ ${#bins[@]} -gt 1 ]] && name="$bin $name"
 		printf 'round %d  %-40s req/s %7d  cpu_us/req %4d  lag_at_end %9s  catch-up %6.1f s\n' \
-			"$round" "${flags:-(defaults)}" "$rps" "$cpu" "$end" "$catchup"
+			"$round" "$name" "$rps" "$cpu" "$end" "$catchup"
 		kill -TERM "$pid"
 		wait "$pid" || { echo "server did not exit 0" >&2; exit 1; }
 		pid=
+	done
 	done
 done

@@ -680,3 +680,46 @@ func TestProjectionIntervalGathersTrickle(t *testing.T) {
 		t.Errorf("logs rows after reopen: got %d, want 7", n)
 	}
 }
+
+// TestPrefetchReleasedWhenCaughtUp: once no slice is staged next, the stager's buffers (a whole
+// slice of payloads and decoded records) are let go rather than kept in the heap, where they
+// slowed the queries after a catch-up under the soft memory limit.
+func TestPrefetchReleasedWhenCaughtUp(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(context.Background(), Config{Dir: dir, NoProjection: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 10 {
+		appendLogs(t, s, makeLogs("svc", fmt.Sprintf("staged%d-", i), 50))
+	}
+	if err := s.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	type held struct{ staged, rows, logs int }
+	seen := make(chan held, 100) // one per slice; 10 raw rows in slices of 2
+	sliceHook = func(p *projector) {
+		if p.next != nil && !p.next.running {
+			seen <- held{1, cap(p.next.rows), cap(p.next.stage.logs)}
+		} else {
+			seen <- held{}
+		}
+	}
+	defer func() { sliceHook = nil }()
+	s = openTest(t, Config{Dir: dir, ProjectSlice: 2, Logger: quietLogger})
+	waitProjected(t, s)
+	if err := s.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	close(seen)
+	var last held
+	for h := range seen {
+		last = h
+	}
+	if s.stats.prefetches.Load() == 0 || last.staged == 0 {
+		t.Fatalf("no slice was prefetched (%d prefetches)", s.stats.prefetches.Load())
+	}
+	if last.rows != 0 || last.logs != 0 {
+		t.Errorf("caught up, the stager still holds room for %d raw rows and %d logs", last.rows, last.logs)
+	}
+}
