@@ -108,19 +108,11 @@ func TestLogsByTraceAfterUpgrade(t *testing.T) {
 			Start: base, End: base.Add(time.Second), Err: true})
 	querytest.WaitProjected(t, st)
 	closeStore(t, st)
-	db, err := sql.Open("sqlite", "file:"+telemetryPath(dir))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = db.Exec(`DROP INDEX logs_trace_block; DROP INDEX spans_trace_block;
+	execTelemetry(t, dir, `DROP INDEX logs_trace_block; DROP INDEX spans_trace_block;
 		CREATE INDEX logs_trace ON logs(trace_id) WHERE trace_id IS NOT NULL;
 		CREATE INDEX spans_trace ON spans(trace_id);
 		ALTER TABLE trace_chunks DROP COLUMN errors;
 		UPDATE schema_version SET version = 4`)
-	db.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
 
 	st = openStoreDir(t, dir)
 	defer closeStore(t, st)

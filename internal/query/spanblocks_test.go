@@ -35,18 +35,10 @@ func TestTracesAcrossSpanBlocks(t *testing.T) {
 
 	// A filler row two ids before the boundary: the projector numbers the next spans after it,
 	// so the next request's spans fall on both sides.
-	db, err := sql.Open("sqlite", "file:"+telemetryPath(dir))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = db.Exec(`INSERT INTO spans(id, raw_id, resource_id, scope_id, trace_id, span_id, parent_span_id, name, kind,
+	execTelemetry(t, dir, `INSERT INTO spans(id, raw_id, resource_id, scope_id, trace_id, span_id, parent_span_id, name, kind,
 		start_time_unix_nano, end_time_unix_nano, duration_nano, status_code)
 		VALUES (?, 0, 1, 1, 'ffffffffffffffffffffffffffffffff', '00000000000000ff', '00000000000000fe', 'filler', 0, 0, 0, 0, 0)`,
 		1<<store.SpanBlockShift-2)
-	db.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
 	st = openStoreDir(t, dir)
 	defer closeStore(t, st)
 	querytest.AppendSpans(t, st,
@@ -97,15 +89,7 @@ func TestTracesAcrossSpanBlocks(t *testing.T) {
 		}
 	}
 	// Chunks written before schema version 5 have no errors count: the filter reads their spans.
-	wdb, err := sql.Open("sqlite", "file:"+telemetryPath(dir))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = wdb.Exec(`UPDATE trace_chunks SET errors = NULL`)
-	wdb.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	execTelemetry(t, dir, `UPDATE trace_chunks SET errors = NULL`)
 	for _, errOnly := range []bool{true, false} {
 		list, err := r.Traces(context.Background(), TraceQuery{Limit: 10, Error: &errOnly})
 		if err != nil {
@@ -255,15 +239,7 @@ func TestTraceListLegacySpans(t *testing.T) {
 		spanSpec{Service: "a", TraceID: traceM, SpanID: "0000000000000003", Name: "M", Start: ms(20), End: ms(30)})
 	querytest.WaitProjected(t, st)
 	closeStore(t, st)
-	db, err := sql.Open("sqlite", "file:"+telemetryPath(dir))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = db.Exec(`DELETE FROM trace_chunks; UPDATE trace_chunks_start SET span_id = (SELECT max(id) + 1 FROM spans)`)
-	db.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	execTelemetry(t, dir, `DELETE FROM trace_chunks; UPDATE trace_chunks_start SET span_id = (SELECT max(id) + 1 FROM spans)`)
 	st = openStoreDir(t, dir)
 	defer closeStore(t, st)
 	querytest.AppendSpans(t, st,
@@ -295,3 +271,17 @@ func TestTraceListLegacySpans(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// execTelemetry runs query on the telemetry database in dir through a connection of its own (to
+// shape a database the way an older version or a crash left it).
+func execTelemetry(t testing.TB, dir, query string, args ...any) {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+telemetryPath(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(query, args...); err != nil {
+		t.Fatal(err)
+	}
+}
