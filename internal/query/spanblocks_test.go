@@ -78,28 +78,23 @@ func TestTracesAcrossSpanBlocks(t *testing.T) {
 	if len(got) != 2 || got[traceA] != want[traceA] || got[traceB] != want[traceB] {
 		t.Errorf("trace list: %v, want %v", got, want)
 	}
-	for _, errOnly := range []bool{true, false} {
-		list, err := r.Traces(context.Background(), TraceQuery{Limit: 10, Error: &errOnly})
-		if err != nil {
-			t.Fatal(err)
-		}
-		wantID := map[bool]string{true: traceB, false: traceA}[errOnly]
-		if len(list) != 1 || list[0].TraceID != wantID {
-			t.Errorf("error=%v: %d traces (%v), want only %s", errOnly, len(list), list, wantID)
+	checkErrorFilter := func(chunks string) {
+		t.Helper()
+		for _, errOnly := range []bool{true, false} {
+			list, err := r.Traces(context.Background(), TraceQuery{Limit: 10, Error: &errOnly})
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantID := map[bool]string{true: traceB, false: traceA}[errOnly]
+			if len(list) != 1 || list[0].TraceID != wantID {
+				t.Errorf("%s, error=%v: %d traces (%v), want only %s", chunks, errOnly, len(list), list, wantID)
+			}
 		}
 	}
+	checkErrorFilter("chunks with error counts")
 	// Chunks written before schema version 5 have no errors count: the filter reads their spans.
 	execTelemetry(t, dir, `UPDATE trace_chunks SET errors = NULL`)
-	for _, errOnly := range []bool{true, false} {
-		list, err := r.Traces(context.Background(), TraceQuery{Limit: 10, Error: &errOnly})
-		if err != nil {
-			t.Fatal(err)
-		}
-		wantID := map[bool]string{true: traceB, false: traceA}[errOnly]
-		if len(list) != 1 || list[0].TraceID != wantID {
-			t.Errorf("chunks without counts, error=%v: %d traces (%v), want only %s", errOnly, len(list), list, wantID)
-		}
-	}
+	checkErrorFilter("chunks without counts")
 	for id, n := range map[string]int{traceA: 4, traceB: 2} {
 		bid, _ := hex.DecodeString(id)
 		tree, err := r.Trace(context.Background(), bid)
