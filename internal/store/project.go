@@ -375,7 +375,6 @@ func (p *projector) account(n int) {
 		lag += r.records
 	}
 	c.lagRecords.Add(-lag)
-	c.projectedRawID.Store(p.hwm)
 	c.slices.Add(1)
 	switch cur := c.oldestUnproj.Load(); {
 	case n < len(p.rows):
@@ -388,6 +387,9 @@ func (p *projector) account(n int) {
 		// last began, which under a steady load that projection keeps up with would be long ago.
 		c.oldestUnproj.CompareAndSwap(cur, p.readAt.UnixNano())
 	}
+	// Last: a reader that sees the projected raw id reach the last one sees every other count
+	// of this slice too (tests wait on it, then read the slice count).
+	c.projectedRawID.Store(p.hwm)
 	clear(p.rows)
 }
 
