@@ -85,10 +85,6 @@ type ProjectionStats struct {
 	// and the machine; DeferredSeconds is how long it has so waited in all.
 	Deferring       bool    `json:"deferring"`
 	DeferredSeconds float64 `json:"deferred_seconds"`
-	// Checkpoints of telemetry.db run by the checkpointer, and by the projector itself when the
-	// WAL outgrew its bound (a starved checkpointer).
-	Checkpoints          uint64 `json:"checkpoints"`
-	ProjectorCheckpoints uint64 `json:"projector_checkpoints"`
 }
 
 // Stats returns a snapshot of the counters.
@@ -105,7 +101,6 @@ func (s *Server) Stats() Stats {
 		Projection: ProjectionStats{
 			LagRecords: st.LagRecords, LagSeconds: st.LagSeconds,
 			Deferring: st.ProjectionDeferring, DeferredSeconds: st.ProjectionDeferred.Seconds(),
-			Checkpoints: st.Checkpoints, ProjectorCheckpoints: st.ProjectorCheckpoints,
 		},
 	}
 	for _, sig := range signal.All() {

@@ -117,9 +117,6 @@ func resolve(tx *sql.Tx, cache map[[16]byte]int64, hash [16]byte, st *sql.Stmt, 
 // commitStage writes the staged slice and the new high-water mark in one transaction. On error
 // everything is rolled back and the caller resets caches.
 func (p *projector) commitStage(hwm int64) error {
-	if err := p.s.boundWAL(p.db); err != nil {
-		return err
-	}
 	tx, err := p.db.Begin()
 	if err != nil {
 		return fmt.Errorf("begin projection: %w", err)

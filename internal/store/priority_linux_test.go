@@ -51,9 +51,8 @@ func settleThreads(t *testing.T, nice, policy, want int) int {
 	}
 }
 
-// TestProjectorPriority checks that the projector, and the checkpointer beside it, run on threads
-// of their own at the priority asked for, that the projector still projects, and that the threads
-// go away with the store.
+// TestProjectorPriority checks that the projector runs on a thread of its own at the priority
+// asked for, that it still projects, and that the thread goes away with the store.
 func TestProjectorPriority(t *testing.T) {
 	const sched, batch, idle = 0, 3, schedIdle // SCHED_OTHER, SCHED_BATCH, SCHED_IDLE
 	for _, tc := range []struct {
@@ -80,16 +79,14 @@ func TestProjectorPriority(t *testing.T) {
 			if n := countRows(t, s, "logs"); n != 10 {
 				t.Errorf("%d logs projected, want 10", n)
 			}
-			// The checkpointer's thread may not have started yet: its goroutine is not waited for.
-			waitFor(t, "the checkpointer's thread", func() bool { return threadsWith(t, tc.nice, tc.policy)-before >= 2 })
-			if got := threadsWith(t, tc.nice, tc.policy) - before; got != 2 {
-				t.Errorf("%d more threads at nice %d, policy %d while the store is open; want 2 (the projector and the checkpointer)", got, tc.nice, tc.policy)
+			if got := threadsWith(t, tc.nice, tc.policy) - before; got != 1 {
+				t.Errorf("%d more threads at nice %d, policy %d while the store is open; want 1 (the projector)", got, tc.nice, tc.policy)
 			}
 			if err := s.Close(context.Background()); err != nil {
 				t.Fatal(err)
 			}
 			if got := settleThreads(t, tc.nice, tc.policy, before) - before; got != 0 {
-				t.Errorf("%d threads left at nice %d, policy %d after Close; want the projector's and the checkpointer's gone", got, tc.nice, tc.policy)
+				t.Errorf("%d threads left at nice %d, policy %d after Close; want the projector's gone", got, tc.nice, tc.policy)
 			}
 		})
 	}

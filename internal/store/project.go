@@ -343,8 +343,7 @@ func (p *projector) projectSlice() (int, error) {
 	// Only while ingest is idle (catching up after a load): under a load the staged slice
 	// would hold ~4 MB more live heap while ingest needs the memory, and the CPU.
 	commits := p.s.stats.commits.Load()
-	idle := commits == p.commits // no group commit since the last slice
-	if n < len(p.rows) && idle {
+	if n < len(p.rows) && commits == p.commits {
 		p.startPrefetch(last, p.stage.nextLogID, p.stage.nextSpanID)
 	} else if f := p.next; f != nil && !f.running {
 		// Nothing is staged next (caught up, or under load): let the stager's buffers go, a
@@ -359,11 +358,6 @@ func (p *projector) projectSlice() (int, error) {
 		return 0, err
 	}
 	p.hwm = last
-	if idle {
-		// Under a load the checkpointer keeps to its tick: its fsyncs share the disk with
-		// the group commits' fsyncs.
-		p.s.nudgeCheckpoint()
-	}
 	if sliceHook != nil {
 		sliceHook(p)
 	}

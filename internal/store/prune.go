@@ -14,16 +14,16 @@ import (
 //
 // Crash safety: a raw row is deleted only when its id is at or below a projection high-water
 // mark that is durable on disk. telemetry.db commits at synchronous=NORMAL, which survives a
-// process crash but not a power loss until the WAL is synced, so the checkpointer (its own
-// goroutine and telemetry.db connection, checkpoint.go) reads the high-water mark and then runs a
-// PASSIVE checkpoint: a checkpoint that backfills the whole WAL has synced it first, so the mark read
+// process crash but not a power loss until the WAL is synced, so the prune watcher (its own
+// goroutine and telemetry.db connection) reads the high-water mark and then runs a PASSIVE
+// checkpoint: a checkpoint that backfills the whole WAL has synced it first, so the mark read
 // before it is durable. Only then does the writer goroutine, which owns raw.db, delete up to it.
 // The deletes ride in the group commit's own transaction (no extra fsync), bounded per commit,
 // and in bounded steps of their own when the writer is idle.
 const (
 	// DefaultRawRetention is how long a projected raw payload is kept.
 	DefaultRawRetention = 10 * time.Minute
-	// pruneEvery is how often the checkpointer publishes a durable mark at the least.
+	// pruneEvery is the prune watcher's period.
 	pruneEvery = time.Second
 	// pruneMinIDs and pruneIdleIDs bound the raw ids one prune covers: in a group commit
 	// max(pruneMinIDs, 2×batch) so pruning outpaces ingest whenever projection does; alone, when
@@ -32,7 +32,7 @@ const (
 	pruneIdleIDs = 4096
 )
 
-// pruneState is shared by the checkpointer (which publishes durable) and the writer goroutine
+// pruneState is shared by the prune watcher (which publishes durable) and the writer goroutine
 // (which owns lo and the statements).
 type pruneState struct {
 	durable atomic.Int64 // projected raw ids <= durable are durable in telemetry.db
@@ -62,6 +62,33 @@ func (s *Store) loadPruneState(ctx context.Context) error {
 	return nil
 }
 
+// runPruneWatch publishes the durable projection high-water mark every pruneEvery until ctx
+// ends. It owns db (a telemetry.db connection) and closes it.
+func (s *Store) runPruneWatch(ctx context.Context, db *sql.DB) {
+	defer close(s.pruneDone)
+	defer db.Close()
+	t := time.NewTicker(pruneEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		hwm, err := durableHWM(ctx, db)
+		if err != nil {
+			if ctx.Err() == nil {
+				s.cfg.Logger.Debug("store: prune watch", "err", err)
+			}
+			continue
+		}
+		if hwm > s.prune.durable.Load() {
+			s.prune.durable.Store(hwm)
+			s.q.nudge() // an idle writer prunes too
+		}
+	}
+}
+
 // durableHWM returns the projection high-water mark if a full checkpoint made it durable, else
 // -1.
 func durableHWM(ctx context.Context, db *sql.DB) (int64, error) {
@@ -69,11 +96,11 @@ func durableHWM(ctx context.Context, db *sql.DB) (int64, error) {
 	if err := db.QueryRowContext(ctx, `SELECT raw_id FROM projection_state WHERE id = 1`).Scan(&hwm); err != nil {
 		return -1, fmt.Errorf("read projection state: %w", err)
 	}
-	full, _, err := checkpoint(ctx, db)
-	if err != nil {
-		return -1, err
+	var busy, log, done int64
+	if err := db.QueryRowContext(ctx, `PRAGMA wal_checkpoint(PASSIVE)`).Scan(&busy, &log, &done); err != nil {
+		return -1, fmt.Errorf("checkpoint: %w", err)
 	}
-	if !full { // a reader or a commit holds back part of the WAL: maybe not synced
+	if busy != 0 || done != log { // a reader holds back part of the WAL: maybe not synced
 		return -1, nil
 	}
 	return hwm, nil

@@ -17,7 +17,7 @@ func rawCount(t testing.TB, s *Store) int {
 	return n
 }
 
-// waitDurable waits until the checkpointer has published a durable high-water mark covering
+// waitDurable waits until the prune watch has published a durable high-water mark covering
 // every raw row committed so far.
 func waitDurable(t testing.TB, s *Store) {
 	t.Helper()

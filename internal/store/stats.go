@@ -54,10 +54,6 @@ type Stats struct {
 	// writer and the machine (defer.go); ProjectionDeferred is the time it waited so since Open.
 	ProjectionDeferring bool
 	ProjectionDeferred  time.Duration
-	// Checkpoints counts telemetry.db checkpoints the checkpointer ran; ProjectorCheckpoints those
-	// the projector ran itself to bound the WAL (checkpoint.go).
-	Checkpoints          uint64
-	ProjectorCheckpoints uint64
 	// WriterBusy is the time the writer spent committing and answering since Open (the rest it
 	// waited for appends).
 	WriterBusy time.Duration
@@ -142,9 +138,6 @@ func (s *Store) Stats() Stats {
 		ProjectionDeferring: c.deferring.Load(),
 		ProjectionDeferred:  time.Duration(c.deferredNanos.Load()),
 		WriterBusy:          time.Duration(c.writerBusy.Load()),
-
-		Checkpoints:          s.ckpt.background.Load(),
-		ProjectorCheckpoints: s.ckpt.projector.Load(),
 	}
 	if st.ProjectedRawID < st.LastRawID {
 		if t := c.oldestUnproj.Load(); t > 0 {

@@ -194,9 +194,8 @@ type Store struct {
 	projectDone chan struct{}
 	projectWake chan struct{}
 	prune       pruneState
-	ckpt        checkpointer
-	ckptStop    context.CancelFunc
-	ckptDone    chan struct{}
+	pruneStop   context.CancelFunc
+	pruneDone   chan struct{}
 	closeOnce   sync.Once
 	closeErr    error
 	closeCtxErr error
@@ -222,8 +221,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		writerDone:  make(chan struct{}),
 		projectDone: make(chan struct{}),
 		projectWake: make(chan struct{}, 1),
-		ckptDone:    make(chan struct{}),
-		ckpt:        checkpointer{nudge: make(chan struct{}, 1)},
+		pruneDone:   make(chan struct{}),
 	}
 	s.q.init(cfg.QueueRequests, cfg.QueueBytes)
 	if err := s.openDBs(ctx); err != nil {
@@ -238,15 +236,15 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		s.closeDBs()
 		return nil, err
 	}
-	var ckptDB *sql.DB
-	if !cfg.NoProjection {
-		// Its own telemetry.db connection: checkpoints (and the one that makes the projection
-		// durable for pruning) must not stall the projector or the writer.
+	var pruneDB *sql.DB
+	if s.pruneConfigured() {
+		// Its own telemetry.db connection: the checkpoint that makes the projection durable
+		// must not stall the projector or the writer.
 		var err error
-		ckptDB, err = openOne(ctx, dsn(s.path, append(commonPragmas, "cache_size(-256)", "synchronous(full)")...))
+		pruneDB, err = openOne(ctx, dsn(s.path, append(commonPragmas, "cache_size(-256)", "synchronous(full)")...))
 		if err != nil {
 			s.closeDBs()
-			return nil, classify("open the checkpointer's connection", err)
+			return nil, classify("open prune watch", err)
 		}
 	}
 	go s.runWriter()
@@ -257,12 +255,12 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	} else {
 		go s.runProjector(pctx)
 	}
-	cctx, ccancel := context.WithCancel(context.Background())
-	s.ckptStop = ccancel
-	if ckptDB == nil {
-		close(s.ckptDone)
+	wctx, wcancel := context.WithCancel(context.Background())
+	s.pruneStop = wcancel
+	if pruneDB == nil {
+		close(s.pruneDone)
 	} else {
-		go s.runCheckpointer(cctx, ckptDB)
+		go s.runPruneWatch(wctx, pruneDB)
 	}
 	return s, nil
 }
@@ -339,8 +337,7 @@ func (s *Store) openDBs(ctx context.Context) error {
 	// The projection database's commits need not be durable: projection is re-derived from raw,
 	// and its rows and high-water mark commit atomically, so NORMAL loses at most the last
 	// slices on power loss and they are projected again.
-	s.projectDB, err = openOne(ctx, dsn(s.path, append(commonPragmas, "synchronous(normal)", "wal_autocheckpoint(8192)",
-		fmt.Sprintf("journal_size_limit(%d)", walLimitBytes), "cache_size(-2048)")...))
+	s.projectDB, err = openOne(ctx, dsn(s.path, append(commonPragmas, "synchronous(normal)", "wal_autocheckpoint(8192)", "cache_size(-2048)")...))
 	if err != nil {
 		return classify("open telemetry database", err)
 	}
@@ -349,11 +346,6 @@ func (s *Store) openDBs(ctx context.Context) error {
 	}
 	if err := applySchema(ctx, s.projectDB, schemaSQL); err != nil {
 		return err
-	}
-	// The schema's upgrades above checkpoint as they commit; the projector's slices leave it to
-	// the checkpointer (checkpoint.go).
-	if _, err := s.projectDB.ExecContext(ctx, "PRAGMA wal_autocheckpoint = 0"); err != nil {
-		return classify("hand telemetry checkpoints to the checkpointer", err)
 	}
 	s.projRawDB, err = openOne(ctx, dsn(s.rawPath, append(commonPragmas, "cache_size(-1024)", "query_only(true)")...))
 	if err != nil {
@@ -437,8 +429,8 @@ func (s *Store) Close(ctx context.Context) error {
 		}
 		s.projectStop()
 		<-s.projectDone
-		s.ckptStop()
-		<-s.ckptDone
+		s.pruneStop()
+		<-s.pruneDone
 		s.closeErr = s.closeDBs()
 		s.subMu.Lock()
 		for _, ch := range s.subs {
