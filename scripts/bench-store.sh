@@ -14,7 +14,7 @@ for b in 'Append/records=1/' 'Append/records=10/'; do
 	timeout 900 "$out/store.test" -test.run '^$' -test.bench "$b" -test.benchtime 3s -test.count "$count" \
 		| tee -a "$out/append.txt"
 done
-for b in 'Project/logs/records=1$' 'Project/logs/records=10$' 'Project/logs/records=10/random' 'Project/traces' 'Project/metrics'; do
+for b in 'Project/logs/records=1$' 'Project/logs/records=10$' 'Project/logs/records=10/random' 'Project/logs/records=10/load-shaped' 'Project/traces' 'Project/metrics'; do
 	timeout 900 "$out/store.test" -test.run '^$' -test.bench "$b" -test.benchtime 100000x -test.count "$count" \
 		| tee -a "$out/project.txt"
 done

@@ -26,6 +26,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/otelbench/otelbench/internal/otlpgen"
 	"github.com/otelbench/otelbench/internal/signal"
 )
 
@@ -228,6 +229,9 @@ func BenchmarkProject(b *testing.B) {
 		{"logs/records=10/random-trace-ids", signal.Logs, 10, randomTraceLogs},
 		{"traces/records=10/random-trace-ids", signal.Traces, 10, randomTraceSpans},
 		{"metrics/records=10/many-series", signal.Metrics, 10, manySeries},
+		{"logs/records=10/load-shaped", signal.Logs, 10, loadShaped(signal.Logs)},
+		{"traces/records=10/load-shaped", signal.Traces, 10, loadShaped(signal.Traces)},
+		{"metrics/records=10/load-shaped", signal.Metrics, 10, loadShaped(signal.Metrics)},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			benchProject(b, tc.sig, tc.records, tc.payload(tc.records))
@@ -243,6 +247,25 @@ func one(payload func(int) []byte) func(int) [][]byte {
 // randomTracePool is how many distinct requests the random-trace-ids and many-series cases
 // cycle through.
 const randomTracePool = 1024
+
+// loadShaped makes a payload function of what `otelbench load --pool-size 1024` sends of sig:
+// otlpgen's default records (log bodies of 128 bytes of words, 4 attributes a record, 5
+// services, traces of 5 spans), 1,024 distinct requests. Its logs cost about twice benchLogs'
+// short ones to project: the trigram index takes every byte of a body.
+func loadShaped(sig signal.Signal) func(int) [][]byte {
+	return func(n int) [][]byte {
+		pool, err := otlpgen.NewPool(otlpgen.Config{Records: n, Attrs: otlpgen.DefaultAttrs,
+			BodyBytes: otlpgen.DefaultBodyBytes, PoolSize: randomTracePool, BaseTime: time.Unix(1_700_000_000, 0)}, sig)
+		if err != nil {
+			panic(err)
+		}
+		var out [][]byte
+		for _, p := range pool.Payloads(sig) {
+			out = append(out, p.Body)
+		}
+		return out
+	}
+}
 
 // randomTraceLogs is 1,024 requests like benchLogs(n), each log with its own random trace id,
 // as instrumented services send them. benchLogs' ids share 15 of 16 bytes, so an index on
