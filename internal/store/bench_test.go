@@ -430,7 +430,8 @@ func busiestIdleThread() time.Duration {
 			continue
 		}
 		f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+2:])) // from field 3 on
-		if len(f) < 39 || f[38] != "5" { // field 41, policy: SCHED_IDLE
+		// Field 41 is the scheduling policy; 5 is SCHED_IDLE.
+		if len(f) < 39 || f[38] != "5" {
 			continue
 		}
 		utime, _ := strconv.ParseInt(f[11], 10, 64) // fields 14 and 15, in clock ticks

@@ -22,6 +22,8 @@ type bulkInsert struct {
 	stmts []*sql.Stmt // stmts[k] inserts 1<<k rows
 	args  []any
 	rows  int
+	// lastID is the rowid of the last row the last statement inserted.
+	lastID int64
 }
 
 func newBulkInsert(db *sql.DB, table string, cols ...string) (*bulkInsert, error) {
@@ -72,7 +74,11 @@ func (b *bulkInsert) flush(tx *sql.Tx) error {
 		if b.rows&n == 0 {
 			continue
 		}
-		if _, err := tx.Stmt(b.stmts[k]).Exec(args[:n*b.cols]...); err != nil {
+		res, err := tx.Stmt(b.stmts[k]).Exec(args[:n*b.cols]...)
+		if err != nil {
+			return err
+		}
+		if b.lastID, err = res.LastInsertId(); err != nil {
 			return err
 		}
 		args = args[n*b.cols:]

@@ -29,8 +29,12 @@ func newInserts(db *sql.DB) (*inserts, error) {
 		errs = append(errs, err)
 		return st
 	}
+	// OR FAIL, and no value for an INTEGER PRIMARY KEY (below): a multi-row INSERT that may
+	// ABORT keeps a statement journal, a copy of every page it dirties, to undo its own rows.
+	// FAIL stops at the failing row with the same error and undoes nothing, which costs nothing
+	// here: commitStage rolls the whole transaction back on any error.
 	bulk := func(table string, cols ...string) *bulkInsert {
-		b, err := newBulkInsert(db, table, cols...)
+		b, err := newBulk(db, "INSERT OR FAIL INTO", table, cols...)
 		errs = append(errs, err)
 		return b
 	}
@@ -41,11 +45,16 @@ func newInserts(db *sql.DB) (*inserts, error) {
 	ins.upsertMetric = prep(`INSERT INTO metrics(hash, resource_id, scope_id, service, name, description, unit, type, temporality, monotonic)
 		VALUES (?,?,?,?,?,?,?,?,?,?) ON CONFLICT(hash) DO UPDATE SET hash = excluded.hash RETURNING id`)
 	ins.setHWM = prep(`UPDATE projection_state SET raw_id = ? WHERE id = 1`)
-	ins.logs = bulk("logs", "id", "raw_id", "resource_id", "scope_id", "service", "time_unix_nano", "observed_time_unix_nano",
+	// logs and spans rows take the rowid SQLite gives them, the largest one plus one, which is
+	// the id the projector assigned (nextLogID, nextSpanID: max(id) + 1 at load, then counted)
+	// and referenced (log_text groups, span events and links); checkRowids verifies it. An
+	// INSERT that names an INTEGER PRIMARY KEY's value may abort (a datatype mismatch) whatever
+	// its conflict clause, and so keeps the statement journal.
+	ins.logs = bulk("logs", "raw_id", "resource_id", "scope_id", "service", "time_unix_nano", "observed_time_unix_nano",
 		"severity_number", "severity_text", "body", "attributes", "trace_id", "span_id", "flags", "event_name")
 	ins.text = newTextInsert(db, &errs)
 	ins.groupBodies = prep(groupBodiesSQL)
-	ins.spans = bulk("spans", "id", "raw_id", "resource_id", "scope_id", "service", "trace_id", "span_id", "parent_span_id",
+	ins.spans = bulk("spans", "raw_id", "resource_id", "scope_id", "service", "trace_id", "span_id", "parent_span_id",
 		"trace_state", "name", "kind", "start_time_unix_nano", "end_time_unix_nano", "duration_nano", "status_code",
 		"status_message", "attributes", "flags", "dropped_attributes", "dropped_events", "dropped_links")
 	ins.chunks = bulk("trace_chunks", "trace_id", "first_span_id", "last_span_id", "span_count", "errors", "packed")
@@ -185,7 +194,7 @@ func (p *projector) writeLogs(tx *sql.Tx, resIDs, scopeIDs []int64) error {
 	st, ins := &p.stage, p.ins
 	for i := range st.logs {
 		l := &st.logs[i]
-		if err := ins.logs.add(tx, l.id, l.rawID, resIDs[l.res], scopeIDs[l.scope], st.resources[l.res].service,
+		if err := ins.logs.add(tx, l.rawID, resIDs[l.res], scopeIDs[l.scope], st.resources[l.res].service,
 			l.time, l.observed, l.severity, l.severityText, l.body, l.attrs, l.traceID, l.spanID, l.flags, l.event); err != nil {
 			return fmt.Errorf("insert logs: %w", err)
 		}
@@ -196,8 +205,21 @@ func (p *projector) writeLogs(tx *sql.Tx, resIDs, scopeIDs []int64) error {
 	if err := ins.logs.flush(tx); err != nil {
 		return fmt.Errorf("insert logs: %w", err)
 	}
+	if err := checkRowids("logs", ins.logs, st.logs[len(st.logs)-1].id); err != nil {
+		return err
+	}
 	if err := p.text.index(tx, ins, st.logs); err != nil {
 		return fmt.Errorf("index log bodies: %w", err)
+	}
+	return nil
+}
+
+// checkRowids verifies that the last row b inserted got rowid want, the id the projector
+// assigned it (rows take SQLite's next rowid: see newInserts). A mismatch fails the slice, and
+// the retry loads the ids afresh.
+func checkRowids(table string, b *bulkInsert, want int64) error {
+	if b.lastID != want {
+		return fmt.Errorf("insert %s: the last row got rowid %d where the projector assigned %d", table, b.lastID, want)
 	}
 	return nil
 }
@@ -206,10 +228,18 @@ func (p *projector) writeSpans(tx *sql.Tx, resIDs, scopeIDs []int64) error {
 	st, ins := &p.stage, p.ins
 	for i := range st.spans {
 		s := &st.spans[i]
-		if err := ins.spans.add(tx, s.id, s.rawID, resIDs[s.res], scopeIDs[s.scope], st.resources[s.res].service,
+		if err := ins.spans.add(tx, s.rawID, resIDs[s.res], scopeIDs[s.scope], st.resources[s.res].service,
 			s.traceID, s.spanID, s.parent, s.traceState, s.name, s.kind, s.start, s.end, s.end-s.start,
 			s.statusCode, s.statusMsg, s.attrs, s.flags, s.dropAttrs, s.dropEv, s.dropLink); err != nil {
 			return fmt.Errorf("insert spans: %w", err)
+		}
+	}
+	if len(st.spans) > 0 {
+		if err := ins.spans.flush(tx); err != nil {
+			return fmt.Errorf("insert spans: %w", err)
+		}
+		if err := checkRowids("spans", ins.spans, st.spans[len(st.spans)-1].id); err != nil {
+			return err
 		}
 	}
 	// Events and links reference spans rows, which must exist first only logically (no foreign

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -721,5 +722,37 @@ func TestPrefetchReleasedWhenCaughtUp(t *testing.T) {
 	}
 	if last.rows != 0 || last.logs != 0 {
 		t.Errorf("caught up, the stager still holds room for %d raw rows and %d logs", last.rows, last.logs)
+	}
+}
+
+// TestProjectedRowidsChecked: logs rows take SQLite's next rowid, which must be the id the
+// projector assigned (log_text groups and span events refer to it). A row written behind the
+// projector's back moves SQLite's next rowid: the slice fails its check instead of committing
+// bodies indexed under other ids, and the retry assigns ids after the intruder.
+func TestProjectedRowidsChecked(t *testing.T) {
+	s := openTest(t, Config{Logger: quietLogger})
+	appendLogs(t, s, makeLogs("svc", "before", 10))
+	waitProjected(t, s)
+	db, err := sql.Open("sqlite", "file:"+s.TelemetryPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`INSERT INTO logs(id, raw_id, resource_id, scope_id, time_unix_nano, observed_time_unix_nano,
+		severity_number) VALUES (1000, 0, 1, 1, 0, 0, 0)`); err != nil {
+		t.Fatal(err)
+	}
+	appendLogs(t, s, makeLogs("svc", "after", 5))
+	waitProjected(t, s)
+	if st := s.Stats(); st.ProjectionErrors == 0 {
+		t.Error("no projection error: the slice committed rows under ids it did not assign")
+	}
+	ids := queryRows(t, s.ReadDB(), `SELECT min(id), max(id), count(*) FROM logs WHERE body LIKE 'after%'`)
+	if got := strings.Join(ids[0], " "); got != "1001 1005 5" {
+		t.Errorf("ids of the later logs (min max count): %s, want 1001 1005 5", got)
+	}
+	groups := queryRows(t, s.ReadDB(), `SELECT rowid FROM log_text WHERE log_text MATCH 'aft'`)
+	if len(groups) != 1 || groups[0][0] != fmt.Sprint(1001>>LogTextShift) {
+		t.Errorf("log_text groups matching the later bodies: %v, want [[%d]]", groups, 1001>>LogTextShift)
 	}
 }
