@@ -733,7 +733,7 @@ func TestProjectedRowidsChecked(t *testing.T) {
 	s := openTest(t, Config{Logger: quietLogger})
 	appendLogs(t, s, makeLogs("svc", "before", 10))
 	waitProjected(t, s)
-	db, err := sql.Open("sqlite", "file:"+s.TelemetryPath())
+	db, err := sql.Open("sqlite", "file:"+s.TelemetryPath()+"?_pragma=busy_timeout(10000)")
 	if err != nil {
 		t.Fatal(err)
 	}
