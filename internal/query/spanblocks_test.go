@@ -129,7 +129,8 @@ func boolStr(b bool) string {
 }
 
 // TestSpanQueriesSeekIndex checks that every query that finds spans by trace seeks
-// spans_trace_block per block rather than scanning spans or the index.
+// spans_trace_block per block rather than scanning spans or the index, and that a trace list by
+// service seeks the root spans' index.
 func TestSpanQueriesSeekIndex(t *testing.T) {
 	st := openStoreDir(t, t.TempDir())
 	defer closeStore(t, st)
@@ -140,6 +141,9 @@ func TestSpanQueriesSeekIndex(t *testing.T) {
 	errWhere := &sqlWhere{}
 	errWhere.add("r.parent_span_id IS NULL")
 	errWhere.add("(" + traceHasError + " OR " + legacyHasError + ")")
+	svcWhere := &sqlWhere{}
+	svcWhere.add("r.parent_span_id IS NULL")
+	svcWhere.add("r.service = ?", "s")
 	for name, q := range map[string]struct {
 		sql  string
 		args []any
@@ -153,6 +157,7 @@ func TestSpanQueriesSeekIndex(t *testing.T) {
 		"error legacy":       {tracesSQL(errWhere), append(errWhere.args, 10), "SEARCH e USING INDEX spans_trace_block (<expr>=? AND trace_id=? AND rowid<?)"},
 		"aggregation":        {traceAggSQL(3, false), []any{tid, tid, tid}, "SEARCH s USING INDEX spans_trace_block (<expr>=? AND trace_id=?)"},
 		"aggregation legacy": {traceAggSQL(3, true), []any{tid, tid, tid}, "SEARCH s USING INDEX spans_trace_block (<expr>=? AND trace_id=?)"},
+		"by service":         {tracesSQL(svcWhere), append(svcWhere.args, 10), "SEARCH r USING INDEX spans_root_service_start (service=?)"},
 	} {
 		plan := explain(t, st.ReadDB(), q.sql, q.args...)
 		if testing.Verbose() {
@@ -278,5 +283,67 @@ func execTelemetry(t testing.TB, dir, query string, args ...any) {
 	defer db.Close()
 	if _, err := db.Exec(query, args...); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestTracesByServiceAfterUpgrade turns a database into what version 5 wrote (every span in
+// spans_service_start), lets Open upgrade it to the root spans' index and lists traces by
+// service over rows from before and after the upgrade: the filter applies to the root span.
+func TestTracesByServiceAfterUpgrade(t *testing.T) {
+	dir := t.TempDir()
+	st := openStoreDir(t, dir)
+	base := time.Now().Add(-time.Hour).Truncate(time.Millisecond)
+	trace := func(i int, root, child string) {
+		id := fmt.Sprintf("%032x", i+1)
+		querytest.AppendSpans(t, st,
+			spanSpec{Service: root, TraceID: id, SpanID: "0000000000000001", Name: "root",
+				Start: base.Add(time.Duration(i) * time.Second), End: base.Add(time.Duration(i)*time.Second + time.Millisecond)},
+			spanSpec{Service: child, TraceID: id, SpanID: "0000000000000002", ParentID: "0000000000000001", Name: "child",
+				Start: base.Add(time.Duration(i) * time.Second), End: base.Add(time.Duration(i)*time.Second + time.Millisecond)})
+	}
+	trace(0, "front", "db")
+	trace(1, "db", "front")
+	querytest.WaitProjected(t, st)
+	closeStore(t, st)
+	execTelemetry(t, dir, `DROP INDEX spans_root_service_start;
+		CREATE INDEX spans_service_start ON spans(service, start_time_unix_nano);
+		UPDATE schema_version SET version = 5`)
+
+	st = openStoreDir(t, dir)
+	defer closeStore(t, st)
+	var indexes []string
+	rows, err := st.ReadDB().Query(`SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'spans%service%' ORDER BY name`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			t.Fatal(err)
+		}
+		indexes = append(indexes, name)
+	}
+	rows.Close()
+	if want := []string{"spans_root_service_start"}; !slices.Equal(indexes, want) {
+		t.Fatalf("service indexes after the upgrade: %v, want %v", indexes, want)
+	}
+	trace(2, "front", "db")
+	querytest.WaitProjected(t, st)
+	r := NewReader(st.ReadDB())
+	for svc, want := range map[string][]string{
+		"front": {fmt.Sprintf("%032x", 3), fmt.Sprintf("%032x", 1)},
+		"db":    {fmt.Sprintf("%032x", 2)},
+	} {
+		list, err := r.Traces(context.Background(), TraceQuery{Service: svc, Limit: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, tr := range list {
+			got = append(got, tr.TraceID)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("traces of %s: %v, want %v (newest first, by root span)", svc, got, want)
+		}
 	}
 }

@@ -27,8 +27,10 @@ var (
 // replaced the logs_trace index (trace_id) with logs_trace_block (id >> 12, trace_id) and
 // spans_trace (trace_id) with spans_trace_block (id >> 12, trace_id), and added
 // trace_chunks.errors: Open builds the new indexes on an older database, drops the old ones and
-// adds the column (NULL in the chunks already written).
-const SchemaVersion = 5
+// adds the column (NULL in the chunks already written). Version 6 replaced spans_service_start
+// (every span by service and start) with spans_root_service_start (root spans only): Open builds
+// the new index on an older database and drops the old one.
+const SchemaVersion = 6
 
 // Schema returns the SQL text that creates the relational tables (schema.sql) followed by the
 // raw table (raw.sql), for documentation and for tools that want to inspect it.
@@ -67,6 +69,10 @@ func applySchema(ctx context.Context, db *sql.DB, schema string) error {
 		// replace logs_trace and spans_trace; trace_chunks gains errors (NULL in older rows).
 		if _, err := db.ExecContext(ctx, `DROP INDEX IF EXISTS logs_trace; DROP INDEX IF EXISTS spans_trace`); err != nil {
 			return classify("drop the version 4 trace indexes", err)
+		}
+		// Version 6: spans_root_service_start replaces spans_service_start.
+		if _, err := db.ExecContext(ctx, `DROP INDEX IF EXISTS spans_service_start`); err != nil {
+			return classify("drop the version 5 service index", err)
 		}
 		if err := addColumn(ctx, db, "trace_chunks", "errors", "INTEGER"); err != nil {
 			return err
