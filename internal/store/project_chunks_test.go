@@ -202,5 +202,5 @@ func BenchmarkProjectDistinctTraces(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	benchProject(b, 3, 10, [][]byte{payload}) // 3: traces (raw.sql)
+	benchProject(b, 3, 10, [][]byte{payload}, false) // 3: traces (raw.sql)
 }
