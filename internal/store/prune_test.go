@@ -110,6 +110,28 @@ func TestPruneKeepRaw(t *testing.T) {
 	}
 }
 
+// TestProjectorCheckpointThreshold: with the prune watcher checkpointing telemetry.db every
+// second, the projector's own automatic checkpoint only bounds the WAL; without the watcher it
+// keeps the WAL at 32 MiB itself.
+func TestProjectorCheckpointThreshold(t *testing.T) {
+	for _, tc := range []struct {
+		cfg  Config
+		want int
+	}{
+		{Config{Logger: quietLogger}, 65536},
+		{Config{KeepRaw: true, Logger: quietLogger}, 8192},
+	} {
+		s := openTest(t, tc.cfg)
+		var got int
+		if err := s.projectDB.QueryRow(`PRAGMA wal_autocheckpoint`).Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+		if got != tc.want {
+			t.Errorf("KeepRaw %v: the projector checkpoints every %d pages, want %d", tc.cfg.KeepRaw, got, tc.want)
+		}
+	}
+}
+
 // TestDurableHWMNeedsFullCheckpoint: while a reader pins an old snapshot of telemetry.db, the
 // WAL cannot be fully checkpointed, so the high-water mark is not known to be durable and
 // nothing may be pruned on its strength.

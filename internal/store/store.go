@@ -313,6 +313,22 @@ func openOne(ctx context.Context, dsn string) (*sql.DB, error) {
 // for good (docs/benchmarks/query.md, docs/benchmarks/serve.md).
 var commonPragmas = []string{"busy_timeout(10000)", "foreign_keys(off)", "temp_store(memory)"}
 
+// projectorCheckpoint is the projector connection's automatic checkpoint threshold, in pages of
+// telemetry.db's WAL (4 KiB). At 8,192 pages (32 MiB) the projector copied the WAL into the
+// database on its own thread about every second of catch-up, ~9% of its time. At 65,536 it
+// checkpoints an eighth as often, and each page a slice rewrites again and again (an index's
+// newest leaves) is copied once per checkpoint: catch-up after a mixed load went from ~59k to
+// ~70k records/s (docs/benchmarks/store.md). The cost is disk: while the projector writes
+// without pause the prune watcher's PASSIVE checkpoints copy pages but cannot restart the WAL
+// (new frames keep arriving behind them), so the file grows to ~256 MiB and is reused from
+// then on. Without the watcher (KeepRaw) nothing else checkpoints and the threshold stays 32 MiB.
+func projectorCheckpoint(watcher bool) string {
+	if watcher {
+		return "wal_autocheckpoint(65536)"
+	}
+	return "wal_autocheckpoint(8192)"
+}
+
 func (s *Store) openDBs(ctx context.Context) error {
 	var err error
 	s.writeDB, err = openOne(ctx, dsn(s.rawPath, append(commonPragmas, "cache_size(-1024)", "synchronous("+string(s.cfg.Sync)+")")...))
@@ -337,7 +353,7 @@ func (s *Store) openDBs(ctx context.Context) error {
 	// The projection database's commits need not be durable: projection is re-derived from raw,
 	// and its rows and high-water mark commit atomically, so NORMAL loses at most the last
 	// slices on power loss and they are projected again.
-	s.projectDB, err = openOne(ctx, dsn(s.path, append(commonPragmas, "synchronous(normal)", "wal_autocheckpoint(8192)", "cache_size(-2048)")...))
+	s.projectDB, err = openOne(ctx, dsn(s.path, append(commonPragmas, "synchronous(normal)", projectorCheckpoint(s.pruneConfigured()), "cache_size(-2048)")...))
 	if err != nil {
 		return classify("open telemetry database", err)
 	}
