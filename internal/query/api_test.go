@@ -429,9 +429,8 @@ func TestLogsSubstringSpecialCharacters(t *testing.T) {
 		{`0% off_s`, `50% off_sale today`}, // % and _ are literal, not LIKE wildcards
 		{`"quoted"`, `say "quoted" words`},
 		{`ünïcödé`, `Ünïcödé ÇASE text`},
-		{`b c`, `a b c d`}, // no word of 3 characters: no index, every body tested
-		// The index holds the words of bodies: a term of several words matches where its
-		// words lie within words of a body, in order, with its exact whitespace.
+		{`b c`, `a b c d`},
+		// A term of several words matches where a body holds it with its exact whitespace.
 		{`ff_sale tod`, `50% off_sale today`},
 		{"disk\tfull on\n/dev", "disk\tfull on\n/dev/sda1 (retry retry)"},
 		{`disk full`, ``}, // a tab in the body

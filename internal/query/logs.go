@@ -151,25 +151,21 @@ func isASCII(s string) bool {
 }
 
 // trigramQuery returns an FTS5 query matching every document that holds all 3-character
-// windows within each word (store.TextWords) of each of runs: each window is one quoted token
-// (the trigram tokenizer folds case as the table does), ANDed. A group's document holds the
-// distinct words of its bodies, so windows across whitespace are not indexed; every word of a
-// run lies within a word of a matching body. It is "" when no word has 3 characters.
+// windows of each of runs: each window is one quoted token (the trigram tokenizer folds case as
+// the table does), ANDed. It is "" when no run has 3 characters.
 func trigramQuery(runs ...string) string {
 	seen := map[string]bool{}
 	var parts []string
 	for _, s := range runs {
-		store.TextWords(s, func(w string) {
-			r := []rune(w)
-			for i := 0; i+3 <= len(r); i++ {
-				tri := string(r[i : i+3])
-				if seen[tri] {
-					continue
-				}
-				seen[tri] = true
-				parts = append(parts, `"`+strings.ReplaceAll(tri, `"`, `""`)+`"`)
+		r := []rune(s)
+		for i := 0; i+3 <= len(r); i++ {
+			tri := string(r[i : i+3])
+			if seen[tri] {
+				continue
 			}
-		})
+			seen[tri] = true
+			parts = append(parts, `"`+strings.ReplaceAll(tri, `"`, `""`)+`"`)
+		}
 	}
 	return strings.Join(parts, " AND ")
 }
@@ -237,9 +233,7 @@ func (r *Reader) Logs(ctx context.Context, q LogQuery) (LogPage, LogPlan, error)
 		// the term's trigrams needs neither: it yields a superset of the
 		// matches straight from the doclists, and textPreds checks the
 		// exact, escaped pattern only on rows actually returned.
-		if tq := trigramQuery(q.Q); tq != "" {
-			fts = textMatch(tq)
-		}
+		fts = textMatch(trigramQuery(q.Q))
 	case q.Glob != "":
 		// An unterminated set (SQLite's GLOB then matches nothing) ends the literal runs
 		// there: the index still yields a superset.

@@ -22,52 +22,17 @@ func newTextInsert(db *sql.DB, errs *[]error) *bulkInsert {
 	return b
 }
 
-// TextWords calls fn with each word of s in order: the maximal runs of bytes that are not ASCII
-// whitespace. log_text indexes the distinct words of a group, so a search may use only the
-// trigrams that lie within one word of its term (internal/query).
-func TextWords(s string, fn func(word string)) {
-	for w, i := nextWord(s, 0); w != ""; w, i = nextWord(s, i) {
-		fn(w)
-	}
-}
-
-// nextWord returns the first word of s at or after byte i and the index just past it; w is ""
-// when no word is left.
-func nextWord(s string, i int) (w string, next int) {
-	for i < len(s) && isSpace(s[i]) {
-		i++
-	}
-	start := i
-	for i < len(s) && !isSpace(s[i]) {
-		i++
-	}
-	return s[start:i], i
-}
-
-func isSpace(c byte) bool {
-	switch c {
-	case ' ', '\t', '\n', '\v', '\f', '\r':
-		return true
-	}
-	return false
-}
-
-// textDocs builds log_text documents from logs given in id order: the distinct words
-// (TextWords) of each group's bodies, in order of first appearance, each followed by a
-// newline. A trigram within a word of a body is in its group's document; one that spans
-// whitespace is not, and searches do not ask for those. Log lines repeat their words, which the
-// trigram tokenizer and FTS5's hash would otherwise process once per occurrence.
-// emit receives every document with text.
+// textDocs builds log_text documents from logs given in id order: each group's non-empty
+// bodies, each followed by a newline. emit receives every document with text.
 type textDocs struct {
 	buf  []byte
-	seen map[string]struct{}
 	g    int64
 	open bool
 	emit func(g int64, text string) error
 }
 
-// add appends the new words of the body of log id, emitting the previous group's document
-// when id starts a new group. body must not change until the group is emitted.
+// add appends the body of log id, emitting the previous group's document when id starts a
+// new group.
 func (d *textDocs) add(id int64, body string) error {
 	if g := id >> LogTextShift; !d.open || g != d.g {
 		if err := d.finish(); err != nil {
@@ -75,14 +40,8 @@ func (d *textDocs) add(id int64, body string) error {
 		}
 		d.g, d.open = g, true
 	}
-	if d.seen == nil {
-		d.seen = make(map[string]struct{})
-	}
-	for w, i := nextWord(body, 0); w != ""; w, i = nextWord(body, i) {
-		if _, ok := d.seen[w]; !ok {
-			d.seen[w] = struct{}{}
-			d.buf = append(append(d.buf, w...), '\n')
-		}
+	if len(body) > 0 {
+		d.buf = append(append(d.buf, body...), '\n')
 	}
 	return nil
 }
@@ -94,7 +53,6 @@ func (d *textDocs) finish() error {
 		err = d.emit(d.g, string(d.buf))
 	}
 	d.buf, d.open = d.buf[:0], false
-	clear(d.seen)
 	return err
 }
 

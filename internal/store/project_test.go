@@ -170,10 +170,10 @@ func TestProjectLogs(t *testing.T) {
 	if n := countRows(t, s, "scopes"); n != 1 {
 		t.Errorf("scopes: got %d, want 1", n)
 	}
-	// The trigram index finds substrings of bodies by the trigrams within their words.
+	// The trigram index finds substrings of bodies.
 	fts := queryRows(t, s.ReadDB(), `SELECT l.body FROM log_text f CROSS JOIN logs l
 		ON l.id BETWEEN f.rowid << 4 AND (f.rowid << 4) + 15
-		WHERE log_text MATCH '"wor"' AND l.body LIKE '%lo wor%' ORDER BY l.id`)
+		WHERE log_text MATCH '"lo " AND "o w" AND " wo" AND "wor"' AND l.body LIKE '%lo wor%' ORDER BY l.id`)
 	if diff := cmp.Diff([][]string{{"hello world 0"}, {"hello world 1"}, {"hello world 2"}}, fts); diff != "" {
 		t.Errorf("FTS match (-want +got):\n%s", diff)
 	}
