@@ -150,25 +150,10 @@ func isASCII(s string) bool {
 	return true
 }
 
-// trigramQuery returns an FTS5 query matching every document that holds all 3-character
-// windows of each of runs: each window is one quoted token (the trigram tokenizer folds case as
-// the table does), ANDed. It is "" when no run has 3 characters.
-func trigramQuery(runs ...string) string {
-	seen := map[string]bool{}
-	var parts []string
-	for _, s := range runs {
-		r := []rune(s)
-		for i := 0; i+3 <= len(r); i++ {
-			tri := string(r[i : i+3])
-			if seen[tri] {
-				continue
-			}
-			seen[tri] = true
-			parts = append(parts, `"`+strings.ReplaceAll(tri, `"`, `""`)+`"`)
-		}
-	}
-	return strings.Join(parts, " AND ")
-}
+// trigramQuery returns the FTS5 query on log_text matching every group that holds all
+// trigrams of each of runs (store.TextQuery: one token per case-folded trigram, ANDed). It is
+// "" when no run has 3 characters.
+func trigramQuery(runs ...string) string { return store.TextQuery(runs...) }
 
 // LogPlan names the strategy Logs chose (reported for benchmarks).
 type LogPlan string
@@ -233,7 +218,9 @@ func (r *Reader) Logs(ctx context.Context, q LogQuery) (LogPage, LogPlan, error)
 		// the term's trigrams needs neither: it yields a superset of the
 		// matches straight from the doclists, and textPreds checks the
 		// exact, escaped pattern only on rows actually returned.
-		fts = textMatch(trigramQuery(q.Q))
+		if tq := trigramQuery(q.Q); tq != "" {
+			fts = textMatch(tq)
+		}
 	case q.Glob != "":
 		// An unterminated set (SQLite's GLOB then matches nothing) ends the literal runs
 		// there: the index still yields a superset.

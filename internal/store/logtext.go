@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // LogTextShift sizes the groups log_text indexes: one document per 1<<LogTextShift consecutive
@@ -22,17 +23,17 @@ func newTextInsert(db *sql.DB, errs *[]error) *bulkInsert {
 	return b
 }
 
-// textDocs builds log_text documents from logs given in id order: each group's non-empty
-// bodies, each followed by a newline. emit receives every document with text.
+// textDocs builds log_text documents from logs given in id order: the tokens of each group's
+// distinct trigrams (gramSet). emit receives every document with a trigram.
 type textDocs struct {
-	buf  []byte
-	g    int64
-	open bool
-	emit func(g int64, text string) error
+	grams gramSet
+	g     int64
+	open  bool
+	emit  func(g int64, text string) error
 }
 
-// add appends the body of log id, emitting the previous group's document when id starts a
-// new group.
+// add adds the body of log id, emitting the previous group's document when id starts a new
+// group.
 func (d *textDocs) add(id int64, body string) error {
 	if g := id >> LogTextShift; !d.open || g != d.g {
 		if err := d.finish(); err != nil {
@@ -40,19 +41,18 @@ func (d *textDocs) add(id int64, body string) error {
 		}
 		d.g, d.open = g, true
 	}
-	if len(body) > 0 {
-		d.buf = append(append(d.buf, body...), '\n')
-	}
+	d.grams.add(body)
 	return nil
 }
 
 // finish emits the open group's document.
 func (d *textDocs) finish() error {
 	var err error
-	if d.open && len(d.buf) > 0 {
-		err = d.emit(d.g, string(d.buf))
+	if d.open && len(d.grams.doc) > 0 {
+		err = d.emit(d.g, string(d.grams.doc))
 	}
-	d.buf, d.open = d.buf[:0], false
+	d.grams.reset()
+	d.open = false
 	return err
 }
 
@@ -122,6 +122,42 @@ func catchUpLogText(ctx context.Context, db *sql.DB) error {
 	if old == 0 {
 		return nil
 	}
+	if err := indexFrom(ctx, db); err != nil {
+		return err
+	}
+	if _, err := db.ExecContext(ctx, `DROP TABLE logs_fts`); err != nil {
+		return classify("drop logs_fts", err)
+	}
+	return nil
+}
+
+// catchUpLogGrams moves a database of schema version 6 or older to log_text documents of
+// trigram tokens (textgrams.go): a log_text of the trigram tokenizer, whose documents held the
+// groups' bodies, is dropped and created anew, and every group is indexed again in bounded
+// steps. Until the version moves to 7 an interrupted rebuild resumes at the next Open from the
+// last group written.
+func catchUpLogGrams(ctx context.Context, db *sql.DB, version int) error {
+	if version >= 7 {
+		return nil
+	}
+	var def string
+	if err := db.QueryRowContext(ctx, `SELECT sql FROM sqlite_master WHERE name = 'log_text'`).Scan(&def); err != nil {
+		return classify("read the log_text definition", err)
+	}
+	if strings.Contains(def, "'trigram'") {
+		if _, err := db.ExecContext(ctx, `DROP TABLE log_text`); err != nil {
+			return classify("drop the trigram log_text", err)
+		}
+		if _, err := db.ExecContext(ctx, schemaSQL); err != nil { // creates log_text anew
+			return classify("create log_text", err)
+		}
+	}
+	return indexFrom(ctx, db)
+}
+
+// indexFrom indexes the groups from the last one log_text holds to the last one with logs, in
+// steps of textStep groups.
+func indexFrom(ctx context.Context, db *sql.DB) error {
 	var next, last int64
 	err := db.QueryRowContext(ctx, `SELECT coalesce((SELECT max(rowid) FROM log_text), 0),
 		coalesce((SELECT max(id) FROM logs), 0) >> `+fmt.Sprint(LogTextShift)).Scan(&next, &last)
@@ -132,9 +168,6 @@ func catchUpLogText(ctx context.Context, db *sql.DB) error {
 		if err := indexGroups(ctx, db, next, min(next+textStep, last+1)); err != nil {
 			return classify("index log bodies", err)
 		}
-	}
-	if _, err := db.ExecContext(ctx, `DROP TABLE logs_fts`); err != nil {
-		return classify("drop logs_fts", err)
 	}
 	return nil
 }

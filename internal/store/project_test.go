@@ -173,7 +173,7 @@ func TestProjectLogs(t *testing.T) {
 	// The trigram index finds substrings of bodies.
 	fts := queryRows(t, s.ReadDB(), `SELECT l.body FROM log_text f CROSS JOIN logs l
 		ON l.id BETWEEN f.rowid << 4 AND (f.rowid << 4) + 15
-		WHERE log_text MATCH '"lo " AND "o w" AND " wo" AND "wor"' AND l.body LIKE '%lo wor%' ORDER BY l.id`)
+		WHERE log_text MATCH ? AND l.body LIKE '%lo wor%' ORDER BY l.id`, TextQuery("lo wor"))
 	if diff := cmp.Diff([][]string{{"hello world 0"}, {"hello world 1"}, {"hello world 2"}}, fts); diff != "" {
 		t.Errorf("FTS match (-want +got):\n%s", diff)
 	}
@@ -430,7 +430,7 @@ func TestProjectionRetriesWithoutDuplicates(t *testing.T) {
 			t.Errorf("%s rows: got %d, want %d", table, got, want)
 		}
 	}
-	if got := textMatches(t, s, `"ret" AND "etr" AND "try"`, "%retry%"); got != 4 {
+	if got := textMatches(t, s, TextQuery("retry"), "%retry%"); got != 4 {
 		t.Errorf("FTS rows: got %d, want 4", got)
 	}
 	checkIntegrity(t, s)
@@ -482,7 +482,7 @@ func TestProjectionPrefetchRetries(t *testing.T) {
 	if st := s.Stats(); st.Logs.RecordsProjected != 60 || st.Traces.RecordsProjected != 2 || st.LagRecords != 0 {
 		t.Errorf("Stats: %d logs and %d spans projected, lag %d; want 60, 2, 0", st.Logs.RecordsProjected, st.Traces.RecordsProjected, st.LagRecords)
 	}
-	if got := textMatches(t, s, `"ref" AND "efe" AND "fet"`, "%prefetched%"); got != 60 {
+	if got := textMatches(t, s, TextQuery("refet"), "%prefetched%"); got != 60 {
 		t.Errorf("indexed bodies: got %d, want 60", got)
 	}
 	checkIntegrity(t, s)
@@ -751,7 +751,7 @@ func TestProjectedRowidsChecked(t *testing.T) {
 	if got := strings.Join(ids[0], " "); got != "1001 1005 5" {
 		t.Errorf("ids of the later logs (min max count): %s, want 1001 1005 5", got)
 	}
-	groups := queryRows(t, s.ReadDB(), `SELECT rowid FROM log_text WHERE log_text MATCH 'aft'`)
+	groups := queryRows(t, s.ReadDB(), `SELECT rowid FROM log_text WHERE log_text MATCH ?`, TextQuery("aft"))
 	if len(groups) != 1 || groups[0][0] != fmt.Sprint(1001>>LogTextShift) {
 		t.Errorf("log_text groups matching the later bodies: %v, want [[%d]]", groups, 1001>>LogTextShift)
 	}

@@ -29,8 +29,11 @@ var (
 // trace_chunks.errors: Open builds the new indexes on an older database, drops the old ones and
 // adds the column (NULL in the chunks already written). Version 6 replaced spans_service_start
 // (every span by service and start) with spans_root_service_start (root spans only): Open builds
-// the new index on an older database and drops the old one.
-const SchemaVersion = 6
+// the new index on an older database and drops the old one. Version 7 made log_text's documents
+// the distinct trigrams of each group as tokens of the ascii tokenizer (textgrams.go) instead of
+// the group's bodies under the trigram tokenizer: Open rebuilds an older database's log_text in
+// bounded, resumable steps (catchUpLogGrams).
+const SchemaVersion = 7
 
 // Schema returns the SQL text that creates the relational tables (schema.sql) followed by the
 // raw table (raw.sql), for documentation and for tools that want to inspect it.
@@ -64,6 +67,11 @@ func applySchema(ctx context.Context, db *sql.DB, schema string) error {
 		}
 		if err := catchUpLogText(ctx, db); err != nil {
 			return err
+		}
+		if !fresh {
+			if err := catchUpLogGrams(ctx, db, v); err != nil {
+				return err
+			}
 		}
 		// Version 5: schema.sql has just built logs_trace_block and spans_trace_block, which
 		// replace logs_trace and spans_trace; trace_chunks gains errors (NULL in older rows).

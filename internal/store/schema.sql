@@ -82,20 +82,23 @@ CREATE INDEX IF NOT EXISTS logs_service_time ON logs(service, time_unix_nano);
 -- (bounded further by log_blocks' times when the query has a time range).
 CREATE INDEX IF NOT EXISTS logs_trace_block ON logs(id >> 12, trace_id) WHERE trace_id IS NOT NULL;
 
--- log_text indexes log bodies for substring search with the trigram tokenizer, one document
--- per group of 16 consecutive log ids: rowid = logs.id >> 4 (store.LogTextShift), the text is
--- the group's non-empty bodies in id order, each followed by a newline. A match names a group
--- whose rows are candidates, which the query then checks against the exact pattern:
+-- log_text indexes log bodies for substring search, one document per group of 16 consecutive
+-- log ids: rowid = logs.id >> 4 (store.LogTextShift). A document is the group's distinct
+-- trigrams (3-character windows of each body, case-folded), each one token of the ascii
+-- tokenizer: the hex of its UTF-8 bytes, "k f" = 6b2066 (schema version 7, store's
+-- textgrams.go; before, the trigram tokenizer took the group's bodies and did every window once
+-- per occurrence). A match names a group whose rows are candidates, which the query then checks
+-- against the exact pattern:
 --   SELECT l.* FROM log_text CROSS JOIN logs l
 --     ON l.id BETWEEN log_text.rowid << 4 AND (log_text.rowid << 4) + 15
---   WHERE log_text MATCH '"nee" AND "eed" AND "edl" AND "dle"' AND l.body LIKE '%needle%'
+--   WHERE log_text MATCH '"6e6565" AND "656564" AND "65646c" AND "646c65"' AND l.body LIKE '%needle%'
 -- Log messages repeat their words, so a group holds each trigram once where a per-row index
 -- held it up to 16 times: index writes and segment merges fall with it (docs/benchmarks/
--- store.md). detail=none: MATCH takes single trigrams (AND them), never phrases. Contentless
+-- store.md). detail=none: MATCH takes single tokens (AND them), never phrases. Contentless
 -- (the text lives in logs.body) with contentless_delete=1, so the projector can REPLACE the
 -- document of a group that a later slice completes.
 CREATE VIRTUAL TABLE IF NOT EXISTS log_text USING fts5(
-	body, content='', contentless_delete=1, tokenize='trigram', detail=none
+	body, content='', contentless_delete=1, tokenize='ascii', detail=none
 );
 
 -- spans: one row per Span. parent_span_id IS NULL marks a root span. duration_nano = end - start.
