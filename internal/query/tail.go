@@ -257,8 +257,9 @@ func (t *Tailer) closeAll() {
 }
 
 // Matcher returns a predicate equal to the SQL the /logs endpoint runs for
-// f (the time range excluded: a tail has no end). q folds case like the
-// FTS5 trigram tokenizer's default; glob is SQLite GLOB.
+// f (the time range excluded: a tail has no end). q folds case as the
+// log_text index does (unicode.ToLower per character, store.TextQuery);
+// glob is SQLite GLOB.
 func (f LogFilter) Matcher() func(*Log) bool {
 	q := strings.ToLower(f.Q)
 	var g *globPattern
