@@ -43,16 +43,7 @@ func BenchmarkLogSearchPhrase(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			snap, err := r.blocks.refresh(context.Background(), r.db)
-			if err != nil {
-				b.Fatal(err)
-			}
-			_, walked, err := r.logsByBlocks(context.Background(), &q, snap, textMatch(trigramQuery(term)),
-				q.baseWhere(nil), `l.body LIKE ? ESCAPE '\'`, []any{likeContains(term)}, nil)
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.ReportMetric(float64(walked), "candidates/op")
+			reportCandidates(b, r, q)
 		})
 	}
 }

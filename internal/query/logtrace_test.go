@@ -69,6 +69,28 @@ func TestLogsByTraceSeeksIndex(t *testing.T) {
 	}
 }
 
+// indexNames returns the names of the indexes in db that meet pred (SQL on sqlite_master), sorted.
+func indexNames(t testing.TB, db *sql.DB, pred string) []string {
+	t.Helper()
+	rows, err := db.Query(`SELECT name FROM sqlite_master WHERE type = 'index' AND ` + pred + ` ORDER BY name`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var names []string
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, name)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return names
+}
+
 // explain returns the EXPLAIN QUERY PLAN details of query, one per line.
 func explain(t testing.TB, db *sql.DB, query string, args ...any) string {
 	t.Helper()
@@ -117,20 +139,7 @@ func TestLogsByTraceAfterUpgrade(t *testing.T) {
 	st = openStoreDir(t, dir)
 	defer closeStore(t, st)
 	var version int
-	var indexes []string
-	rows, err := st.ReadDB().Query(`SELECT name FROM sqlite_master WHERE type = 'index'
-		AND name IN ('logs_trace', 'logs_trace_block', 'spans_trace', 'spans_trace_block') ORDER BY name`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for rows.Next() {
-		var name string
-		if err := rows.Scan(&name); err != nil {
-			t.Fatal(err)
-		}
-		indexes = append(indexes, name)
-	}
-	rows.Close()
+	indexes := indexNames(t, st.ReadDB(), `name IN ('logs_trace', 'logs_trace_block', 'spans_trace', 'spans_trace_block')`)
 	if err := st.ReadDB().QueryRow(`SELECT version FROM schema_version`).Scan(&version); err != nil {
 		t.Fatal(err)
 	}

@@ -311,20 +311,7 @@ func TestTracesByServiceAfterUpgrade(t *testing.T) {
 
 	st = openStoreDir(t, dir)
 	defer closeStore(t, st)
-	var indexes []string
-	rows, err := st.ReadDB().Query(`SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'spans%service%' ORDER BY name`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for rows.Next() {
-		var name string
-		if err := rows.Scan(&name); err != nil {
-			t.Fatal(err)
-		}
-		indexes = append(indexes, name)
-	}
-	rows.Close()
-	if want := []string{"spans_root_service_start"}; !slices.Equal(indexes, want) {
+	if indexes, want := indexNames(t, st.ReadDB(), `name LIKE 'spans%service%'`), []string{"spans_root_service_start"}; !slices.Equal(indexes, want) {
 		t.Fatalf("service indexes after the upgrade: %v, want %v", indexes, want)
 	}
 	trace(2, "front", "db")

@@ -115,13 +115,12 @@ func TestLogTextIndex(t *testing.T) {
 	}
 }
 
-// TestLogTextUpgrade opens a version 3 database, whose bodies are indexed per row in logs_fts:
-// Open indexes them into log_text in steps and drops logs_fts. An upgrade cut short (part of
-// the groups written) resumes at the next Open.
-func TestLogTextUpgrade(t *testing.T) {
-	defer func(step int64) { textStep = step }(textStep)
-	textStep = 2 // several steps
-	dir := t.TempDir()
+// textDataDir fills a data directory with two rounds of appendTextData and closes its store. It
+// returns the directory, the telemetry database's path and a connection to it, closed with the
+// test.
+func textDataDir(t *testing.T) (dir, path string, db *sql.DB) {
+	t.Helper()
+	dir = t.TempDir()
 	s, err := Open(context.Background(), Config{Dir: dir, Sync: SyncOff, ProjectSlice: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -131,12 +130,21 @@ func TestLogTextUpgrade(t *testing.T) {
 	if err := s.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(dir, FileName)
-	db, err := sql.Open("sqlite", "file:"+path)
-	if err != nil {
+	path = filepath.Join(dir, FileName)
+	if db, err = sql.Open("sqlite", "file:"+path); err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	t.Cleanup(func() { db.Close() })
+	return dir, path, db
+}
+
+// TestLogTextUpgrade opens a version 3 database, whose bodies are indexed per row in logs_fts:
+// Open indexes them into log_text in steps and drops logs_fts. An upgrade cut short (part of
+// the groups written) resumes at the next Open.
+func TestLogTextUpgrade(t *testing.T) {
+	defer func(step int64) { textStep = step }(textStep)
+	textStep = 2 // several steps
+	dir, path, db := textDataDir(t)
 	if _, err := db.Exec(`DROP TABLE log_text;
 		CREATE VIRTUAL TABLE logs_fts USING fts5(body, content='logs', content_rowid='id', tokenize='trigram', detail=none, columnsize=0);
 		INSERT INTO logs_fts(logs_fts) VALUES ('rebuild');
@@ -150,7 +158,7 @@ func TestLogTextUpgrade(t *testing.T) {
 	if err := indexGroups(context.Background(), db, 0, 3); err != nil {
 		t.Fatal(err)
 	}
-	s = openTest(t, Config{Dir: dir, Sync: SyncOff, ProjectSlice: 1})
+	s := openTest(t, Config{Dir: dir, Sync: SyncOff, ProjectSlice: 1})
 	checkLogText(t, path)
 	if got := queryRows(t, s.ReadDB(), `SELECT count(*) FROM sqlite_master WHERE name LIKE 'logs_fts%'`); got[0][0] != "0" {
 		t.Errorf("%s logs_fts tables left after the upgrade", got[0][0])
@@ -170,21 +178,7 @@ func TestLogGramsUpgrade(t *testing.T) {
 	defer func(step int64) { textStep = step }(textStep)
 	textStep = 2 // several steps
 	for _, interrupted := range []bool{false, true} {
-		dir := t.TempDir()
-		s, err := Open(context.Background(), Config{Dir: dir, Sync: SyncOff, ProjectSlice: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		appendTextData(t, s, 0)
-		appendTextData(t, s, 1)
-		if err := s.Close(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		path := filepath.Join(dir, FileName)
-		db, err := sql.Open("sqlite", "file:"+path)
-		if err != nil {
-			t.Fatal(err)
-		}
+		dir, path, db := textDataDir(t)
 		old := `DROP TABLE log_text;
 			CREATE VIRTUAL TABLE log_text USING fts5(body, content='', contentless_delete=1, tokenize='trigram', detail=none);
 			INSERT INTO log_text(rowid, body) SELECT id >> 4, group_concat(body || char(10), '') FROM logs WHERE body != '' GROUP BY id >> 4;
@@ -196,7 +190,7 @@ func TestLogGramsUpgrade(t *testing.T) {
 			t.Fatal(err)
 		}
 		db.Close()
-		s = openTest(t, Config{Dir: dir, Sync: SyncOff, ProjectSlice: 1})
+		s := openTest(t, Config{Dir: dir, Sync: SyncOff, ProjectSlice: 1})
 		checkLogText(t, path)
 		got := queryRows(t, s.ReadDB(), `SELECT (SELECT version FROM schema_version), (SELECT sql FROM sqlite_master WHERE name = 'log_text')`)
 		if got[0][0] != fmt.Sprint(SchemaVersion) || !strings.Contains(got[0][1], "tokenize='ascii'") {
