@@ -2,6 +2,11 @@ package store
 
 import (
 	"fmt"
+	"iter"
+	"regexp"
+	"strconv"
+	"testing"
+	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
@@ -63,25 +68,15 @@ func restamp(sig signal.Signal, body []byte, d int64) ([]byte, error) {
 				for _, m := range sm.Metrics().All() {
 					switch m.Type() {
 					case pmetric.MetricTypeGauge:
-						for _, p := range m.Gauge().DataPoints().All() {
-							p.SetTimestamp(move(p.Timestamp()))
-						}
+						movePoints(m.Gauge().DataPoints().All(), move)
 					case pmetric.MetricTypeSum:
-						for _, p := range m.Sum().DataPoints().All() {
-							p.SetTimestamp(move(p.Timestamp()))
-						}
+						movePoints(m.Sum().DataPoints().All(), move)
 					case pmetric.MetricTypeHistogram:
-						for _, p := range m.Histogram().DataPoints().All() {
-							p.SetTimestamp(move(p.Timestamp()))
-						}
+						movePoints(m.Histogram().DataPoints().All(), move)
 					case pmetric.MetricTypeExponentialHistogram:
-						for _, p := range m.ExponentialHistogram().DataPoints().All() {
-							p.SetTimestamp(move(p.Timestamp()))
-						}
+						movePoints(m.ExponentialHistogram().DataPoints().All(), move)
 					case pmetric.MetricTypeSummary:
-						for _, p := range m.Summary().DataPoints().All() {
-							p.SetTimestamp(move(p.Timestamp()))
-						}
+						movePoints(m.Summary().DataPoints().All(), move)
 					}
 				}
 			}
@@ -89,4 +84,84 @@ func restamp(sig signal.Signal, body []byte, d int64) ([]byte, error) {
 		return (&pmetric.ProtoMarshaler{}).MarshalMetrics(md)
 	}
 	return nil, fmt.Errorf("restamp: unknown signal %v", sig)
+}
+
+// movePoints moves the time of every data point of points.
+func movePoints[P interface {
+	Timestamp() pcommon.Timestamp
+	SetTimestamp(pcommon.Timestamp)
+}](points iter.Seq2[int, P], move func(pcommon.Timestamp) pcommon.Timestamp) {
+	for _, p := range points {
+		p.SetTimestamp(move(p.Timestamp()))
+	}
+}
+
+// TestRestamp: restamp moves the times of the load's records of every signal, and of every
+// metric point type the load sends.
+func TestRestamp(t *testing.T) {
+	const d = int64(time.Second)
+	for _, sig := range []signal.Signal{signal.Logs, signal.Traces, signal.Metrics} {
+		body := loadShaped(sig)(10)[0]
+		moved, err := restamp(sig, body, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before, after := recordTimes(t, sig, body), recordTimes(t, sig, moved)
+		if len(before) == 0 || len(before) != len(after) {
+			t.Fatalf("%v: %d times before, %d after", sig, len(before), len(after))
+		}
+		for i := range before {
+			if after[i]-before[i] != d {
+				t.Errorf("%v: time %d moved by %d, want %d", sig, i, after[i]-before[i], d)
+			}
+		}
+	}
+}
+
+// recordTimes lists the time of every log record, the start of every span, and the time of
+// every metric data point of an OTLP protobuf body.
+func recordTimes(t *testing.T, sig signal.Signal, body []byte) []int64 {
+	t.Helper()
+	var out []int64
+	switch sig {
+	case signal.Logs:
+		ld, err := (&plog.ProtoUnmarshaler{}).UnmarshalLogs(body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, rl := range ld.ResourceLogs().All() {
+			for _, sl := range rl.ScopeLogs().All() {
+				for _, r := range sl.LogRecords().All() {
+					out = append(out, int64(r.Timestamp()))
+				}
+			}
+		}
+	case signal.Traces:
+		td, err := (&ptrace.ProtoUnmarshaler{}).UnmarshalTraces(body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, rs := range td.ResourceSpans().All() {
+			for _, ss := range rs.ScopeSpans().All() {
+				for _, s := range ss.Spans().All() {
+					out = append(out, int64(s.StartTimestamp()))
+				}
+			}
+		}
+	case signal.Metrics:
+		md, err := (&pmetric.ProtoUnmarshaler{}).UnmarshalMetrics(body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Every point type keeps its time in the same place: the JSON form names it.
+		js, err := (&pmetric.JSONMarshaler{}).MarshalMetrics(md)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range regexp.MustCompile(`"timeUnixNano":"(\d+)"`).FindAllSubmatch(js, -1) {
+			v, _ := strconv.ParseInt(string(m[1]), 10, 64)
+			out = append(out, v)
+		}
+	}
+	return out
 }
