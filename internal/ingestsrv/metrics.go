@@ -99,6 +99,9 @@ var (
 		"Time the projector waited because ingest saturated the writer and the machine.", nil, nil)
 	descWriterBusy = prometheus.NewDesc("otelbench_store_writer_busy_seconds_total",
 		"Time the single writer spent committing (the rest it waited for requests).", nil, nil)
+	descProjPages = prometheus.NewDesc("otelbench_projection_pages_total",
+		"telemetry.db pages the projector wrote (spills included), spilled mid-transaction, and read.",
+		[]string{"op"}, nil)
 	descInflight = prometheus.NewDesc("otelbench_inflight_bytes",
 		"Bytes charged to the in-flight memory budget.", nil, nil)
 )
@@ -109,7 +112,7 @@ type statsCollector struct{ s *Server }
 func (c *statsCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descRequests, descRecords, descBytes, descProjected, descRejections,
 		descQueueRequests, descQueueBytes, descQueueMaxRequests, descQueueMaxBytes, descCommits,
-		descLagRecords, descLagSeconds, descDeferring, descDeferred, descWriterBusy, descInflight} {
+		descLagRecords, descLagSeconds, descDeferring, descDeferred, descWriterBusy, descProjPages, descInflight} {
 		ch <- d
 	}
 }
@@ -140,6 +143,12 @@ func (c *statsCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge(descDeferring, deferring)
 	ch <- prometheus.MustNewConstMetric(descDeferred, prometheus.CounterValue, st.Projection.DeferredSeconds)
 	ch <- prometheus.MustNewConstMetric(descWriterBusy, prometheus.CounterValue, st.Queue.WriterBusySeconds)
+	for _, p := range []struct {
+		op string
+		n  uint64
+	}{{"written", st.Projection.PagesWritten}, {"spilled", st.Projection.PagesSpilled}, {"read", st.Projection.PagesRead}} {
+		ch <- prometheus.MustNewConstMetric(descProjPages, prometheus.CounterValue, float64(p.n), p.op)
+	}
 	gauge(descInflight, float64(c.s.budget.used.Load()))
 	ch <- prometheus.MustNewConstMetric(descCommits, prometheus.CounterValue, float64(c.s.storeStats().Commits))
 }

@@ -19,6 +19,7 @@ func TestPrometheusMetrics(t *testing.T) {
 		wantStatus(t, post(t, nil, ts.url+"/v1/logs", ctProto, "", encode(t, otlptest.Logs(uint64(i*2), 2), otlpcodec.EncodingProto)), 200)
 	}
 	wantStatus(t, post(t, nil, ts.url+"/v1/logs", "text/plain", "", nil), 415)
+	waitProjected(t, ts.Store())
 	resp, err := send(nil, http.MethodGet, ts.url+"/metrics", "", "", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -42,6 +43,10 @@ func TestPrometheusMetrics(t *testing.T) {
 	busy := regexp.MustCompile(`(?m)^otelbench_store_writer_busy_seconds_total (\S+)`).FindStringSubmatch(text)
 	if busy == nil || busy[1] == "0" {
 		t.Errorf("otelbench_store_writer_busy_seconds_total %v, want positive after 3 commits", busy)
+	}
+	written := regexp.MustCompile(`(?m)^otelbench_projection_pages_total\{op="written"\} (\S+)`).FindStringSubmatch(text)
+	if written == nil || written[1] == "0" {
+		t.Errorf("otelbench_projection_pages_total{op=\"written\"} %v, want positive once 6 logs are projected", written)
 	}
 	fds := regexp.MustCompile(`(?m)^process_open_fds (\d+)`).FindAllStringSubmatch(text, -1)
 	if len(fds) != 1 || fds[0][1] == "0" {

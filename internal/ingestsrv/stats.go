@@ -85,6 +85,14 @@ type ProjectionStats struct {
 	// and the machine; DeferredSeconds is how long it has so waited in all.
 	Deferring       bool    `json:"deferring"`
 	DeferredSeconds float64 `json:"deferred_seconds"`
+	// Pages are the projector's telemetry.db page counters since start
+	// (sqlite3_db_status): pages written to the WAL (spills included), pages
+	// spilled mid-transaction by an overflowing page cache, and pages read.
+	// Divided by records projected they are the write amplification of the
+	// relational tables and their indexes, exact where timings are noisy.
+	PagesWritten uint64 `json:"pages_written"`
+	PagesSpilled uint64 `json:"pages_spilled"`
+	PagesRead    uint64 `json:"pages_read"`
 }
 
 // Stats returns a snapshot of the counters.
@@ -101,6 +109,8 @@ func (s *Server) Stats() Stats {
 		Projection: ProjectionStats{
 			LagRecords: st.LagRecords, LagSeconds: st.LagSeconds,
 			Deferring: st.ProjectionDeferring, DeferredSeconds: st.ProjectionDeferred.Seconds(),
+			PagesWritten: st.ProjectionPages.Written, PagesSpilled: st.ProjectionPages.Spilled,
+			PagesRead: st.ProjectionPages.Read,
 		},
 	}
 	for _, sig := range signal.All() {

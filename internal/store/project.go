@@ -4,9 +4,11 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/klauspost/compress/zstd"
+	"modernc.org/sqlite"
 
 	"github.com/otelbench/otelbench/internal/signal"
 )
@@ -362,8 +364,41 @@ func (p *projector) projectSlice() (int, error) {
 		sliceHook(p)
 	}
 	p.nextLogID, p.nextSpanID = p.stage.nextLogID, p.stage.nextSpanID
+	p.countPages()
 	p.account(n)
 	return n, nil
+}
+
+// countPages adds the page counters the projector's connection gathered since the last call
+// (sqlite3_db_status, read and reset) to Stats. The connection is the pool's only one, idle
+// between slices; the counters are a measurement, so a failure to read them is not an error of
+// the slice and leaves them as they are.
+func (p *projector) countPages() {
+	conn, err := p.db.Conn(context.Background())
+	if err != nil {
+		return
+	}
+	defer conn.Close()
+	c := &p.s.stats
+	_ = conn.Raw(func(dc any) error {
+		st, ok := dc.(sqlite.DBStatus)
+		if !ok {
+			return nil
+		}
+		for _, m := range []struct {
+			op  sqlite.DBStatusOp
+			sum *atomic.Uint64
+		}{
+			{sqlite.DBStatusCacheWrite, &c.pagesWritten},
+			{sqlite.DBStatusCacheSpill, &c.pagesSpilled},
+			{sqlite.DBStatusCacheMiss, &c.pagesRead},
+		} {
+			if cur, _, err := st.Status(m.op, true); err == nil && cur > 0 {
+				m.sum.Add(uint64(cur))
+			}
+		}
+		return nil
+	})
 }
 
 // account updates Stats after a slice of n rows committed.

@@ -57,6 +57,17 @@ type Stats struct {
 	// WriterBusy is the time the writer spent committing and answering since Open (the rest it
 	// waited for appends).
 	WriterBusy time.Duration
+	// ProjectionPages counts the projector connection's telemetry.db pages since Open.
+	ProjectionPages PageStats
+}
+
+// PageStats are a connection's page-cache counters (sqlite3_db_status). They are exact, so
+// they compare storage changes where the machine's timings are too noisy to.
+type PageStats struct {
+	// Written counts dirty pages written to the WAL, at commit or spilled; Spilled counts those
+	// written in the middle of a transaction because the page cache overflowed (a page spilled
+	// and changed again is written twice); Read counts cache misses, pages read from the file.
+	Written, Spilled, Read uint64
 }
 
 // Signal returns the counters of sig (zero for an invalid signal).
@@ -91,6 +102,8 @@ type counters struct {
 	prefetches    atomic.Uint64
 	deferredNanos atomic.Int64
 	deferring     atomic.Bool
+
+	pagesWritten, pagesSpilled, pagesRead atomic.Uint64
 }
 
 // committed counts a successfully committed batch.
@@ -138,6 +151,9 @@ func (s *Store) Stats() Stats {
 		ProjectionDeferring: c.deferring.Load(),
 		ProjectionDeferred:  time.Duration(c.deferredNanos.Load()),
 		WriterBusy:          time.Duration(c.writerBusy.Load()),
+		ProjectionPages: PageStats{
+			Written: c.pagesWritten.Load(), Spilled: c.pagesSpilled.Load(), Read: c.pagesRead.Load(),
+		},
 	}
 	if st.ProjectedRawID < st.LastRawID {
 		if t := c.oldestUnproj.Load(); t > 0 {
