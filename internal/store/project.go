@@ -17,6 +17,12 @@ import (
 // row), so a slice of large requests still commits in bounded time.
 const maxSliceRecords = 8192
 
+// maxSliceBytes bounds the raw payload bytes one slice takes (beyond the first raw row), so that
+// its memory is bounded too: the payloads read and the records decoded from them. Without it a
+// slice of 512 requests of 16 records with 4 MiB bodies would hold 2 GiB. Slices of the load's
+// requests (a few KiB each) never reach it.
+const maxSliceBytes = 8 << 20
+
 // rawRow is one raw request read by the projector.
 type rawRow struct {
 	id       int64
@@ -207,18 +213,18 @@ func (p *projector) load() error {
 }
 
 // readRaw loads up to limit raw rows after raw id after into rows,
-// stopping one row after the records read pass maxRecords: a
-// slice of 1000-record requests uses a handful of rows, and holding the other
+// stopping one row after the records read pass maxRecords or their payload bytes pass
+// maxBytes: a slice of 1000-record requests uses a handful of rows, and holding the other
 // ~500 payloads in memory cost more than half the server's peak RSS under
 // bulk load.
-func (p *projector) readRaw(rows *[]rawRow, after int64, limit int, maxRecords int64) error {
+func (p *projector) readRaw(rows *[]rawRow, after int64, limit int, maxRecords, maxBytes int64) error {
 	*rows = (*rows)[:0]
 	rs, err := p.selectRaw.Query(after, limit)
 	if err != nil {
 		return fmt.Errorf("read raw: %w", err)
 	}
 	defer rs.Close()
-	var records int64
+	var records, bytes int64
 	for rs.Next() {
 		var r rawRow
 		var sig int64
@@ -227,10 +233,11 @@ func (p *projector) readRaw(rows *[]rawRow, after int64, limit int, maxRecords i
 		}
 		r.sig = signal.Signal(sig)
 		*rows = append(*rows, r)
-		if records > maxRecords {
+		if records > maxRecords || bytes > maxBytes {
 			break // this row is past the slice: kept so the caller sees more is pending
 		}
 		records += r.records
+		bytes += int64(len(r.payload))
 	}
 	if err := rs.Err(); err != nil {
 		return fmt.Errorf("read raw: %w", err)
@@ -244,7 +251,7 @@ func (p *projector) readRaw(rows *[]rawRow, after int64, limit int, maxRecords i
 func (p *projector) fill(rows *[]rawRow, st *stage, readAt *time.Time, after, nextLogID, nextSpanID int64) (n int, err error) {
 	limit := p.s.cfg.ProjectSlice
 	*readAt = time.Now()
-	if err := p.readRaw(rows, after, limit+1, maxSliceRecords); err != nil {
+	if err := p.readRaw(rows, after, limit+1, maxSliceRecords, maxSliceBytes); err != nil {
 		return 0, err
 	}
 	rs := *rows
@@ -253,8 +260,9 @@ func (p *projector) fill(rows *[]rawRow, st *stage, readAt *time.Time, after, ne
 	}
 	// Decode and stage outside the write lock: this is the CPU-heavy part.
 	st.reset(nextLogID, nextSpanID)
-	var records int64
-	for n < len(rs) && n < limit && (n == 0 || records+rs[n].records <= maxSliceRecords) {
+	var records, bytes int64
+	for n < len(rs) && n < limit && (n == 0 ||
+		records+rs[n].records <= maxSliceRecords && bytes+int64(len(rs[n].payload)) <= maxSliceBytes) {
 		r := &rs[n]
 		if err := p.stageRow(st, r); err != nil {
 			// An undecodable payload (validated at ingest, so this means a bug or a damaged
@@ -262,6 +270,7 @@ func (p *projector) fill(rows *[]rawRow, st *stage, readAt *time.Time, after, ne
 			p.s.cfg.Logger.Error("store: skipping unprojectable raw row", "raw_id", r.id, "signal", r.sig, "err", err)
 		}
 		records += r.records
+		bytes += int64(len(r.payload))
 		n++
 	}
 	return n, nil

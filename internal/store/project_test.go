@@ -627,7 +627,7 @@ func TestProjectionBoundsBigRequests(t *testing.T) {
 	if err := p.load(); err != nil {
 		t.Fatal(err)
 	}
-	if err := p.readRaw(&p.rows, p.hwm, s.cfg.ProjectSlice+1, maxSliceRecords); err != nil {
+	if err := p.readRaw(&p.rows, p.hwm, s.cfg.ProjectSlice+1, maxSliceRecords, maxSliceBytes); err != nil {
 		t.Fatal(err)
 	}
 	// 9 rows take the records read past 8,192; one more shows the rest pending.
@@ -646,6 +646,51 @@ func TestProjectionBoundsBigRequests(t *testing.T) {
 	}
 	if n := countRows(t, s, "logs"); n != 20000 {
 		t.Errorf("logs rows: got %d, want 20000", n)
+	}
+}
+
+// TestProjectionBoundsBigPayloads: a slice also stops at maxSliceBytes of payload, so requests
+// of few but large records are projected two to a slice here, and a slice reads only the rows
+// it takes plus one, instead of ProjectSlice payloads of megabytes each.
+func TestProjectionBoundsBigPayloads(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(context.Background(), Config{Dir: dir, NoProjection: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Each payload is a little over a third of maxSliceBytes: two fit in a slice, three do not.
+	body := strings.Repeat("x", maxSliceBytes/3)
+	for range 12 {
+		appendLogs(t, s, makeLogs("svc", body, 1))
+	}
+	p := newProjector(s)
+	if err := p.load(); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.readRaw(&p.rows, p.hwm, s.cfg.ProjectSlice+1, maxSliceRecords, maxSliceBytes); err != nil {
+		t.Fatal(err)
+	}
+	// 3 rows take the bytes read past maxSliceBytes; one more shows the rest pending.
+	if got := len(p.rows); got != 4 {
+		t.Errorf("readRaw of %d-byte rows held %d payloads, want 4", len(p.rows[0].payload), got)
+	}
+	if err := s.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+
+	s = openTest(t, Config{Dir: dir})
+	waitProjected(t, s)
+	if st := s.Stats(); st.Logs.RecordsProjected != 12 || st.ProjectionSlices != 6 || st.LagRecords != 0 {
+		t.Errorf("Stats: got %d projected in %d slices, lag %d; want 12 in 6, lag 0",
+			st.Logs.RecordsProjected, st.ProjectionSlices, st.LagRecords)
+	}
+	var n, short int
+	if err := s.ReadDB().QueryRow(`SELECT count(*), count(*) FILTER (WHERE length(body) != ?) FROM logs`,
+		len(body)+2).Scan(&n, &short); err != nil {
+		t.Fatal(err)
+	}
+	if n != 12 || short != 0 {
+		t.Errorf("logs: %d rows, %d without their whole body; want 12, 0", n, short)
 	}
 }
 
