@@ -48,6 +48,7 @@ func (f *loadFlags) bind(fs *pflag.FlagSet, defaultEndpoint bool) {
 	fs.IntVar(&c.Payload.PoolSize, "pool-size", otlpgen.DefaultPoolSize, "pre-encoded payloads per signal")
 	fs.StringVar(&f.encoding, "encoding", "proto", "body encoding: proto or json (OTLP-JSON)")
 	fs.StringVar(&f.compression, "compression", "none", "body compression: none, gzip or zstd")
+	fs.StringVar((*string)(&c.Times), "times", "", "record times: live (moved to each send's clock) or replay (the pool's, repeating each pool cycle); default live for proto bodies without compression, else replay")
 	fs.IntVar(&c.Concurrency, "concurrency", 0, fmt.Sprintf("closed model: workers (default %d); open model: most requests in flight (default %d)",
 		loadgen.DefaultConcurrency, loadgen.DefaultOpenConcurrency))
 	fs.Float64Var(&c.Rate, "rate", 0, "open model: total requests per second at constant arrival (0: closed model)")

@@ -126,6 +126,19 @@ const (
 	SenderNetHTTP Sender = "net-http" // Go's net/http with a tuned Transport (sender.go)
 )
 
+// Times selects the record times a run sends (Config.Times).
+type Times string
+
+const (
+	// TimesAuto is TimesLive for protobuf bodies without compression, else TimesReplay.
+	TimesAuto Times = ""
+	// TimesLive moves each request's times to the clock at its send (otlpgen's Payload.Stamp),
+	// as a live agent's advance. OTLP-JSON and compressed bodies cannot be stamped.
+	TimesLive Times = "live"
+	// TimesReplay sends the pool's times as encoded, so they repeat every pool cycle.
+	TimesReplay Times = "replay"
+)
+
 // Config describes one load run. Zero fields take the Default* values.
 type Config struct {
 	Endpoint string      // base URL; signal paths /v1/logs, /v1/metrics, /v1/traces are appended
@@ -161,6 +174,12 @@ type Config struct {
 	// Sender picks the HTTP client; "" (SenderAuto) is right for nearly
 	// everyone and the others exist for comparison and debugging.
 	Sender Sender
+
+	// Times says what times the records carry: "" (TimesAuto) live where the
+	// bodies allow it (protobuf without compression), TimesLive always (an
+	// error for bodies that cannot be stamped), TimesReplay the pool's as
+	// encoded, the same every --pool-size requests.
+	Times Times
 
 	// Progress, when not nil, receives a live progress display (mpb).
 	Progress io.Writer
@@ -211,6 +230,16 @@ func (c Config) Validate() error {
 		return bad("retry max wait %v is negative", c.RetryMaxWait)
 	case c.LateThreshold < 0:
 		return bad("late threshold %v is negative", c.LateThreshold)
+	}
+	switch c.Times {
+	case TimesAuto, TimesReplay:
+	case TimesLive:
+		p := c.Payload
+		if p.Encoding == otlpgen.EncodingJSON || p.Compression != "" && p.Compression != otlpgen.CompressionNone {
+			return bad("times live needs protobuf bodies without compression (they are patched in place at each send); use times replay")
+		}
+	default:
+		return bad("times %q (want live or replay)", c.Times)
 	}
 	https := strings.HasPrefix(c.Endpoint, "https:")
 	switch c.Sender {

@@ -93,6 +93,11 @@ func TestConfigValidate(t *testing.T) {
 		{"negative requests", Config{Requests: -1}, false},
 		{"bad payload", Config{Payload: otlpgen.Config{Records: -1}}, false},
 		{"retry too large", Config{Retry: 1000}, false},
+		{"live times", Config{Times: TimesLive}, true},
+		{"live times, json", Config{Times: TimesLive, Payload: otlpgen.Config{Encoding: otlpgen.EncodingJSON}}, false},
+		{"live times, zstd", Config{Times: TimesLive, Payload: otlpgen.Config{Compression: otlpgen.CompressionZstd}}, false},
+		{"replayed times, gzip", Config{Times: TimesReplay, Payload: otlpgen.Config{Compression: otlpgen.CompressionGzip}}, true},
+		{"unknown times", Config{Times: "now"}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

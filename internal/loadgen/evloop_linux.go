@@ -48,6 +48,7 @@ type evConn struct {
 	wantOut bool // EPOLLOUT in the interest set
 	eof     bool
 	p       *otlpgen.Payload
+	stamped []byte // p's body with its times moved, when the run stamps them
 	sent    time.Time
 	iovArr  [2][]byte
 	iov     [][]byte
@@ -183,7 +184,11 @@ func (l *evLoop) issue(c *evConn) {
 		c.p = r.pool.Get(sig, uint64(n/cycle))
 		c.sent = time.Now()
 		c.in, c.eof = c.in[:0], false
-		c.iovArr = [2][]byte{l.s.heads[c.p], c.p.Body}
+		body := r.body(c.p, c.stamped, c.sent)
+		if r.stamp {
+			c.stamped = body
+		}
+		c.iovArr = [2][]byte{l.s.heads[c.p], body}
 		c.iov = c.iovArr[:]
 		l.inFlight++
 		if c.fd < 0 {

@@ -117,7 +117,7 @@ var errMalformed = errors.New("malformed HTTP response")
 // send posts p and reads the response, keeping at most DefaultMaxResponse
 // bytes of its body in buf. On any error the connection is closed (the next
 // send dials a new one); a non-nil error means no complete HTTP response.
-func (c *h1Conn) send(_ context.Context, p *otlpgen.Payload, buf *bytes.Buffer) (response, error) {
+func (c *h1Conn) send(_ context.Context, p *otlpgen.Payload, body []byte, buf *bytes.Buffer) (response, error) {
 	if c.conn == nil {
 		if err := c.dial(); err != nil {
 			return response{}, err
@@ -137,7 +137,7 @@ func (c *h1Conn) send(_ context.Context, p *otlpgen.Payload, buf *bytes.Buffer) 
 			return response{}, err
 		}
 	}
-	c.bufs = [2][]byte{c.s.heads[p], p.Body}
+	c.bufs = [2][]byte{c.s.heads[p], body}
 	c.iov = c.bufs[:]
 	if _, err := c.iov.WriteTo(c.conn); err != nil {
 		// A server may answer before reading the whole body (413 Payload

@@ -37,6 +37,7 @@ type ReportConfig struct {
 	Rate            float64        `json:"rate"`
 	Encoding        string         `json:"encoding"`
 	Compression     string         `json:"compression"`
+	Times           string         `json:"times,omitempty"` // "live" or "replay" (Config.Times); absent in reports before it
 	Attrs           int            `json:"attrs"`
 	AttrCardinality int            `json:"attr_cardinality"`
 	BodyBytes       int            `json:"body_bytes"`

@@ -27,7 +27,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("build payloads: %w", err)
 	}
-	r := &runner{cfg: cfg, pool: pool, schedule: cfg.Mix.schedule()}
+	r := &runner{cfg: cfg, pool: pool, schedule: cfg.Mix.schedule(), stamp: cfg.Times != TimesReplay && pool.CanStamp()}
 	for _, sig := range signal.All() {
 		r.acc[sig.Index()] = newSignalAcc(cfg.open())
 	}
@@ -36,7 +36,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 
 // exchanger sends payloads for one worker.
 type exchanger interface {
-	send(ctx context.Context, p *otlpgen.Payload, buf *bytes.Buffer) (response, error)
+	// send posts body, p's Body or a stamped copy of it (runner.body).
+	send(ctx context.Context, p *otlpgen.Payload, body []byte, buf *bytes.Buffer) (response, error)
 	close()
 }
 
@@ -51,9 +52,13 @@ type runner struct {
 	schedule []signal.Signal
 	exchange func(ctx context.Context) exchanger // one per worker
 	pacer    *Pacer
-	start    time.Time
-	next     atomic.Int64 // next send number
-	acc      [signal.Count]*signalAcc
+	stamp    bool // move each request's times to its send (Config.Times)
+	// freshBodies: a stamped body may not be reused for the next request, because net/http's
+	// Transport can still be reading a request's body after Do returned (an early answer).
+	freshBodies bool
+	start       time.Time
+	next        atomic.Int64 // next send number
+	acc         [signal.Count]*signalAcc
 }
 
 func (r *runner) run(ctx context.Context) (*Report, error) {
@@ -62,6 +67,7 @@ func (r *runner) run(ctx context.Context) (*Report, error) {
 		s := newSender(r.cfg, r.pool)
 		defer s.close()
 		r.exchange = func(context.Context) exchanger { return netHTTPExchanger{s} }
+		r.freshBodies = true
 	} else {
 		var err error
 		if h1, err = newH1Sender(r.cfg, r.pool); err != nil {
@@ -116,6 +122,7 @@ func (r *runner) run(ctx context.Context) (*Report, error) {
 // worker sends until stopCtx is done or the request budget is spent.
 func (r *runner) worker(ctx, stopCtx context.Context) {
 	var buf bytes.Buffer
+	var body []byte // the stamped copy of the payload being sent
 	ex := r.exchange(ctx)
 	defer ex.close()
 	cycle := int64(len(r.schedule))
@@ -142,17 +149,39 @@ func (r *runner) worker(ctx, stopCtx context.Context) {
 		if r.pacer == nil {
 			intended = sent
 		}
-		r.send(ctx, ex, p, intended, sent, late, &buf)
+		if r.freshBodies {
+			body = nil
+		}
+		body = r.body(p, body, sent)
+		r.send(ctx, ex, p, body, intended, sent, late, &buf)
 	}
+}
+
+// times is the Times the run sends: live or replay.
+func (r *runner) times() Times {
+	if r.stamp {
+		return TimesLive
+	}
+	return TimesReplay
+}
+
+// body returns what to send of p at sent: with stamping, p's body with its times moved to sent,
+// in buf's storage (one buffer per worker or connection, reused where the sender has written a
+// body whole before it returns: the epoll loop and h1; see freshBodies); else p.Body itself.
+func (r *runner) body(p *otlpgen.Payload, buf []byte, sent time.Time) []byte {
+	if !r.stamp {
+		return p.Body
+	}
+	return p.Stamp(buf, r.pool.StampShift(sent))
 }
 
 // send sends p, retrying retryable answers as configured, and records
 // every attempt and the request's latency.
-func (r *runner) send(ctx context.Context, ex exchanger, p *otlpgen.Payload, intended, sent time.Time, late bool, buf *bytes.Buffer) {
+func (r *runner) send(ctx context.Context, ex exchanger, p *otlpgen.Payload, body []byte, intended, sent time.Time, late bool, buf *bytes.Buffer) {
 	acc := r.acc[p.Signal.Index()]
 	gotResponse := false
 	for try := 0; ; try++ {
-		resp, err := ex.send(ctx, p, buf)
+		resp, err := ex.send(ctx, p, body, buf)
 		gotResponse = r.recordAttempt(ctx, p, resp, err, try > 0) || gotResponse
 		if err != nil || !retryable(resp.status) || try >= r.cfg.Retry {
 			break
@@ -206,7 +235,7 @@ func (r *runner) report(elapsed time.Duration, interrupted bool) (*Report, error
 		Config: ReportConfig{
 			Endpoint: cfg.Endpoint, Mix: map[string]int{}, Records: pc.Records, Model: cfg.model(),
 			Concurrency: cfg.Concurrency, Rate: cfg.Rate, Encoding: string(pc.Encoding),
-			Compression: string(pc.Compression), Attrs: pc.Attrs, AttrCardinality: pc.AttrCardinality,
+			Compression: string(pc.Compression), Times: string(r.times()), Attrs: pc.Attrs, AttrCardinality: pc.AttrCardinality,
 			BodyBytes: pc.BodyBytes, SpansPerTrace: pc.SpansPerTrace, Services: pc.Services, Seed: pc.Seed,
 			DurationSeconds: cfg.Duration.Seconds(), Requests: cfg.Requests,
 			TimeoutSeconds: cfg.Timeout.Seconds(), Retry: cfg.Retry, Headers: cfg.headerNames(),

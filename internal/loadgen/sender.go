@@ -64,8 +64,8 @@ func newSender(cfg Config, pool *otlpgen.Pool) *sender {
 
 // send posts p and reads at most DefaultMaxResponse bytes of the answer
 // into buf. A non-nil error means there was no HTTP response.
-func (s *sender) send(ctx context.Context, p *otlpgen.Payload, buf *bytes.Buffer) (response, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.urls[p.Signal.Index()], bytes.NewReader(p.Body))
+func (s *sender) send(ctx context.Context, p *otlpgen.Payload, body []byte, buf *bytes.Buffer) (response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.urls[p.Signal.Index()], bytes.NewReader(body))
 	if err != nil {
 		return response{}, err
 	}

@@ -428,3 +428,70 @@ func TestEarlyAnswerToLargeBody(t *testing.T) {
 		})
 	}
 }
+
+// TestLiveTimes: by default every sender moves each request's log times to the clock at its
+// send, so a server sees times of the run's own seconds although the pool was encoded with
+// times of 2020; with Times replay it sees the pool's.
+func TestLiveTimes(t *testing.T) {
+	poolTime := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
+	var mu sync.Mutex
+	var lo, hi int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		req := plogotlp.NewExportRequest()
+		if err == nil {
+			err = req.UnmarshalProto(body)
+		}
+		if err != nil {
+			t.Errorf("decode: %v", err)
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		recs := req.Logs().ResourceLogs().At(0).ScopeLogs().At(0).LogRecords()
+		for i := range recs.Len() {
+			for _, ts := range []int64{int64(recs.At(i).Timestamp()), int64(recs.At(i).ObservedTimestamp())} {
+				if lo == 0 || ts < lo {
+					lo = ts
+				}
+				hi = max(hi, ts)
+			}
+		}
+	}))
+	defer srv.Close()
+	for _, tc := range []struct {
+		sender Sender
+		times  Times
+	}{{SenderEpoll, TimesAuto}, {SenderH1, TimesLive}, {SenderNetHTTP, TimesAuto}, {SenderEpoll, TimesReplay}} {
+		t.Run(string(tc.sender)+"/"+string(tc.times), func(t *testing.T) {
+			mu.Lock()
+			lo, hi = 0, 0
+			mu.Unlock()
+			start := time.Now()
+			rep, err := Run(context.Background(), Config{
+				Endpoint: srv.URL, Requests: 40, Concurrency: 4, Sender: tc.sender, Times: tc.times, Mix: Mix{1, 0, 0},
+				Payload: otlpgen.Config{Records: 5, PoolSize: 8, BaseTime: poolTime},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			end := time.Now()
+			if rep.Totals.Status.S2xx != 40 {
+				t.Fatalf("2xx %d of 40", rep.Totals.Status.S2xx)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			// A pool's records sit within a few milliseconds after its BaseTime.
+			from, to := start, end.Add(time.Second)
+			want := "live"
+			if tc.times == TimesReplay {
+				from, to, want = poolTime, poolTime.Add(time.Second), "replay"
+			}
+			if lo < from.UnixNano() || hi > to.UnixNano() || rep.Config.Times != want {
+				t.Errorf("log times %v .. %v, report says %q; want within %v .. %v, %q",
+					time.Unix(0, lo).UTC(), time.Unix(0, hi).UTC(), rep.Config.Times, from.UTC(), to.UTC(), want)
+			}
+		})
+	}
+}

@@ -14,6 +14,9 @@ func (r *Report) WriteText(w io.Writer) error {
 	if c.Compression != "none" {
 		fmt.Fprintf(w, "+%s", c.Compression)
 	}
+	if c.Times != "" {
+		fmt.Fprintf(w, ", %s times", c.Times)
+	}
 	if c.Model == "open" {
 		fmt.Fprintf(w, ", %.0f req/s target, up to %d in flight", c.Rate, c.Concurrency)
 	} else {

@@ -3,6 +3,7 @@ package otlpgen
 import (
 	"bytes"
 	"fmt"
+	"time"
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
@@ -22,6 +23,10 @@ type Payload struct {
 	RawBytes        int    // encoded size before compression
 	ContentType     string // application/x-protobuf or application/json
 	ContentEncoding string // "" (none), "gzip" or "zstd"
+
+	// timeOffsets are the offsets in Body of the times Stamp moves; nil when the pool cannot
+	// be stamped (Pool.CanStamp).
+	timeOffsets []uint32
 }
 
 // Pool holds cfg.PoolSize pre-encoded payloads per signal.
@@ -66,6 +71,11 @@ func NewPool(cfg Config, signals ...signal.Signal) (*Pool, error) {
 				Signal: sig, Body: body, Records: records, RawBytes: len(raw),
 				ContentType: cfg.Encoding.ContentType(),
 			}
+			if p.CanStamp() {
+				if ps[i].timeOffsets, err = timeOffsets(sig, body); err != nil {
+					return nil, err
+				}
+			}
 			if cfg.Compression != CompressionNone {
 				ps[i].ContentEncoding = string(cfg.Compression)
 			}
@@ -77,6 +87,16 @@ func NewPool(cfg Config, signals ...signal.Signal) (*Pool, error) {
 
 // Config returns the configuration the pool was built with, defaults applied.
 func (p *Pool) Config() Config { return p.cfg }
+
+// CanStamp reports whether Payload.Stamp can move the pool's times: its bodies are protobuf
+// and uncompressed. OTLP-JSON or compressed bodies would need encoding again for every send.
+func (p *Pool) CanStamp() bool {
+	return p.cfg.Encoding == EncodingProto && p.cfg.Compression == CompressionNone
+}
+
+// StampShift is the shift that gives the pool's records the times they would have if the pool
+// were encoded at now (BaseTime is the pool's "now").
+func (p *Pool) StampShift(now time.Time) int64 { return now.UnixNano() - p.cfg.BaseTime.UnixNano() }
 
 // Payloads returns the payloads of sig (nil if the signal was not requested).
 func (p *Pool) Payloads(sig signal.Signal) []Payload { return p.payloads[sig.Index()] }
