@@ -48,12 +48,14 @@ func BenchmarkRun(b *testing.B) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.Copy(io.Discard, r.Body) }))
 	defer srv.Close()
 	for _, s := range []Sender{SenderEpoll, SenderH1, SenderNetHTTP} {
-		b.Run(string(s), func(b *testing.B) {
-			_, err := Run(context.Background(), Config{Endpoint: srv.URL, Requests: int64(b.N), Concurrency: 8, Sender: s,
-				Mix: Mix{1, 0, 0}, Payload: otlpgen.Config{Records: 10, PoolSize: 2}})
-			if err != nil {
-				b.Fatal(err)
-			}
-		})
+		for _, times := range []Times{TimesLive, TimesReplay} {
+			b.Run(string(s)+"/"+string(times), func(b *testing.B) {
+				_, err := Run(context.Background(), Config{Endpoint: srv.URL, Requests: int64(b.N), Concurrency: 8, Sender: s,
+					Times: times, Mix: Mix{1, 0, 0}, Payload: otlpgen.Config{Records: 10, PoolSize: 2}})
+				if err != nil {
+					b.Fatal(err)
+				}
+			})
+		}
 	}
 }
