@@ -2,8 +2,10 @@
 # bench-serve-ab.sh runs the same closed-model load against `otelbench serve`
 # started with each of several flag sets, interleaved ROUNDS times, and prints
 # per run: req/s, the server's CPU per request (user+sys from /proc/PID/stat),
-# the projection lag when the load ends, and how long projection then takes to
-# catch up (bounded at CATCHUP seconds, default 120; 0 skips it). No Collector:
+# the projection lag when the load ends, how long projection then takes to
+# catch up (bounded at CATCHUP seconds, default 120; 0 skips it) and at what
+# rate, the server's peak RSS (VmHWM), and the pages the projector wrote and
+# read per 1,000 records projected (exact, where the rates are noisy). No Collector:
 # for comparing serve variants on a noisy machine, where alternating beats
 # comparing runs minutes apart.
 #
@@ -62,8 +64,15 @@ for round in $(seq "$rounds"); do
 		cpu=$(((t1 - t0) * 1000000 / $(getconf CLK_TCK) / (ok > 0 ? ok : 1)))
 		name=${flags:-(defaults)}
 		[[ ${#bins[@]} -gt 1 ]] && name="$bin $name"
-		printf 'round %d  %-40s req/s %7d  cpu_us/req %4d  lag_at_end %9s  catch-up %6.1f s\n' \
-			"$round" "$name" "$rps" "$cpu" "$end" "$catchup"
+		rate=0
+		if [[ $end -gt 0 && $catchmax -gt 0 ]]; then rate=$(echo "$end / $catchup" | bc); fi
+		hwm=$(awk '/^VmHWM/ {printf "%.1f", $2 * 1024 / 1e6}' "/proc/$pid/status")
+		# Pages the projector wrote and read per 1,000 records projected (servers that count them).
+		pages=$(curl -sf "http://127.0.0.1:$port/api/v1/stats" | jq -r '([.signals[].records_projected] | add) as $n
+			| if .projection.pages_written == null or $n == 0 then "-"
+			  else "\(.projection.pages_written * 1000 / $n | floor)/\(.projection.pages_read * 1000 / $n | floor)" end')
+		printf 'round %d  %-40s req/s %7d  cpu_us/req %4d  lag_at_end %9s  catch-up %6.1f s %7d rec/s  peak_rss %6s MB  pages_w/r_per_krec %s\n' \
+			"$round" "$name" "$rps" "$cpu" "$end" "$catchup" "$rate" "$hwm" "$pages"
 		kill -TERM "$pid"
 		wait "$pid" || { echo "server did not exit 0" >&2; exit 1; }
 		pid=
