@@ -29,12 +29,18 @@ type Config struct {
 	Sync store.SyncMode
 	// Logger receives the server's log (nil discards it).
 	Logger *slog.Logger
+	// CatchUp is how long to wait after the load for projection to catch up, and to report
+	// it (Result.Projection); 0 does not wait.
+	CatchUp time.Duration
 }
 
 // Validate checks the load config and the sync mode.
 func (c Config) Validate() error {
 	if err := c.Load.Validate(); err != nil {
 		return err
+	}
+	if c.CatchUp < 0 {
+		return fmt.Errorf("%w: catch-up %v is negative", loadgen.ErrInvalidConfig, c.CatchUp)
 	}
 	switch c.Sync {
 	case "", store.SyncFull, store.SyncNormal, store.SyncOff:
@@ -71,6 +77,22 @@ type Result struct {
 	CPUSeconds  float64 `json:"cpu_seconds"`
 	DataDir     string  `json:"data_dir,omitempty"` // kept data, if any
 	ServerError string  `json:"server_error,omitempty"`
+	// Projection is how projection caught up after the load (nil when Config.CatchUp is 0).
+	Projection *Projection `json:"projection,omitempty"`
+}
+
+// Projection reports the projector's catch-up after the load: the records still to project when
+// the load ended, how long projecting them took, and the telemetry.db pages the projector
+// wrote and read per 1,000 records it projected during the whole run.
+type Projection struct {
+	LagAtEnd      int64   `json:"lag_at_end_records"`
+	CaughtUp      bool    `json:"caught_up"`
+	Seconds       float64 `json:"catch_up_seconds"`
+	RecordsPerSec float64 `json:"catch_up_records_per_second"`
+	Projected     uint64  `json:"records_projected"`
+	PagesWrittenK float64 `json:"pages_written_per_1000_records"`
+	PagesReadK    float64 `json:"pages_read_per_1000_records"`
+	LagAfterWait  int64   `json:"lag_after_wait_records"`
 }
 
 // NothingLost reports whether every acknowledged record was stored.
@@ -138,6 +160,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	base := "http://" + ln.Addr().String()
 
 	rep, checks, cpu, runErr := runAndCheck(ctx, cfg.Load, base)
+	if runErr == nil && cfg.CatchUp > 0 {
+		res.Projection, runErr = waitProjection(ctx, base, cfg.CatchUp)
+	}
 	stopSrv()
 	if err := <-serveErr; err != nil {
 		res.ServerError = err.Error()
@@ -185,6 +210,41 @@ func runAndCheck(ctx context.Context, lc loadgen.Config, base string) (*loadgen.
 	return rep, checks, cpu1 - cpu0, nil
 }
 
+// waitProjection polls the server's stats until projection has caught up or wait has passed
+// (or ctx ends), and reports it.
+func waitProjection(ctx context.Context, base string, wait time.Duration) (*Projection, error) {
+	st, err := fetchStats(base)
+	if err != nil {
+		return nil, err
+	}
+	p := &Projection{LagAtEnd: st.Projection.LagRecords}
+	start := time.Now()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for st.Projection.LagRecords > 0 && time.Since(start) < wait && ctx.Err() == nil {
+		select {
+		case <-ctx.Done():
+		case <-tick.C:
+		}
+		if st, err = fetchStats(base); err != nil {
+			return nil, err
+		}
+	}
+	p.Seconds = time.Since(start).Seconds()
+	p.CaughtUp, p.LagAfterWait = st.Projection.LagRecords == 0, st.Projection.LagRecords
+	if p.CaughtUp && p.LagAtEnd > 0 {
+		p.RecordsPerSec = float64(p.LagAtEnd) / p.Seconds
+	}
+	for _, s := range st.Signals {
+		p.Projected += s.RecordsProjected
+	}
+	if p.Projected > 0 {
+		k := float64(p.Projected) / 1000
+		p.PagesWrittenK, p.PagesReadK = float64(st.Projection.PagesWritten)/k, float64(st.Projection.PagesRead)/k
+	}
+	return p, nil
+}
+
 // fetchStats reads GET /api/v1/stats.
 func fetchStats(base string) (*ingestsrv.Stats, error) {
 	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
@@ -222,6 +282,19 @@ func (r *Result) WriteText(w io.Writer) error {
 	fmt.Fprintf(w, "\nserver (in-process: these figures include the load generator)\n")
 	fmt.Fprintf(w, "  peak RSS (VmHWM)  %.1f MiB\n", float64(r.PeakRSSBytes)/(1<<20))
 	fmt.Fprintf(w, "  CPU               %.2f s user+sys over %.2f s (%.2f cores)\n", r.CPUSeconds, secs, r.CPUSeconds/max(secs, 1e-9))
+	if p := r.Projection; p != nil {
+		fmt.Fprintf(w, "\nprojection into the relational tables (GET /api/v1/stats)\n")
+		fmt.Fprintf(w, "  lag when the load ended  %d records\n", p.LagAtEnd)
+		switch {
+		case p.LagAtEnd == 0:
+		case p.CaughtUp:
+			fmt.Fprintf(w, "  caught up in             %.1f s (%.0f records/s)\n", p.Seconds, p.RecordsPerSec)
+		default:
+			fmt.Fprintf(w, "  not caught up in         %.1f s (%d records left)\n", p.Seconds, p.LagAfterWait)
+		}
+		fmt.Fprintf(w, "  pages per 1,000 records  %.0f written, %.0f read (%d records projected)\n",
+			p.PagesWrittenK, p.PagesReadK, p.Projected)
+	}
 	fmt.Fprintf(w, "\nstored vs acknowledged (GET /api/v1/stats)\n")
 	for _, c := range r.Checks {
 		fmt.Fprintf(w, "  %-8s acked %d records in %d requests, stored %d records in %d requests", c.Signal,

@@ -27,7 +27,7 @@ func TestBenchNothingLost(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.load.Payload.Records = max(tt.load.Payload.Records, 20)
 			tt.load.Payload.PoolSize = 4
-			res, err := Run(context.Background(), Config{Load: tt.load, DataDir: t.TempDir()})
+			res, err := Run(context.Background(), Config{Load: tt.load, DataDir: t.TempDir(), CatchUp: time.Minute})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -48,6 +48,15 @@ func TestBenchNothingLost(t *testing.T) {
 				if c.RecordsStored == 0 || c.RequestsStored != c.RequestsAcked {
 					t.Errorf("%s: stored %d records in %d requests, acked requests %d", c.Signal, c.RecordsStored, c.RequestsStored, c.RequestsAcked)
 				}
+			}
+			// Projection caught up with every stored record and says what it cost in pages.
+			var stored int64
+			for _, c := range res.Checks {
+				stored += c.RecordsStored
+			}
+			if p := res.Projection; p == nil || !p.CaughtUp || int64(p.Projected) != stored || p.PagesWrittenK <= 0 ||
+				!strings.Contains(out.String(), "pages per 1,000 records") {
+				t.Errorf("projection %+v, want caught up with all %d stored records and pages written:\n%s", p, stored, out.String())
 			}
 			if res.PeakRSSBytes <= 0 || res.CPUSeconds <= 0 {
 				t.Errorf("peak RSS %d, CPU %v: want both > 0", res.PeakRSSBytes, res.CPUSeconds)
@@ -79,6 +88,9 @@ func TestConfigValidate(t *testing.T) {
 	}
 	if err := (Config{Load: loadgen.Config{Rate: -1}}).Validate(); err == nil {
 		t.Error("Validate accepted a negative rate")
+	}
+	if err := (Config{CatchUp: -time.Second}).Validate(); err == nil {
+		t.Error("Validate accepted a negative catch-up")
 	}
 }
 
