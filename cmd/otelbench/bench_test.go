@@ -7,8 +7,9 @@ import (
 
 func TestBenchEndToEnd(t *testing.T) {
 	code, out := runCLI(t, "bench", "--duration", "1s", "--records", "10", "--concurrency", "2", "--no-progress")
-	if code != 0 || !strings.Contains(out, "nothing lost") || !strings.Contains(out, "VmHWM") {
-		t.Errorf("exit %d, want 0 with \"nothing lost\" and the peak RSS; output:\n%s", code, out)
+	if code != 0 || !strings.Contains(out, "nothing lost") || !strings.Contains(out, "VmHWM") ||
+		!strings.Contains(out, "pages per 1,000 records") {
+		t.Errorf("exit %d, want 0 with \"nothing lost\", the peak RSS and the projection; output:\n%s", code, out)
 	}
 }
 
@@ -18,6 +19,7 @@ func TestBenchUsageErrors(t *testing.T) {
 		{"bench", "--mix", "logs=0"},
 		{"bench", "--endpoint", "http://x"}, // bench serves its own endpoint
 		{"bench", "extra"},
+		{"bench", "--catch-up", "-1s"},
 	} {
 		if code, out := runCLI(t, args...); code != 2 {
 			t.Errorf("%v: exit %d, want 2\n%s", args, code, out)
