@@ -219,7 +219,7 @@ func waitProjection(ctx context.Context, base string, wait time.Duration) (*Proj
 	}
 	p := &Projection{LagAtEnd: st.Projection.LagRecords}
 	start := time.Now()
-	tick := time.NewTicker(20 * time.Millisecond)
+	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	for st.Projection.LagRecords > 0 && time.Since(start) < wait && ctx.Err() == nil {
 		select {
