@@ -220,16 +220,16 @@ func BenchmarkProject(b *testing.B) {
 		name    string
 		sig     signal.Signal
 		records int
-		payload func(int) [][]byte
-		live    bool // times advance 1 ms a request (restamp) instead of repeating with the pool
+		payload func(int) []otlpgen.Payload
+		live    bool // times advance 1 ms a request (Payload.Stamp) instead of repeating with the pool
 	}{
 		{"logs/records=1", signal.Logs, 1, one(benchLogs), false},
 		{"logs/records=10", signal.Logs, 10, one(benchLogs), false},
 		{"traces/records=10", signal.Traces, 10, one(benchTraces), false},
 		{"metrics/records=10", signal.Metrics, 10, one(benchMetrics), false},
-		{"logs/records=10/random-trace-ids", signal.Logs, 10, randomTraceLogs, false},
-		{"traces/records=10/random-trace-ids", signal.Traces, 10, randomTraceSpans, false},
-		{"metrics/records=10/many-series", signal.Metrics, 10, manySeries, false},
+		{"logs/records=10/random-trace-ids", signal.Logs, 10, bodies(randomTraceLogs), false},
+		{"traces/records=10/random-trace-ids", signal.Traces, 10, bodies(randomTraceSpans), false},
+		{"metrics/records=10/many-series", signal.Metrics, 10, bodies(manySeries), false},
 		{"logs/records=10/load-shaped", signal.Logs, 10, loadShaped(signal.Logs), false},
 		{"traces/records=10/load-shaped", signal.Traces, 10, loadShaped(signal.Traces), false},
 		{"metrics/records=10/load-shaped", signal.Metrics, 10, loadShaped(signal.Metrics), false},
@@ -244,8 +244,20 @@ func BenchmarkProject(b *testing.B) {
 }
 
 // one makes a payload function the pool of one request, sent over and over.
-func one(payload func(int) []byte) func(int) [][]byte {
-	return func(n int) [][]byte { return [][]byte{payload(n)} }
+func one(payload func(int) []byte) func(int) []otlpgen.Payload {
+	return bodies(func(n int) [][]byte { return [][]byte{payload(n)} })
+}
+
+// bodies makes a payload function of one that returns request bodies. Such payloads have no
+// time offsets, so Payload.Stamp leaves them as they are: only otlpgen's can be live.
+func bodies(payload func(int) [][]byte) func(int) []otlpgen.Payload {
+	return func(n int) []otlpgen.Payload {
+		var out []otlpgen.Payload
+		for _, b := range payload(n) {
+			out = append(out, otlpgen.Payload{Body: b})
+		}
+		return out
+	}
 }
 
 // randomTracePool is how many distinct requests the random-trace-ids and many-series cases
@@ -256,21 +268,18 @@ const randomTracePool = 1024
 // otlpgen's default records (log bodies of 128 bytes of words, 4 attributes a record, 5
 // services, traces of 5 spans), 1,024 distinct requests. Like the load, the pool repeats its
 // records' times, so every time index takes them anywhere in its range; the /live cases move
-// each request's times 1 ms past the previous one's (restamp), as a live agent's advance, which
+// each request's times 1 ms past the previous one's (Payload.Stamp, as `otelbench load` does at
+// each send), as a live agent's advance, which
 // makes those inserts appends. At 32d0f4d its logs cost the projector ~1.2 times benchLogs'
 // short ones, its spans ~1.6 times benchTraces' (attributes, a trace per 5 spans).
-func loadShaped(sig signal.Signal) func(int) [][]byte {
-	return func(n int) [][]byte {
+func loadShaped(sig signal.Signal) func(int) []otlpgen.Payload {
+	return func(n int) []otlpgen.Payload {
 		pool, err := otlpgen.NewPool(otlpgen.Config{Records: n, Attrs: otlpgen.DefaultAttrs,
 			BodyBytes: otlpgen.DefaultBodyBytes, PoolSize: randomTracePool, BaseTime: time.Unix(1_700_000_000, 0)}, sig)
 		if err != nil {
 			panic(err)
 		}
-		var out [][]byte
-		for _, p := range pool.Payloads(sig) {
-			out = append(out, p.Body)
-		}
-		return out
+		return pool.Payloads(sig)
 	}
 }
 
@@ -344,7 +353,10 @@ func randomTraceID(rng *rand.Rand) pcommon.TraceID {
 
 // benchProject stores b.N records raw, cycling through payloads (requests of records
 // records each), then times projecting them.
-func benchProject(b *testing.B, sig signal.Signal, records int, payloads [][]byte, live bool) {
+func benchProject(b *testing.B, sig signal.Signal, records int, payloads []otlpgen.Payload, live bool) {
+	if live && bytes.Equal(payloads[0].Stamp(nil, 1), payloads[0].Body) {
+		b.Fatal("live times asked of payloads that cannot be stamped")
+	}
 	dir := b.TempDir()
 	s, err := Open(context.Background(), Config{Dir: dir, Sync: SyncOff, NoProjection: true, Logger: quietLogger})
 	if err != nil {
@@ -357,13 +369,9 @@ func benchProject(b *testing.B, sig signal.Signal, records int, payloads [][]byt
 	for g := range fillers {
 		go func() {
 			for i := g; i < requests; i += fillers {
-				p := payloads[i%len(payloads)]
+				p := payloads[i%len(payloads)].Body
 				if live {
-					var err error
-					if p, err = restamp(sig, p, int64(i)*int64(time.Millisecond)); err != nil {
-						errs <- err
-						return
-					}
+					p = payloads[i%len(payloads)].Stamp(nil, int64(i)*int64(time.Millisecond))
 				}
 				if err := s.Append(context.Background(), sig, p, records); err != nil {
 					errs <- err

@@ -11,6 +11,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/otelbench/otelbench/internal/otlpgen"
 )
 
 // chunkSpansFromDB decodes every trace_chunks row of traceHex, in chunk order, into the same
@@ -202,5 +204,5 @@ func BenchmarkProjectDistinctTraces(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	benchProject(b, 3, 10, [][]byte{payload}, false) // 3: traces (raw.sql)
+	benchProject(b, 3, 10, []otlpgen.Payload{{Body: payload}}, false) // 3: traces (raw.sql)
 }
