@@ -69,7 +69,8 @@ func loaded(prev, cur loadSample) bool {
 }
 
 // deferrer is the projector's view of the load. It is used only by the projector goroutine,
-// which runs locked to its thread below PriorityNormal (so thread CPU time is its own).
+// which runs locked to its thread below PriorityNormal (so thread CPU time is its own; what its
+// workers use on theirs is added).
 //
 // The projector starts deferring when, over two windows in a row in which it projected, it never
 // caught up with the raw head and the lag grew, while the machine was loaded. (A projector that reaches
@@ -104,7 +105,7 @@ func (d *deferrer) sample() loadSample {
 	st := d.s.Stats()
 	ls := loadSample{at: time.Now(), writerBusy: st.WriterBusy, lag: st.LagRecords, lagSeconds: st.LagSeconds}
 	cpu, err := readCPUTimes()
-	cpu.self += time.Duration(d.s.stats.prefetchCPU.Load()) // the projector's other thread
+	cpu.self += time.Duration(d.s.stats.offThreadCPU.Load()) // the projector's workers' threads
 	ls.cpu, ls.cpuOK = cpu, err == nil
 	return ls
 }

@@ -47,11 +47,12 @@ var errPriorityNotSupported = errors.New("thread priorities are not supported on
 // thread when f returns (the goroutine never unlocks it, so the runtime does not reuse it).
 // The thread holds a Go P whenever f runs, also while the kernel holds the thread back for
 // other work; so the first call raises GOMAXPROCS by one (unless GOMAXPROCS is set in the
-// environment), and ingest keeps as many Ps as before. The projector's stager, the second such
-// thread, gets no P of its own: it works only while ingest is idle (project.go), and a second
-// reserved P cost ~10% more CPU per projected 1-record log for no speed (idle Ps run the GC's
-// idle mark workers; BenchmarkProject, docs/benchmarks/store.md). A priority that cannot be set
-// is reported to warn and f runs anyway. PriorityNormal runs f as it is.
+// environment), and ingest keeps as many Ps as before. The projector's workers (worker.go), its
+// other threads, run at normal priority and get no P of their own: they work only while ingest
+// is idle (project.go), and a second reserved P cost ~10% more CPU per projected 1-record log
+// for no speed (idle Ps run the GC's idle mark workers; BenchmarkProject,
+// docs/benchmarks/store.md). A priority that cannot be set is reported to warn and f runs
+// anyway. PriorityNormal runs f as it is.
 func runAtPriority(p Priority, warn func(error), f func()) {
 	if p == PriorityNormal {
 		f()

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -98,5 +99,71 @@ func TestProjectorPriority(t *testing.T) {
 	waitProjected(t, s)
 	if n := threadsWith(t, 19, sched) + threadsWith(t, 0, idle) + threadsWith(t, 0, batch); n != 0 {
 		t.Errorf("%d threads at a lowered priority with PriorityNormal", n)
+	}
+}
+
+// threadSched returns the calling thread's nice value and scheduling policy.
+func threadSched(t *testing.T) (nice, policy int) {
+	b, err := os.ReadFile("/proc/thread-self/stat")
+	if err != nil {
+		t.Error(err)
+		return -1, -1
+	}
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:]))
+	nice, _ = strconv.Atoi(f[19-3])
+	policy, _ = strconv.Atoi(f[41-3])
+	return nice, policy
+}
+
+// TestCatchUpAtNormalPriority: below normal priority the projector still catches up a backlog
+// at normal priority while ingest is idle. The first slice of the backlog runs on the
+// projector's own thread at its priority; every slice after it, staged while the one before
+// committed, runs on the boost worker at normal priority. Every row is projected once.
+func TestCatchUpAtNormalPriority(t *testing.T) {
+	const sched, idle = 0, schedIdle
+	dir := t.TempDir()
+	s, err := Open(context.Background(), Config{Dir: dir, NoProjection: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 10 {
+		appendLogs(t, s, makeLogs("svc", fmt.Sprintf("backlog%d-", i), 5))
+	}
+	if err := s.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	type threadPrio struct{ nice, policy int }
+	seen := make(chan threadPrio, 100) // one per slice: 10 raw rows in slices of 2
+	sliceHook = func(*projector) {
+		nice, policy := threadSched(t)
+		seen <- threadPrio{nice, policy}
+	}
+	defer func() { sliceHook = nil }()
+	s = openTest(t, Config{Dir: dir, ProjectSlice: 2, ProjectPriority: PriorityIdle, Logger: quietLogger})
+	waitProjected(t, s)
+	if n := countRows(t, s, "logs"); n != 50 {
+		t.Errorf("%d logs projected, want 50", n)
+	}
+	if err := s.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	close(seen)
+	var got []threadPrio
+	for x := range seen {
+		got = append(got, x)
+	}
+	if len(got) != 5 {
+		t.Fatalf("%d slices, want 5 (10 raw rows, 2 a slice)", len(got))
+	}
+	if got[0] != (threadPrio{0, idle}) {
+		t.Errorf("first slice at nice %d, policy %d; want SCHED_IDLE (%d): nothing was staged before it", got[0].nice, got[0].policy, idle)
+	}
+	for i, x := range got[1:] {
+		if x != (threadPrio{0, sched}) {
+			t.Errorf("slice %d at nice %d, policy %d; want SCHED_OTHER at nice 0 (catching up, ingest idle)", i+2, x.nice, x.policy)
+		}
+	}
+	if n := settleThreads(t, 0, idle, 0); n != 0 {
+		t.Errorf("%d threads left at SCHED_IDLE after Close", n)
 	}
 }

@@ -72,7 +72,7 @@ func (s *Store) project(ctx context.Context) {
 			return
 		}
 		start, commits := time.Now(), s.stats.commits.Load()
-		n, err := p.projectSlice()
+		n, err := p.projectNext()
 		if err != nil {
 			s.stats.projectErrors.Add(1)
 			s.cfg.Logger.Warn("store: projection slice failed; retrying", "after_raw_id", p.hwm, "err", err)
@@ -129,18 +129,18 @@ type projector struct {
 	ins   *inserts
 	text  textIndexer
 
-	next       *prefetch   // the next slice, staged while the current one commits
-	commits    uint64      // the writer's commits when the last slice was taken
-	jobs       chan func() // to the stager (startPrefetch); closed by close
-	stagerDone chan struct{}
+	next    *prefetch // the next slice, staged while the current one commits
+	commits uint64    // the writer's commits when the last slice was taken
+	stager  *worker   // stages next (startPrefetch)
+	boost   *worker   // projects slices while catching up (projectNext)
 }
 
 // sliceHook, when set (by tests, before a store opens), sees the projector after each slice
 // that projected rows, on the projector's goroutine.
 var sliceHook func(p *projector)
 
-// prefetch is the slice after the one committing, read and staged on a goroutine of its own
-// (at the projector's priority) while the projector's thread commits: on 2 CPUs catch-up is
+// prefetch is the slice after the one committing, read and staged on the stager (a worker, at
+// normal priority) while the projector's thread commits: on 2 CPUs catch-up is
 // bound by the one projector thread, and reading and decoding took ~16% of it. It is started
 // only when the slice committing left raw rows behind and no group commit happened since the
 // slice before (ingest idle), and it is always waited for (used, or dropped after a failed
@@ -163,10 +163,13 @@ func newProjector(s *Store) *projector {
 
 func (p *projector) close() {
 	p.dropPrefetch()
-	if p.jobs != nil {
-		close(p.jobs)
-		<-p.stagerDone
-		p.jobs, p.next = nil, nil
+	if p.stager != nil {
+		p.stager.stop()
+		p.stager, p.next = nil, nil
+	}
+	if p.boost != nil {
+		p.boost.stop()
+		p.boost = nil
 	}
 	if p.selectRaw != nil {
 		p.selectRaw.Close()
@@ -276,34 +279,21 @@ func (p *projector) fill(rows *[]rawRow, st *stage, readAt *time.Time, after, ne
 	return n, nil
 }
 
-// startPrefetch reads and stages the slice after raw id after on the stager: a goroutine the
-// projector owns, on a thread of its own at the projector's priority, started with the first
-// prefetch and ended by close.
+// startPrefetch reads and stages the slice after raw id after on the stager, a worker the
+// projector starts with the first prefetch and stops in close. The stager runs at normal
+// priority: a prefetch starts only while ingest is idle.
 func (p *projector) startPrefetch(after, nextLogID, nextSpanID int64) {
 	if p.next == nil {
 		p.next = &prefetch{}
-		p.jobs, p.stagerDone = make(chan func()), make(chan struct{})
-		go func() {
-			defer close(p.stagerDone)
-			runAtPriority(p.s.cfg.ProjectPriority, func(error) {}, func() {
-				for job := range p.jobs {
-					job()
-				}
-			})
-		}()
+		p.stager = newWorker(&p.s.stats.offThreadCPU)
 	}
 	f := p.next
 	f.done, f.running = make(chan struct{}), true
 	p.s.stats.prefetches.Add(1)
-	p.jobs <- func() {
+	p.stager.start(func() {
 		defer close(f.done)
-		t0, err0 := threadCPU()
 		f.n, f.err = p.fill(&f.rows, &f.stage, &f.readAt, after, nextLogID, nextSpanID)
-		// The deferrer counts the projector's CPU as its own, not as the load's.
-		if t1, err1 := threadCPU(); err0 == nil && err1 == nil {
-			p.s.stats.prefetchCPU.Add(int64(t1 - t0))
-		}
-	}
+	})
 }
 
 // waitPrefetch waits for a running prefetch and returns it, or returns nil when none runs.
@@ -323,6 +313,25 @@ func (p *projector) dropPrefetch() {
 	if f := p.waitPrefetch(); f != nil {
 		clear(f.rows)
 	}
+}
+
+// projectNext projects the next slice (projectSlice). While catching up (a prefetch is staging
+// the slice after it, which happens only while ingest is idle) the slice runs on the boost
+// worker, at normal priority; otherwise on the calling thread, at the projector's priority.
+// Below normal, other threads took the projector's CPU even with the writer idle: the GC's
+// workers, the stager, the prune watcher's checkpoints. In a catch-up after a mixed load the
+// projector's SCHED_IDLE thread ran 87% of the wall time and waited on the run queue 10.5%
+// (/proc/PID/task/TID/schedstat), with its slices always in their commit, never waiting for the
+// stager. A load that starts during a catch-up meets one slice at normal priority.
+func (p *projector) projectNext() (n int, err error) {
+	if p.s.cfg.ProjectPriority == PriorityNormal || p.next == nil || !p.next.running {
+		return p.projectSlice()
+	}
+	if p.boost == nil {
+		p.boost = newWorker(&p.s.stats.offThreadCPU)
+	}
+	p.boost.run(func() { n, err = p.projectSlice() })
+	return n, err
 }
 
 // takeSlice makes the next slice after p.hwm current (p.rows, p.stage, p.readAt): the prefetched

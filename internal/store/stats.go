@@ -98,7 +98,7 @@ type counters struct {
 	lastRawID      atomic.Int64
 
 	writerBusy    atomic.Int64 // nanoseconds
-	prefetchCPU   atomic.Int64 // nanoseconds of thread CPU the projector's prefetches used
+	offThreadCPU  atomic.Int64 // nanoseconds of thread CPU the projector's workers used (worker.go)
 	prefetches    atomic.Uint64
 	deferredNanos atomic.Int64
 	deferring     atomic.Bool
