@@ -12,27 +12,23 @@ import (
 // 256 in BenchmarkProject with no clear CPU difference on a noisy machine; 512 splits the two.
 const bulkChunkParams = 512
 
-// bulkInsert batches rows into multi-row INSERT statements: one statement execution per chunk
-// instead of one per row is most of the insert speed through database/sql. Statements for
-// 1, 2, 4, ... chunk rows are prepared up front — database/sql cannot prepare on a connection
-// while a transaction holds it — and a remainder of r rows runs as the binary digits of r.
-type bulkInsert struct {
+// bulkRows batches rows into multi-row INSERT statements: one statement execution per chunk
+// instead of one per row is most of the insert speed. Statements for 1, 2, 4, ... chunk rows
+// are prepared up front (bulkSQL) — database/sql cannot prepare on a connection while a
+// transaction holds it — and a remainder of r rows runs as the binary digits of r. bulkInsert
+// runs them through database/sql, driverBulk on a driver connection.
+type bulkRows struct {
 	cols  int
-	chunk int         // a power of two
-	stmts []*sql.Stmt // stmts[k] inserts 1<<k rows
+	chunk int // a power of two
 	args  []any
 	rows  int
 	// lastID is the rowid of the last row the last statement inserted.
 	lastID int64
 }
 
-func newBulkInsert(db *sql.DB, table string, cols ...string) (*bulkInsert, error) {
-	return newBulk(db, "INSERT INTO", table, cols...)
-}
-
-// newBulk is newBulkInsert with another verb ("INSERT OR REPLACE INTO").
-func newBulk(db *sql.DB, verb, table string, cols ...string) (*bulkInsert, error) {
-	b := &bulkInsert{cols: len(cols)}
+// bulkSQL returns the statements a bulkRows of cols columns runs: stmts[k] inserts 1<<k rows.
+func bulkSQL(verb, table string, cols ...string) (b bulkRows, stmts []string) {
+	b = bulkRows{cols: len(cols)}
 	b.chunk = 1 << (bits.Len(uint(max(1, bulkChunkParams/len(cols)))) - 1)
 	prefix := verb + " " + table + "(" + strings.Join(cols, ",") + ") VALUES "
 	tuple := "(" + strings.Repeat("?,", len(cols)-1) + "?)"
@@ -45,7 +41,57 @@ func newBulk(db *sql.DB, verb, table string, cols ...string) (*bulkInsert, error
 			}
 			sb.WriteString(tuple)
 		}
-		st, err := db.Prepare(sb.String())
+		stmts = append(stmts, sb.String())
+	}
+	return b, stmts
+}
+
+// queue adds one row (len(vals) must equal the column count) and reports whether a chunk is full.
+func (b *bulkRows) queue(vals []any) bool {
+	b.args = append(b.args, vals...)
+	b.rows++
+	return b.rows == b.chunk
+}
+
+// flushWith inserts the queued rows, running statement k (1<<k rows) with exec, which returns
+// the last inserted rowid.
+func (b *bulkRows) flushWith(exec func(k int, args []any) (int64, error)) error {
+	defer b.reset()
+	args := b.args
+	for k := bits.Len(uint(b.chunk)) - 1; k >= 0 && b.rows > 0; k-- {
+		n := 1 << k
+		if b.rows&n == 0 {
+			continue
+		}
+		id, err := exec(k, args[:n*b.cols])
+		if err != nil {
+			return err
+		}
+		b.lastID = id
+		args = args[n*b.cols:]
+		b.rows -= n
+	}
+	return nil
+}
+
+// reset drops queued rows.
+func (b *bulkRows) reset() {
+	clear(b.args)
+	b.args = b.args[:0]
+	b.rows = 0
+}
+
+// bulkInsert is bulkRows through database/sql, for the writer's inserts into raw.
+type bulkInsert struct {
+	bulkRows
+	stmts []*sql.Stmt
+}
+
+func newBulkInsert(db *sql.DB, table string, cols ...string) (*bulkInsert, error) {
+	rows, queries := bulkSQL("INSERT INTO", table, cols...)
+	b := &bulkInsert{bulkRows: rows}
+	for _, q := range queries {
+		st, err := db.Prepare(q)
 		if err != nil {
 			b.close()
 			return nil, fmt.Errorf("prepare insert into %s: %w", table, err)
@@ -55,11 +101,9 @@ func newBulk(db *sql.DB, verb, table string, cols ...string) (*bulkInsert, error
 	return b, nil
 }
 
-// add queues one row (len(vals) must equal the column count), flushing a full chunk into tx.
+// add queues one row, flushing a full chunk into tx.
 func (b *bulkInsert) add(tx *sql.Tx, vals ...any) error {
-	b.args = append(b.args, vals...)
-	b.rows++
-	if b.rows == b.chunk {
+	if b.queue(vals) {
 		return b.flush(tx)
 	}
 	return nil
@@ -67,35 +111,63 @@ func (b *bulkInsert) add(tx *sql.Tx, vals ...any) error {
 
 // flush inserts the queued rows into tx.
 func (b *bulkInsert) flush(tx *sql.Tx) error {
-	defer b.reset()
-	args := b.args
-	for k := len(b.stmts) - 1; k >= 0 && b.rows > 0; k-- {
-		n := 1 << k
-		if b.rows&n == 0 {
-			continue
-		}
-		res, err := tx.Stmt(b.stmts[k]).Exec(args[:n*b.cols]...)
+	return b.flushWith(func(k int, args []any) (int64, error) {
+		res, err := tx.Stmt(b.stmts[k]).Exec(args...)
 		if err != nil {
-			return err
+			return 0, err
 		}
-		if b.lastID, err = res.LastInsertId(); err != nil {
-			return err
-		}
-		args = args[n*b.cols:]
-		b.rows -= n
-	}
-	return nil
-}
-
-// reset drops queued rows.
-func (b *bulkInsert) reset() {
-	clear(b.args)
-	b.args = b.args[:0]
-	b.rows = 0
+		return res.LastInsertId()
+	})
 }
 
 func (b *bulkInsert) close() {
 	for _, st := range b.stmts {
 		st.Close()
+	}
+}
+
+// driverBulk is bulkRows on the projector's driver connection (driverconn.go).
+type driverBulk struct {
+	bulkRows
+	stmts []*dstmt
+}
+
+// newDriverBulk prepares the statements of a driverBulk on c.
+func newDriverBulk(c *dconn, verb, table string, cols ...string) (*driverBulk, error) {
+	rows, queries := bulkSQL(verb, table, cols...)
+	b := &driverBulk{bulkRows: rows}
+	for _, q := range queries {
+		st, err := c.prepare(q)
+		if err != nil {
+			b.close()
+			return nil, fmt.Errorf("prepare insert into %s: %w", table, err)
+		}
+		b.stmts = append(b.stmts, st)
+	}
+	return b, nil
+}
+
+// add queues one row, flushing a full chunk into the connection's transaction.
+func (b *driverBulk) add(vals ...any) error {
+	if b.queue(vals) {
+		return b.flush()
+	}
+	return nil
+}
+
+// flush inserts the queued rows.
+func (b *driverBulk) flush() error {
+	return b.flushWith(func(k int, args []any) (int64, error) {
+		res, err := b.stmts[k].exec(args)
+		if err != nil {
+			return 0, err
+		}
+		return res.LastInsertId()
+	})
+}
+
+func (b *driverBulk) close() {
+	for _, st := range b.stmts {
+		st.close()
 	}
 }

@@ -1,7 +1,8 @@
 package store
 
 import (
-	"database/sql"
+	"context"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 )
@@ -9,23 +10,25 @@ import (
 // maxCacheEntries bounds each id cache; a full cache is simply cleared.
 const maxCacheEntries = 1 << 16
 
-// inserts are the projector's prepared statements, all on the projection connection and
-// prepared before any transaction (database/sql cannot prepare on a connection a transaction
-// holds).
+// inserts are the projector's prepared statements on telemetry.db's driver connection
+// (driverconn.go), prepared on first use inside a slice's sql.Conn.Raw and kept with the
+// connection they belong to.
 type inserts struct {
-	upsertResource, upsertScope, upsertMetric, setHWM, groupBodies *sql.Stmt
+	conn driver.Conn // the connection they were prepared on
 
-	logs, text, spans, events, links, chunks *bulkInsert
-	numbers, hists, exps, summaries          *bulkInsert
+	upsertResource, upsertScope, upsertMetric, setHWM, groupBodies *dstmt
+
+	logs, text, spans, events, links, chunks *driverBulk
+	numbers, hists, exps, summaries          *driverBulk
 
 	chunker chunker // packs trace_chunks rows, reused across slices
 }
 
-func newInserts(db *sql.DB) (*inserts, error) {
-	ins := &inserts{}
+func newInserts(c *dconn) (*inserts, error) {
+	ins := &inserts{conn: c.conn}
 	var errs []error
-	prep := func(q string) *sql.Stmt {
-		st, err := db.Prepare(q)
+	prep := func(q string) *dstmt {
+		st, err := c.prepare(q)
 		errs = append(errs, err)
 		return st
 	}
@@ -33,8 +36,8 @@ func newInserts(db *sql.DB) (*inserts, error) {
 	// ABORT keeps a statement journal, a copy of every page it dirties, to undo its own rows.
 	// FAIL stops at the failing row with the same error and undoes nothing, which costs nothing
 	// here: commitStage rolls the whole transaction back on any error.
-	bulk := func(table string, cols ...string) *bulkInsert {
-		b, err := newBulk(db, "INSERT OR FAIL INTO", table, cols...)
+	bulk := func(table string, cols ...string) *driverBulk {
+		b, err := newDriverBulk(c, "INSERT OR FAIL INTO", table, cols...)
 		errs = append(errs, err)
 		return b
 	}
@@ -52,7 +55,7 @@ func newInserts(db *sql.DB) (*inserts, error) {
 	// its conflict clause, and so keeps the statement journal.
 	ins.logs = bulk("logs", "raw_id", "resource_id", "scope_id", "service", "time_unix_nano", "observed_time_unix_nano",
 		"severity_number", "severity_text", "body", "attributes", "trace_id", "span_id", "flags", "event_name")
-	ins.text = newTextInsert(db, &errs)
+	ins.text = newTextInsert(c, &errs)
 	ins.groupBodies = prep(groupBodiesSQL)
 	ins.spans = bulk("spans", "raw_id", "resource_id", "scope_id", "service", "trace_id", "span_id", "parent_span_id",
 		"trace_state", "name", "kind", "start_time_unix_nano", "end_time_unix_nano", "duration_nano", "status_code",
@@ -76,8 +79,8 @@ func newInserts(db *sql.DB) (*inserts, error) {
 	return ins, nil
 }
 
-func (ins *inserts) bulks() []*bulkInsert {
-	return []*bulkInsert{ins.logs, ins.text, ins.spans, ins.chunks, ins.events, ins.links, ins.numbers, ins.hists, ins.exps, ins.summaries}
+func (ins *inserts) bulks() []*driverBulk {
+	return []*driverBulk{ins.logs, ins.text, ins.spans, ins.chunks, ins.events, ins.links, ins.numbers, ins.hists, ins.exps, ins.summaries}
 }
 
 func (ins *inserts) reset() {
@@ -95,10 +98,8 @@ func (ins *inserts) close() {
 	if ins == nil {
 		return
 	}
-	for _, st := range []*sql.Stmt{ins.upsertResource, ins.upsertScope, ins.upsertMetric, ins.setHWM, ins.groupBodies} {
-		if st != nil {
-			st.Close()
-		}
+	for _, st := range []*dstmt{ins.upsertResource, ins.upsertScope, ins.upsertMetric, ins.setHWM, ins.groupBodies} {
+		st.close()
 	}
 	for _, b := range ins.bulks() {
 		if b != nil {
@@ -107,13 +108,13 @@ func (ins *inserts) close() {
 	}
 }
 
-// resolve returns the database id for hash from cache, or runs the upsert in tx.
-func resolve(tx *sql.Tx, cache map[[16]byte]int64, hash [16]byte, st *sql.Stmt, args ...any) (int64, error) {
+// resolve returns the database id for hash from cache, or runs the upsert.
+func resolve(cache map[[16]byte]int64, hash [16]byte, st *dstmt, args ...any) (int64, error) {
 	if id, ok := cache[hash]; ok {
 		return id, nil
 	}
-	var id int64
-	if err := tx.Stmt(st).QueryRow(args...).Scan(&id); err != nil {
+	id, err := st.queryInt64(args...)
+	if err != nil {
 		return 0, err
 	}
 	if len(cache) >= maxCacheEntries {
@@ -123,28 +124,52 @@ func resolve(tx *sql.Tx, cache map[[16]byte]int64, hash [16]byte, st *sql.Stmt, 
 	return id, nil
 }
 
-// commitStage writes the staged slice and the new high-water mark in one transaction. On error
-// everything is rolled back and the caller resets caches.
+// commitStage writes the staged slice and the new high-water mark in one transaction, on the
+// connection's driver (driverconn.go). On error everything is rolled back and the caller
+// resets caches.
 func (p *projector) commitStage(hwm int64) error {
-	tx, err := p.db.Begin()
+	ctx := context.Background()
+	conn, err := p.db.Conn(ctx)
 	if err != nil {
 		return fmt.Errorf("begin projection: %w", err)
 	}
-	if err := p.writeStage(tx, hwm); err != nil {
-		tx.Rollback()
-		return classify("project", err)
-	}
-	if err := tx.Commit(); err != nil {
-		return classify("commit projection", err)
-	}
-	return nil
+	defer conn.Close()
+	return conn.Raw(func(dc any) error {
+		c := &dconn{ctx: ctx, conn: dc.(driver.Conn)}
+		if p.ins != nil && p.ins.conn != c.conn {
+			p.ins.close() // database/sql replaced the connection: its statements went with it
+			p.ins = nil
+		}
+		if p.ins == nil {
+			ins, err := newInserts(c)
+			if err != nil {
+				return classify("prepare projection", err)
+			}
+			p.ins = ins
+		}
+		tx, err := c.begin()
+		if err != nil {
+			return fmt.Errorf("begin projection: %w", err)
+		}
+		if err := p.writeStage(hwm); err != nil {
+			tx.Rollback()
+			return classify("project", err)
+		}
+		if err := tx.Commit(); err != nil {
+			// A COMMIT that fails may leave the transaction open (SQLITE_BUSY does): end it,
+			// so the retry can begin another.
+			tx.Rollback()
+			return classify("commit projection", err)
+		}
+		return nil
+	})
 }
 
-func (p *projector) writeStage(tx *sql.Tx, hwm int64) error {
+func (p *projector) writeStage(hwm int64) error {
 	st, ins := &p.stage, p.ins
 	resIDs := make([]int64, len(st.resources))
 	for i, r := range st.resources {
-		id, err := resolve(tx, p.resCache, r.hash, ins.upsertResource, r.hash[:], r.service, r.schemaURL, r.attrs)
+		id, err := resolve(p.resCache, r.hash, ins.upsertResource, r.hash[:], r.service, r.schemaURL, r.attrs)
 		if err != nil {
 			return fmt.Errorf("upsert resource: %w", err)
 		}
@@ -152,7 +177,7 @@ func (p *projector) writeStage(tx *sql.Tx, hwm int64) error {
 	}
 	scopeIDs := make([]int64, len(st.scopes))
 	for i, sc := range st.scopes {
-		id, err := resolve(tx, p.scopeCache, sc.hash, ins.upsertScope, sc.hash[:], sc.name, sc.version, sc.schemaURL, sc.attrs)
+		id, err := resolve(p.scopeCache, sc.hash, ins.upsertScope, sc.hash[:], sc.name, sc.version, sc.schemaURL, sc.attrs)
 		if err != nil {
 			return fmt.Errorf("upsert scope: %w", err)
 		}
@@ -160,41 +185,41 @@ func (p *projector) writeStage(tx *sql.Tx, hwm int64) error {
 	}
 	metricIDs := make([]int64, len(st.metrics))
 	for i, m := range st.metrics {
-		id, err := resolve(tx, p.metricCache, m.hash, ins.upsertMetric, m.hash[:], resIDs[m.res], scopeIDs[m.scope],
+		id, err := resolve(p.metricCache, m.hash, ins.upsertMetric, m.hash[:], resIDs[m.res], scopeIDs[m.scope],
 			st.resources[m.res].service, m.name, m.description, m.unit, m.typ, m.temporality, m.monotonic)
 		if err != nil {
 			return fmt.Errorf("upsert metric: %w", err)
 		}
 		metricIDs[i] = id
 	}
-	if err := p.writeLogs(tx, resIDs, scopeIDs); err != nil {
+	if err := p.writeLogs(resIDs, scopeIDs); err != nil {
 		return err
 	}
-	if err := p.writeSpans(tx, resIDs, scopeIDs); err != nil {
+	if err := p.writeSpans(resIDs, scopeIDs); err != nil {
 		return err
 	}
-	if err := p.writeTraceChunks(tx); err != nil {
+	if err := p.writeTraceChunks(); err != nil {
 		return err
 	}
-	if err := p.writePoints(tx, metricIDs); err != nil {
+	if err := p.writePoints(metricIDs); err != nil {
 		return err
 	}
 	for _, b := range ins.bulks() {
-		if err := b.flush(tx); err != nil {
+		if err := b.flush(); err != nil {
 			return err
 		}
 	}
-	if _, err := tx.Stmt(ins.setHWM).Exec(hwm); err != nil {
+	if _, err := ins.setHWM.exec([]any{hwm}); err != nil {
 		return fmt.Errorf("update projection state: %w", err)
 	}
 	return nil
 }
 
-func (p *projector) writeLogs(tx *sql.Tx, resIDs, scopeIDs []int64) error {
+func (p *projector) writeLogs(resIDs, scopeIDs []int64) error {
 	st, ins := &p.stage, p.ins
 	for i := range st.logs {
 		l := &st.logs[i]
-		if err := ins.logs.add(tx, l.rawID, resIDs[l.res], scopeIDs[l.scope], st.resources[l.res].service,
+		if err := ins.logs.add(l.rawID, resIDs[l.res], scopeIDs[l.scope], st.resources[l.res].service,
 			l.time, l.observed, l.severity, l.severityText, l.body, l.attrs, l.traceID, l.spanID, l.flags, l.event); err != nil {
 			return fmt.Errorf("insert logs: %w", err)
 		}
@@ -202,13 +227,13 @@ func (p *projector) writeLogs(tx *sql.Tx, resIDs, scopeIDs []int64) error {
 	if len(st.logs) == 0 {
 		return nil
 	}
-	if err := ins.logs.flush(tx); err != nil {
+	if err := ins.logs.flush(); err != nil {
 		return fmt.Errorf("insert logs: %w", err)
 	}
 	if err := checkRowids("logs", ins.logs, st.logs[len(st.logs)-1].id); err != nil {
 		return err
 	}
-	if err := p.text.index(tx, ins, st.logs); err != nil {
+	if err := p.text.index(ins, st.logs); err != nil {
 		return fmt.Errorf("index log bodies: %w", err)
 	}
 	return nil
@@ -217,25 +242,25 @@ func (p *projector) writeLogs(tx *sql.Tx, resIDs, scopeIDs []int64) error {
 // checkRowids verifies that the last row b inserted got rowid want, the id the projector
 // assigned it (rows take SQLite's next rowid: see newInserts). A mismatch fails the slice, and
 // the retry loads the ids afresh.
-func checkRowids(table string, b *bulkInsert, want int64) error {
+func checkRowids(table string, b *driverBulk, want int64) error {
 	if b.lastID != want {
 		return fmt.Errorf("insert %s: the last row got rowid %d where the projector assigned %d", table, b.lastID, want)
 	}
 	return nil
 }
 
-func (p *projector) writeSpans(tx *sql.Tx, resIDs, scopeIDs []int64) error {
+func (p *projector) writeSpans(resIDs, scopeIDs []int64) error {
 	st, ins := &p.stage, p.ins
 	for i := range st.spans {
 		s := &st.spans[i]
-		if err := ins.spans.add(tx, s.rawID, resIDs[s.res], scopeIDs[s.scope], st.resources[s.res].service,
+		if err := ins.spans.add(s.rawID, resIDs[s.res], scopeIDs[s.scope], st.resources[s.res].service,
 			s.traceID, s.spanID, s.parent, s.traceState, s.name, s.kind, s.start, s.end, s.end-s.start,
 			s.statusCode, s.statusMsg, s.attrs, s.flags, s.dropAttrs, s.dropEv, s.dropLink); err != nil {
 			return fmt.Errorf("insert spans: %w", err)
 		}
 	}
 	if len(st.spans) > 0 {
-		if err := ins.spans.flush(tx); err != nil {
+		if err := ins.spans.flush(); err != nil {
 			return fmt.Errorf("insert spans: %w", err)
 		}
 		if err := checkRowids("spans", ins.spans, st.spans[len(st.spans)-1].id); err != nil {
@@ -246,44 +271,44 @@ func (p *projector) writeSpans(tx *sql.Tx, resIDs, scopeIDs []int64) error {
 	// key enforcement), so they can be flushed in any order.
 	for i := range st.events {
 		e := &st.events[i]
-		if err := ins.events.add(tx, e.spanRow, e.time, e.name, e.attrs, e.dropped); err != nil {
+		if err := ins.events.add(e.spanRow, e.time, e.name, e.attrs, e.dropped); err != nil {
 			return fmt.Errorf("insert span events: %w", err)
 		}
 	}
 	for i := range st.links {
 		l := &st.links[i]
-		if err := ins.links.add(tx, l.spanRow, l.traceID, l.spanID, l.traceState, l.attrs, l.flags, l.dropped); err != nil {
+		if err := ins.links.add(l.spanRow, l.traceID, l.spanID, l.traceState, l.attrs, l.flags, l.dropped); err != nil {
 			return fmt.Errorf("insert span links: %w", err)
 		}
 	}
 	return nil
 }
 
-func (p *projector) writePoints(tx *sql.Tx, metricIDs []int64) error {
+func (p *projector) writePoints(metricIDs []int64) error {
 	st, ins := &p.stage, p.ins
 	for i := range st.numbers {
 		n := &st.numbers[i]
-		if err := ins.numbers.add(tx, metricIDs[n.metric], n.rawID, n.time, n.start, n.attrs, n.vint, n.vdouble, n.flags); err != nil {
+		if err := ins.numbers.add(metricIDs[n.metric], n.rawID, n.time, n.start, n.attrs, n.vint, n.vdouble, n.flags); err != nil {
 			return fmt.Errorf("insert number points: %w", err)
 		}
 	}
 	for i := range st.hists {
 		h := &st.hists[i]
-		if err := ins.hists.add(tx, metricIDs[h.metric], h.rawID, h.time, h.start, h.attrs, h.count, h.sum, h.min, h.max,
+		if err := ins.hists.add(metricIDs[h.metric], h.rawID, h.time, h.start, h.attrs, h.count, h.sum, h.min, h.max,
 			h.buckets, h.bounds, h.flags); err != nil {
 			return fmt.Errorf("insert histogram points: %w", err)
 		}
 	}
 	for i := range st.exps {
 		e := &st.exps[i]
-		if err := ins.exps.add(tx, metricIDs[e.metric], e.rawID, e.time, e.start, e.attrs, e.count, e.sum, e.min, e.max,
+		if err := ins.exps.add(metricIDs[e.metric], e.rawID, e.time, e.start, e.attrs, e.count, e.sum, e.min, e.max,
 			e.scale, e.zeroCount, e.zeroThreshold, e.posOffset, e.posBuckets, e.negOffset, e.negBuckets, e.flags); err != nil {
 			return fmt.Errorf("insert exponential histogram points: %w", err)
 		}
 	}
 	for i := range st.sums {
 		s := &st.sums[i]
-		if err := ins.summaries.add(tx, metricIDs[s.metric], s.rawID, s.time, s.start, s.attrs, s.count, s.sum, s.quantiles, s.flags); err != nil {
+		if err := ins.summaries.add(metricIDs[s.metric], s.rawID, s.time, s.start, s.attrs, s.count, s.sum, s.quantiles, s.flags); err != nil {
 			return fmt.Errorf("insert summary points: %w", err)
 		}
 	}

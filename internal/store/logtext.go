@@ -3,8 +3,10 @@ package store
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 )
 
@@ -17,8 +19,8 @@ const groupBodiesSQL = `SELECT id, body FROM logs WHERE id >= ? AND id < ? AND b
 
 // newTextInsert prepares the bulk REPLACE of log_text documents (rowid, body): a group that a
 // later slice completes gets its whole text again, which replaces the partial document.
-func newTextInsert(db *sql.DB, errs *[]error) *bulkInsert {
-	b, err := newBulk(db, "INSERT OR REPLACE INTO", "log_text", "rowid", "body")
+func newTextInsert(c *dconn, errs *[]error) *driverBulk {
+	b, err := newDriverBulk(c, "INSERT OR REPLACE INTO", "log_text", "rowid", "body")
 	*errs = append(*errs, err)
 	return b
 }
@@ -76,6 +78,39 @@ func (d *textDocs) addRows(ctx context.Context, stmt *sql.Stmt, from, to int64) 
 	return rows.Err()
 }
 
+// addDriverRows is addRows on the projector's driver connection.
+func (d *textDocs) addDriverRows(stmt *dstmt, from, to int64) error {
+	rows, err := stmt.query(from, to)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	dest := make([]driver.Value, 2)
+	for {
+		if err := rows.Next(dest); errors.Is(err, io.EOF) {
+			return nil
+		} else if err != nil {
+			return err
+		}
+		id, ok := dest[0].(int64)
+		if !ok {
+			return fmt.Errorf("read group bodies: id is %T", dest[0])
+		}
+		var body string
+		switch b := dest[1].(type) {
+		case string:
+			body = b
+		case []byte:
+			body = string(b)
+		default:
+			return fmt.Errorf("read group bodies: body is %T", dest[1])
+		}
+		if err := d.add(id, body); err != nil {
+			return err
+		}
+	}
+}
+
 // textIndexer writes the log_text documents of a projection slice.
 type textIndexer struct {
 	docs textDocs
@@ -84,15 +119,15 @@ type textIndexer struct {
 // index writes the documents of the groups logs (in id order) touch. The first group may have
 // begun in an earlier slice: its earlier bodies are read back, so the new document holds the
 // whole group.
-func (x *textIndexer) index(tx *sql.Tx, ins *inserts, logs []logRow) error {
+func (x *textIndexer) index(ins *inserts, logs []logRow) error {
 	if len(logs) == 0 {
 		return nil
 	}
-	x.docs.emit = func(g int64, text string) error { return ins.text.add(tx, g, text) }
+	x.docs.emit = func(g int64, text string) error { return ins.text.add(g, text) }
 	// The read-back stays inside one group, so emit (which may execute a bulk insert on this
 	// connection) is not called while its rows are open.
 	if start := logs[0].id >> LogTextShift << LogTextShift; start < logs[0].id {
-		if err := x.docs.addRows(context.Background(), tx.Stmt(ins.groupBodies), start, logs[0].id); err != nil {
+		if err := x.docs.addDriverRows(ins.groupBodies, start, logs[0].id); err != nil {
 			return fmt.Errorf("read group bodies: %w", err)
 		}
 	}
@@ -104,7 +139,7 @@ func (x *textIndexer) index(tx *sql.Tx, ins *inserts, logs []logRow) error {
 	if err := x.docs.finish(); err != nil {
 		return err
 	}
-	return ins.text.flush(tx)
+	return ins.text.flush()
 }
 
 // textStep is how many groups one transaction of catchUpLogText indexes (a variable for tests).

@@ -177,7 +177,22 @@ func (p *projector) close() {
 	if p.zdec != nil {
 		p.zdec.Close()
 	}
-	p.ins.close()
+	p.closeInserts()
+}
+
+// closeInserts closes the statements prepared on telemetry.db's driver connection, on it.
+func (p *projector) closeInserts() {
+	if p.ins == nil {
+		return
+	}
+	if conn, err := p.db.Conn(context.Background()); err == nil {
+		_ = conn.Raw(func(any) error {
+			p.ins.close()
+			return nil
+		})
+		conn.Close()
+	}
+	p.ins = nil
 }
 
 // reset forgets every cached id after a failed transaction, whose inserts were rolled back.
@@ -198,11 +213,6 @@ func (p *projector) load() error {
 		COALESCE((SELECT max(id) FROM spans), 0) + 1`).Scan(&p.hwm, &p.nextLogID, &p.nextSpanID)
 	if err != nil {
 		return fmt.Errorf("read projection state: %w", err)
-	}
-	if p.ins == nil {
-		if p.ins, err = newInserts(p.db); err != nil {
-			return err
-		}
 	}
 	if p.selectRaw == nil {
 		p.selectRaw, err = p.s.projRawDB.Prepare(`SELECT id, signal, records, received_unix_nano, encoding, payload

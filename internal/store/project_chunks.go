@@ -1,7 +1,6 @@
 package store
 
 import (
-	"database/sql"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -105,7 +104,7 @@ func hexUint64(v any) uint64 {
 
 // writeTraceChunks packs the staged spans per trace and inserts one trace_chunks row per trace,
 // in tx (the slice's transaction).
-func (p *projector) writeTraceChunks(tx *sql.Tx) error {
+func (p *projector) writeTraceChunks() error {
 	st := &p.stage
 	if len(st.spans) == 0 {
 		return nil
@@ -148,7 +147,7 @@ func (p *projector) writeTraceChunks(tx *sql.Tx) error {
 		ch.out = out
 		// The driver copies the blob during Exec (bulk flush), so ch.out cannot be reused
 		// before the flush: give each row its own copy.
-		if err := p.ins.chunks.add(tx, c.traceID, c.first, c.last, c.count, c.errors, append([]byte(nil), out...)); err != nil {
+		if err := p.ins.chunks.add(c.traceID, c.first, c.last, c.count, c.errors, append([]byte(nil), out...)); err != nil {
 			return fmt.Errorf("insert trace chunks: %w", err)
 		}
 	}
