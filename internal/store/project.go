@@ -3,7 +3,10 @@ package store
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
+	"errors"
 	"fmt"
+	"io"
 	"sync/atomic"
 	"time"
 
@@ -118,7 +121,8 @@ type projector struct {
 	nextSpanID int64
 	loaded     bool
 
-	selectRaw *sql.Stmt
+	selectRaw *dstmt      // on rawConn (readRaw)
+	rawConn   driver.Conn // raw.db's reader, as the driver sees it
 	rows      []rawRow
 	readAt    time.Time // when the current slice read rows
 	zdec      *zstd.Decoder
@@ -172,7 +176,14 @@ func (p *projector) close() {
 		p.boost = nil
 	}
 	if p.selectRaw != nil {
-		p.selectRaw.Close()
+		if conn, err := p.s.projRawDB.Conn(context.Background()); err == nil {
+			_ = conn.Raw(func(any) error {
+				p.selectRaw.close()
+				return nil
+			})
+			conn.Close()
+		}
+		p.selectRaw = nil
 	}
 	if p.zdec != nil {
 		p.zdec.Close()
@@ -214,13 +225,6 @@ func (p *projector) load() error {
 	if err != nil {
 		return fmt.Errorf("read projection state: %w", err)
 	}
-	if p.selectRaw == nil {
-		p.selectRaw, err = p.s.projRawDB.Prepare(`SELECT id, signal, records, received_unix_nano, encoding, payload
-			FROM raw WHERE id > ? ORDER BY id LIMIT ?`)
-		if err != nil {
-			return fmt.Errorf("prepare raw select: %w", err)
-		}
-	}
 	p.loaded = true
 	return nil
 }
@@ -229,33 +233,77 @@ func (p *projector) load() error {
 // stopping one row after the records read pass maxRecords or their payload bytes pass
 // maxBytes: a slice of 1000-record requests uses a handful of rows, and holding the other
 // ~500 payloads in memory cost more than half the server's peak RSS under
-// bulk load.
+// bulk load. It reads on the driver connection (driverconn.go): through database/sql each
+// payload was copied twice, by the driver and again into the row (~300 bytes of garbage a
+// load-shaped log); modernc.org/sqlite returns a blob in a new slice, which the row keeps.
 func (p *projector) readRaw(rows *[]rawRow, after int64, limit int, maxRecords, maxBytes int64) error {
 	*rows = (*rows)[:0]
-	rs, err := p.selectRaw.Query(after, limit)
+	ctx := context.Background()
+	conn, err := p.s.projRawDB.Conn(ctx)
 	if err != nil {
 		return fmt.Errorf("read raw: %w", err)
 	}
-	defer rs.Close()
-	var records, bytes int64
-	for rs.Next() {
-		var r rawRow
-		var sig int64
-		if err := rs.Scan(&r.id, &sig, &r.records, &r.received, &r.encoding, &r.payload); err != nil {
+	defer conn.Close()
+	return conn.Raw(func(dc any) error {
+		c := &dconn{ctx: ctx, conn: dc.(driver.Conn)}
+		if p.selectRaw != nil && p.rawConn != c.conn {
+			p.selectRaw.close() // database/sql replaced the connection
+			p.selectRaw = nil
+		}
+		if p.selectRaw == nil {
+			st, err := c.prepare(`SELECT id, signal, records, received_unix_nano, encoding, payload
+				FROM raw WHERE id > ? ORDER BY id LIMIT ?`)
+			if err != nil {
+				return fmt.Errorf("prepare raw select: %w", err)
+			}
+			p.selectRaw, p.rawConn = st, c.conn
+		}
+		rs, err := p.selectRaw.query(after, int64(limit))
+		if err != nil {
 			return fmt.Errorf("read raw: %w", err)
 		}
-		r.sig = signal.Signal(sig)
-		*rows = append(*rows, r)
-		if records > maxRecords || bytes > maxBytes {
-			break // this row is past the slice: kept so the caller sees more is pending
+		defer rs.Close()
+		var records, bytes int64
+		dest := make([]driver.Value, 6)
+		for {
+			if err := rs.Next(dest); errors.Is(err, io.EOF) {
+				return nil
+			} else if err != nil {
+				return fmt.Errorf("read raw: %w", err)
+			}
+			r, err := scanRaw(dest)
+			if err != nil {
+				return fmt.Errorf("read raw: %w", err)
+			}
+			*rows = append(*rows, r)
+			if records > maxRecords || bytes > maxBytes {
+				return nil // this row is past the slice: kept so the caller sees more is pending
+			}
+			records += r.records
+			bytes += int64(len(r.payload))
 		}
-		records += r.records
-		bytes += int64(len(r.payload))
+	})
+}
+
+// scanRaw converts a row of readRaw's SELECT.
+func scanRaw(dest []driver.Value) (rawRow, error) {
+	var ints [5]int64
+	for i := range ints {
+		v, ok := dest[i].(int64)
+		if !ok {
+			return rawRow{}, fmt.Errorf("column %d is %T, want an integer", i+1, dest[i])
+		}
+		ints[i] = v
 	}
-	if err := rs.Err(); err != nil {
-		return fmt.Errorf("read raw: %w", err)
+	r := rawRow{id: ints[0], sig: signal.Signal(ints[1]), records: ints[2], received: ints[3], encoding: ints[4]}
+	switch b := dest[5].(type) {
+	case []byte:
+		r.payload = b
+	case nil:
+	default:
+		return r, fmt.Errorf("payload is %T, want a blob", dest[5])
 	}
-	return nil
+	return r, nil
 }
 
 // fill reads the raw rows after raw id after into rows and stages the first n of them, as many
