@@ -137,7 +137,8 @@ func (p *projector) commitStage(hwm int64) error {
 	return conn.Raw(func(dc any) error {
 		c := &dconn{ctx: ctx, conn: dc.(driver.Conn)}
 		if p.ins != nil && p.ins.conn != c.conn {
-			p.ins.close() // database/sql replaced the connection: its statements went with it
+			// database/sql replaced the connection (the pool of one never does on its own):
+			// the statements were finalized with the old one.
 			p.ins = nil
 		}
 		if p.ins == nil {

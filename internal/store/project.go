@@ -247,8 +247,7 @@ func (p *projector) readRaw(rows *[]rawRow, after int64, limit int, maxRecords, 
 	return conn.Raw(func(dc any) error {
 		c := &dconn{ctx: ctx, conn: dc.(driver.Conn)}
 		if p.selectRaw != nil && p.rawConn != c.conn {
-			p.selectRaw.close() // database/sql replaced the connection
-			p.selectRaw = nil
+			p.selectRaw = nil // finalized with the connection database/sql replaced
 		}
 		if p.selectRaw == nil {
 			st, err := c.prepare(`SELECT id, signal, records, received_unix_nano, encoding, payload
