@@ -1,7 +1,6 @@
 package store
 
 import (
-	"context"
 	"database/sql/driver"
 	"errors"
 	"fmt"
@@ -128,14 +127,7 @@ func resolve(cache map[[16]byte]int64, hash [16]byte, st *dstmt, args ...any) (i
 // connection's driver (driverconn.go). On error everything is rolled back and the caller
 // resets caches.
 func (p *projector) commitStage(hwm int64) error {
-	ctx := context.Background()
-	conn, err := p.db.Conn(ctx)
-	if err != nil {
-		return fmt.Errorf("begin projection: %w", err)
-	}
-	defer conn.Close()
-	return conn.Raw(func(dc any) error {
-		c := &dconn{ctx: ctx, conn: dc.(driver.Conn)}
+	return onConn(p.db, func(c *dconn) error {
 		if p.ins != nil && p.ins.conn != c.conn {
 			// database/sql replaced the connection (the pool of one never does on its own):
 			// the statements were finalized with the old one.

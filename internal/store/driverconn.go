@@ -24,6 +24,19 @@ type dconn struct {
 	conn driver.Conn
 }
 
+// onConn runs f on the driver connection of db, a pool of one connection (openOne).
+func onConn(db *sql.DB, f func(c *dconn) error) error {
+	ctx := context.Background()
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("take the connection: %w", err)
+	}
+	defer conn.Close()
+	return conn.Raw(func(dc any) error {
+		return f(&dconn{ctx: ctx, conn: dc.(driver.Conn)})
+	})
+}
+
 // dstmt is a statement prepared on a dconn's connection, with its argument slice.
 type dstmt struct {
 	ctx  context.Context

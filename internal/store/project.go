@@ -176,13 +176,10 @@ func (p *projector) close() {
 		p.boost = nil
 	}
 	if p.selectRaw != nil {
-		if conn, err := p.s.projRawDB.Conn(context.Background()); err == nil {
-			_ = conn.Raw(func(any) error {
-				p.selectRaw.close()
-				return nil
-			})
-			conn.Close()
-		}
+		_ = onConn(p.s.projRawDB, func(*dconn) error {
+			p.selectRaw.close()
+			return nil
+		})
 		p.selectRaw = nil
 	}
 	if p.zdec != nil {
@@ -196,13 +193,10 @@ func (p *projector) closeInserts() {
 	if p.ins == nil {
 		return
 	}
-	if conn, err := p.db.Conn(context.Background()); err == nil {
-		_ = conn.Raw(func(any) error {
-			p.ins.close()
-			return nil
-		})
-		conn.Close()
-	}
+	_ = onConn(p.db, func(*dconn) error {
+		p.ins.close()
+		return nil
+	})
 	p.ins = nil
 }
 
@@ -238,14 +232,7 @@ func (p *projector) load() error {
 // load-shaped log); modernc.org/sqlite returns a blob in a new slice, which the row keeps.
 func (p *projector) readRaw(rows *[]rawRow, after int64, limit int, maxRecords, maxBytes int64) error {
 	*rows = (*rows)[:0]
-	ctx := context.Background()
-	conn, err := p.s.projRawDB.Conn(ctx)
-	if err != nil {
-		return fmt.Errorf("read raw: %w", err)
-	}
-	defer conn.Close()
-	return conn.Raw(func(dc any) error {
-		c := &dconn{ctx: ctx, conn: dc.(driver.Conn)}
+	return onConn(p.s.projRawDB, func(c *dconn) error {
 		if p.selectRaw != nil && p.rawConn != c.conn {
 			p.selectRaw = nil // finalized with the connection database/sql replaced
 		}
@@ -449,14 +436,9 @@ func (p *projector) projectSlice() (int, error) {
 // between slices; the counters are a measurement, so a failure to read them is not an error of
 // the slice and leaves them as they are.
 func (p *projector) countPages() {
-	conn, err := p.db.Conn(context.Background())
-	if err != nil {
-		return
-	}
-	defer conn.Close()
 	c := &p.s.stats
-	_ = conn.Raw(func(dc any) error {
-		st, ok := dc.(sqlite.DBStatus)
+	_ = onConn(p.db, func(dc *dconn) error {
+		st, ok := dc.conn.(sqlite.DBStatus)
 		if !ok {
 			return nil
 		}
