@@ -75,7 +75,13 @@ func (s *Store) project(ctx context.Context) {
 			return
 		}
 		start, commits := time.Now(), s.stats.commits.Load()
-		n, err := p.projectNext()
+		n, err := p.projectNext(ctx, func(n int) {
+			// A slice of a catch-up, which ran on the boost worker; the last one returns.
+			lastSlice, caughtUp = start, n == len(p.rows)
+			d.sliceDone(caughtUp)
+			s.notifyProjected()
+			start, commits = time.Now(), s.stats.commits.Load()
+		})
 		if err != nil {
 			s.stats.projectErrors.Add(1)
 			s.cfg.Logger.Warn("store: projection slice failed; retrying", "after_raw_id", p.hwm, "err", err)
@@ -360,21 +366,34 @@ func (p *projector) dropPrefetch() {
 }
 
 // projectNext projects the next slice (projectSlice). While catching up (a prefetch is staging
-// the slice after it, which happens only while ingest is idle) the slice runs on the boost
-// worker, at normal priority; otherwise on the calling thread, at the projector's priority.
-// Below normal, other threads took the projector's CPU even with the writer idle: the GC's
-// workers, the stager, the prune watcher's checkpoints. In a catch-up after a mixed load the
-// projector's SCHED_IDLE thread ran 87% of the wall time and waited on the run queue 10.5%
-// (/proc/PID/task/TID/schedstat), with its slices always in their commit, never waiting for the
-// stager. A load that starts during a catch-up meets one slice at normal priority.
-func (p *projector) projectNext() (n int, err error) {
-	if p.s.cfg.ProjectPriority == PriorityNormal || p.next == nil || !p.next.running {
+// the slice after it, which happens only while ingest is idle) the slices run on the boost
+// worker, at normal priority, one after another for as long as the catch-up lasts, with between
+// after each one but the last, whose result it returns; otherwise the slice runs on the calling
+// thread, at the projector's priority. Below normal, other threads took the projector's CPU even
+// with the writer idle: the GC's workers, the stager, the prune watcher's checkpoints. In a
+// catch-up after a mixed load the projector's SCHED_IDLE thread ran 87% of the wall time and
+// waited on the run queue 10.5% (/proc/PID/task/TID/schedstat), with its slices always in their
+// commit, never waiting for the stager; and handing each slice to the boost worker from that
+// thread left the worker parked ~7% of the time, waiting for the SCHED_IDLE thread to be
+// scheduled. A load that starts during a catch-up meets one slice at normal priority.
+func (p *projector) projectNext(ctx context.Context, between func(n int)) (n int, err error) {
+	catchingUp := func() bool {
+		return p.s.cfg.ProjectPriority != PriorityNormal && p.next != nil && p.next.running
+	}
+	if !catchingUp() {
 		return p.projectSlice()
 	}
 	if p.boost == nil {
 		p.boost = newWorker(&p.s.stats.offThreadCPU)
 	}
-	p.boost.run(func() { n, err = p.projectSlice() })
+	p.boost.run(func() {
+		for {
+			if n, err = p.projectSlice(); err != nil || n == 0 || ctx.Err() != nil || !catchingUp() {
+				return
+			}
+			between(n)
+		}
+	})
 	return n, err
 }
 
