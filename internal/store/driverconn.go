@@ -45,21 +45,17 @@ type dstmt struct {
 }
 
 func (c *dconn) prepare(query string) (*dstmt, error) {
-	var st driver.Stmt
-	var err error
-	if pc, ok := c.conn.(driver.ConnPrepareContext); ok {
-		st, err = pc.PrepareContext(c.ctx, query)
-	} else {
-		st, err = c.conn.Prepare(query)
+	pc, ok := c.conn.(driver.ConnPrepareContext)
+	if !ok {
+		return nil, errors.New("store: the sqlite driver's connections cannot prepare with a context")
 	}
+	st, err := pc.PrepareContext(c.ctx, query)
 	if err != nil {
 		return nil, err
 	}
-	if _, ok := st.(driver.StmtExecContext); !ok {
-		st.Close()
-		return nil, errors.New("store: the sqlite driver's statements do not take a context")
-	}
-	if _, ok := st.(driver.StmtQueryContext); !ok {
+	_, exec := st.(driver.StmtExecContext)
+	_, queries := st.(driver.StmtQueryContext)
+	if !exec || !queries {
 		st.Close()
 		return nil, errors.New("store: the sqlite driver's statements do not take a context")
 	}

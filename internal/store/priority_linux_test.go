@@ -25,11 +25,9 @@ func threadsWith(t *testing.T, nice, policy int) int {
 		if err != nil {
 			continue // the thread exited
 		}
-		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:])) // from field 3 on
-		gotNice, err1 := strconv.Atoi(f[19-3])
-		gotPolicy, err2 := strconv.Atoi(f[41-3])
-		if err1 != nil || err2 != nil {
-			t.Fatalf("%s: fields 19 and 41 of %q", path, b)
+		gotNice, gotPolicy, err := schedFields(b)
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
 		}
 		if gotNice == nice && gotPolicy == policy {
 			n++
@@ -102,16 +100,29 @@ func TestProjectorPriority(t *testing.T) {
 	}
 }
 
-// threadSched returns the calling thread's nice value and scheduling policy.
+// schedFields returns the nice value and scheduling policy in a thread's stat file b (fields
+// 19 and 41).
+func schedFields(b []byte) (nice, policy int, err error) {
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:])) // from field 3 on
+	nice, err1 := strconv.Atoi(f[19-3])
+	policy, err2 := strconv.Atoi(f[41-3])
+	if err1 != nil || err2 != nil {
+		return 0, 0, fmt.Errorf("fields 19 and 41 of %q", b)
+	}
+	return nice, policy, nil
+}
+
+// threadSched returns the calling thread's nice value and scheduling policy, or -1s after
+// reporting an error (it runs on the projector's goroutine, where t.Fatal may not).
 func threadSched(t *testing.T) (nice, policy int) {
 	b, err := os.ReadFile("/proc/thread-self/stat")
+	if err == nil {
+		nice, policy, err = schedFields(b)
+	}
 	if err != nil {
 		t.Error(err)
 		return -1, -1
 	}
-	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:]))
-	nice, _ = strconv.Atoi(f[19-3])
-	policy, _ = strconv.Atoi(f[41-3])
 	return nice, policy
 }
 
