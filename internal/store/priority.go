@@ -46,8 +46,12 @@ var errPriorityNotSupported = errors.New("thread priorities are not supported on
 // runAtPriority runs f on a thread of its own whose priority is lowered to p, and ends that
 // thread when f returns (the goroutine never unlocks it, so the runtime does not reuse it).
 // The thread holds a Go P whenever f runs, also while the kernel holds the thread back for
-// other work; so the first call raises GOMAXPROCS by one (unless GOMAXPROCS is set in the
-// environment), and ingest keeps as many Ps as before. The projector's workers (worker.go), its
+// other work; so GOMAXPROCS is raised by one for each lowered thread beyond those it was raised
+// for already (unless GOMAXPROCS is set in the environment), and ingest keeps as many Ps as
+// before: with one projector per database file, two. (A second store's projectors reuse the Ps
+// a closed store's reserved.) With two projectors and one reserved P, ingest fell from 17–18k
+// to ~12k mixed requests/s in some rounds, a projector descheduled by the kernel while it held
+// a P. The projector's workers (worker.go), its
 // other threads, run at normal priority and get no P of their own: they work only while ingest
 // is idle (project.go), and a second reserved P cost ~10% more CPU per projected 1-record log
 // for no speed (idle Ps run the GC's idle mark workers; BenchmarkProject,
@@ -75,13 +79,23 @@ func runAtPriority(p Priority, warn func(error), f func()) {
 	if err := setThreadPriority(p); err != nil {
 		warn(err)
 	} else {
-		reserveProc.Do(func() {
-			if os.Getenv("GOMAXPROCS") == "" {
-				runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) + 1)
-			}
-		})
+		reserve.Lock()
+		if reserve.lowered++; reserve.lowered > reserve.procs && os.Getenv("GOMAXPROCS") == "" {
+			runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) + 1)
+			reserve.procs++
+		}
+		reserve.Unlock()
+		defer func() {
+			reserve.Lock()
+			reserve.lowered--
+			reserve.Unlock()
+		}()
 	}
 	f()
 }
 
-var reserveProc sync.Once
+// reserve counts the threads runAtPriority lowered that are running now, and the Ps it added.
+var reserve struct {
+	sync.Mutex
+	lowered, procs int
+}
