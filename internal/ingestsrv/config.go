@@ -106,6 +106,9 @@ type Config struct {
 	// forever (store.Config).
 	RawRetention time.Duration
 	KeepRaw      bool
+	// TracesFile puts a new data directory's trace tables in traces.db, with
+	// a projector of their own (store.Config.TracesFile).
+	TracesFile bool
 	// Logger receives lifecycle events and errors (nil means slog.Default()).
 	Logger *slog.Logger
 }

@@ -64,6 +64,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		ProjectDefer:        cfg.ProjectDefer,
 		ProjectDeferRecords: cfg.MaxLagRecords / 2,
 		KeepRaw:             cfg.KeepRaw,
+		TracesFile:          cfg.TracesFile,
 		Logger:              cfg.Logger,
 	})
 	if err != nil {

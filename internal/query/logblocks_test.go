@@ -25,8 +25,13 @@ import (
 // openStoreDir opens a store in dir; the caller closes it.
 func openStoreDir(t testing.TB, dir string) *store.Store {
 	t.Helper()
-	st, err := store.Open(context.Background(), store.Config{Dir: dir, Sync: store.SyncOff,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	return openStoreConfig(t, store.Config{Dir: dir})
+}
+
+func openStoreConfig(t testing.TB, cfg store.Config) *store.Store {
+	t.Helper()
+	cfg.Sync, cfg.Logger = store.SyncOff, slog.New(slog.NewTextHandler(io.Discard, nil))
+	st, err := store.Open(context.Background(), cfg)
 	if err != nil {
 		t.Fatalf("store.Open: %v", err)
 	}
@@ -240,8 +245,9 @@ func TestLogsByBlocksExact(t *testing.T) {
 	checkAgainstReference(t, st, searchQueries(base))
 }
 
-// TestLogsByBlocksAfterUpgrade makes a version 2 database (no summaries), lets Open upgrade it,
-// and checks searches over the old rows and over rows projected after the upgrade.
+// TestLogsByBlocksAfterUpgrade makes a version 2 database (no summaries, every signal in
+// telemetry.db), lets Open upgrade it, and checks searches over the old rows and over rows
+// projected after the upgrade.
 func TestLogsByBlocksAfterUpgrade(t *testing.T) {
 	dir := t.TempDir()
 	st := openStoreDir(t, dir)
@@ -281,7 +287,7 @@ func downgradeToV2(t testing.TB, path string) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	if _, err := db.Exec(`DROP TRIGGER summarize_slice; DROP TABLE log_blocks; DROP TABLE service_counts;
+	if _, err := db.Exec(`DROP TRIGGER summarize_logs_metrics; DROP TRIGGER summarize_spans; DROP TABLE log_blocks; DROP TABLE service_counts;
 		DROP TABLE summary_state; UPDATE schema_version SET version = 2`); err != nil {
 		t.Fatal(err)
 	}

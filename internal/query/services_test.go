@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
 	"github.com/otelbench/otelbench/internal/query/querytest"
+	"github.com/otelbench/otelbench/internal/store"
 )
 
 // servicesSlow is what Services computed before service_counts: aggregates over the tables.
@@ -55,9 +56,16 @@ func servicesSlow(t testing.TB, r *Reader) []Service {
 }
 
 // TestServicesMatchAggregates checks Services (service_counts) against the aggregates over the
-// tables, with logs, spans and metrics of overlapping services, one without service.name.
+// tables, with logs, spans and metrics of overlapping services, one without service.name, with
+// the spans in telemetry.db and in a traces.db of their own (which counts them).
 func TestServicesMatchAggregates(t *testing.T) {
-	st := querytest.OpenStore(t)
+	for _, tracesFile := range []bool{false, true} {
+		t.Run(fmt.Sprint("traces file ", tracesFile), func(t *testing.T) { testServicesMatchAggregates(t, tracesFile) })
+	}
+}
+
+func testServicesMatchAggregates(t *testing.T, tracesFile bool) {
+	st := querytest.OpenStoreConfig(t, store.Config{TracesFile: tracesFile})
 	r := NewReader(st.ReadDB())
 	base := time.Now().Add(-time.Hour)
 	for round := range 3 {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,12 +18,12 @@ import (
 	"github.com/otelbench/otelbench/internal/store"
 )
 
-// TestTracesAcrossSpanBlocks puts two traces' spans on both sides of a block boundary of span
-// ids (id >> SpanBlockShift) and checks that the list counts and filters them whole and that a
+// TestTracesAcrossSpanBlocks puts two traces' spans, in a traces.db of their own, on both sides
+// of a block boundary of span ids (id >> SpanBlockShift) and checks that the list counts and filters them whole and that a
 // fetch, from chunks and from rows, returns every span.
 func TestTracesAcrossSpanBlocks(t *testing.T) {
 	dir := t.TempDir()
-	st := openStoreDir(t, dir)
+	st := openStoreConfig(t, store.Config{Dir: dir, TracesFile: true}) // traces.db, attached as "traces"
 	base := time.Now().Add(-time.Hour).Truncate(time.Millisecond)
 	ms := func(n int) time.Time { return base.Add(time.Duration(n) * time.Millisecond) }
 	const traceA, traceB = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
@@ -35,7 +36,7 @@ func TestTracesAcrossSpanBlocks(t *testing.T) {
 
 	// A filler row two ids before the boundary: the projector numbers the next spans after it,
 	// so the next request's spans fall on both sides.
-	execTelemetry(t, dir, `INSERT INTO spans(id, raw_id, resource_id, scope_id, trace_id, span_id, parent_span_id, name, kind,
+	execTraces(t, dir, `INSERT INTO spans(id, raw_id, resource_id, scope_id, trace_id, span_id, parent_span_id, name, kind,
 		start_time_unix_nano, end_time_unix_nano, duration_nano, status_code)
 		VALUES (?, 0, 1, 1, 'ffffffffffffffffffffffffffffffff', '00000000000000ff', '00000000000000fe', 'filler', 0, 0, 0, 0, 0)`,
 		1<<store.SpanBlockShift-2)
@@ -93,7 +94,7 @@ func TestTracesAcrossSpanBlocks(t *testing.T) {
 	}
 	checkErrorFilter("chunks with error counts")
 	// Chunks written before schema version 5 have no errors count: the filter reads their spans.
-	execTelemetry(t, dir, `UPDATE trace_chunks SET errors = NULL`)
+	execTraces(t, dir, `UPDATE trace_chunks SET errors = NULL`)
 	checkErrorFilter("chunks without counts")
 	for id, n := range map[string]int{traceA: 4, traceB: 2} {
 		bid, _ := hex.DecodeString(id)
@@ -276,7 +277,18 @@ func ptr[T any](v T) *T { return &v }
 // shape a database the way an older version or a crash left it).
 func execTelemetry(t testing.TB, dir, query string, args ...any) {
 	t.Helper()
-	db, err := sql.Open("sqlite", "file:"+telemetryPath(dir))
+	execFile(t, telemetryPath(dir), query, args...)
+}
+
+// execTraces runs query on dir's traces.db, the trace tables of a data directory of two files.
+func execTraces(t testing.TB, dir, query string, args ...any) {
+	t.Helper()
+	execFile(t, filepath.Join(dir, store.TracesFileName), query, args...)
+}
+
+func execFile(t testing.TB, path, query string, args ...any) {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,7 +23,8 @@ type inserts struct {
 	chunker chunker // packs trace_chunks rows, reused across slices
 }
 
-func newInserts(c *dconn) (*inserts, error) {
+// newInserts prepares the statements of the tables in ps (the others stay nil).
+func newInserts(c *dconn, ps parts) (*inserts, error) {
 	ins := &inserts{conn: c.conn}
 	var errs []error
 	prep := func(q string) *dstmt {
@@ -44,9 +45,29 @@ func newInserts(c *dconn) (*inserts, error) {
 		ON CONFLICT(hash) DO UPDATE SET hash = excluded.hash RETURNING id`)
 	ins.upsertScope = prep(`INSERT INTO scopes(hash, name, version, schema_url, attributes) VALUES (?,?,?,?,?)
 		ON CONFLICT(hash) DO UPDATE SET hash = excluded.hash RETURNING id`)
+	ins.setHWM = prep(`UPDATE projection_state SET raw_id = ? WHERE id = 1`)
+	if ps&partLogsMetrics != 0 {
+		ins.prepareLogsMetrics(c, prep, bulk, &errs)
+	}
+	if ps&partTraces != 0 {
+		ins.spans = bulk("spans", "raw_id", "resource_id", "scope_id", "service", "trace_id", "span_id", "parent_span_id",
+			"trace_state", "name", "kind", "start_time_unix_nano", "end_time_unix_nano", "duration_nano", "status_code",
+			"status_message", "attributes", "flags", "dropped_attributes", "dropped_events", "dropped_links")
+		ins.chunks = bulk("trace_chunks", "trace_id", "first_span_id", "last_span_id", "span_count", "errors", "packed")
+		ins.events = bulk("span_events", "span_row_id", "time_unix_nano", "name", "attributes", "dropped_attributes")
+		ins.links = bulk("span_links", "span_row_id", "trace_id", "span_id", "trace_state", "attributes", "flags", "dropped_attributes")
+	}
+	if err := errors.Join(errs...); err != nil {
+		ins.close()
+		return nil, err
+	}
+	return ins, nil
+}
+
+// prepareLogsMetrics prepares the statements of schema.sql's tables.
+func (ins *inserts) prepareLogsMetrics(c *dconn, prep func(string) *dstmt, bulk func(string, ...string) *driverBulk, errs *[]error) {
 	ins.upsertMetric = prep(`INSERT INTO metrics(hash, resource_id, scope_id, service, name, description, unit, type, temporality, monotonic)
 		VALUES (?,?,?,?,?,?,?,?,?,?) ON CONFLICT(hash) DO UPDATE SET hash = excluded.hash RETURNING id`)
-	ins.setHWM = prep(`UPDATE projection_state SET raw_id = ? WHERE id = 1`)
 	// logs and spans rows take the rowid SQLite gives them, the largest one plus one, which is
 	// the id the projector assigned (nextLogID, nextSpanID: max(id) + 1 at load, then counted)
 	// and referenced (log_text groups, span events and links); checkRowids verifies it. An
@@ -54,14 +75,8 @@ func newInserts(c *dconn) (*inserts, error) {
 	// its conflict clause, and so keeps the statement journal.
 	ins.logs = bulk("logs", "raw_id", "resource_id", "scope_id", "service", "time_unix_nano", "observed_time_unix_nano",
 		"severity_number", "severity_text", "body", "attributes", "trace_id", "span_id", "flags", "event_name")
-	ins.text = newTextInsert(c, &errs)
+	ins.text = newTextInsert(c, errs)
 	ins.groupBodies = prep(groupBodiesSQL)
-	ins.spans = bulk("spans", "raw_id", "resource_id", "scope_id", "service", "trace_id", "span_id", "parent_span_id",
-		"trace_state", "name", "kind", "start_time_unix_nano", "end_time_unix_nano", "duration_nano", "status_code",
-		"status_message", "attributes", "flags", "dropped_attributes", "dropped_events", "dropped_links")
-	ins.chunks = bulk("trace_chunks", "trace_id", "first_span_id", "last_span_id", "span_count", "errors", "packed")
-	ins.events = bulk("span_events", "span_row_id", "time_unix_nano", "name", "attributes", "dropped_attributes")
-	ins.links = bulk("span_links", "span_row_id", "trace_id", "span_id", "trace_state", "attributes", "flags", "dropped_attributes")
 	ins.numbers = bulk("number_points", "metric_id", "raw_id", "time_unix_nano", "start_time_unix_nano", "attributes",
 		"value_int", "value_double", "flags")
 	ins.hists = bulk("histogram_points", "metric_id", "raw_id", "time_unix_nano", "start_time_unix_nano", "attributes",
@@ -71,11 +86,6 @@ func newInserts(c *dconn) (*inserts, error) {
 		"negative_offset", "negative_buckets", "flags")
 	ins.summaries = bulk("summary_points", "metric_id", "raw_id", "time_unix_nano", "start_time_unix_nano", "attributes",
 		"count", "sum", "quantiles", "flags")
-	if err := errors.Join(errs...); err != nil {
-		ins.close()
-		return nil, err
-	}
-	return ins, nil
 }
 
 func (ins *inserts) bulks() []*driverBulk {
@@ -134,7 +144,7 @@ func (p *projector) commitStage(hwm int64) error {
 			p.ins = nil
 		}
 		if p.ins == nil {
-			ins, err := newInserts(c)
+			ins, err := newInserts(c, p.sh.parts)
 			if err != nil {
 				return classify("prepare projection", err)
 			}
@@ -198,6 +208,9 @@ func (p *projector) writeStage(hwm int64) error {
 		return err
 	}
 	for _, b := range ins.bulks() {
+		if b == nil {
+			continue
+		}
 		if err := b.flush(); err != nil {
 			return err
 		}

@@ -1,8 +1,10 @@
 // Package store is otelbench's durable telemetry store: OTLP requests in embedded SQLite
 // (modernc.org/sqlite, WAL), stored raw first and projected into relational tables later.
 // Config.Dir holds two databases: raw.db (the write path, raw.sql) and telemetry.db (the
-// relational tables, schema.sql). Separate files have separate write locks, so the ingest
-// writer never waits for the projector.
+// relational tables, schema_common.sql, schema.sql and schema_traces.sql); with
+// Config.TracesFile a third, traces.db, takes the trace tables (shard.go). Separate files have
+// separate write locks, so the ingest writer never waits for a projector, and two projectors
+// never wait for each other.
 //
 // Write path. Append puts {payload, done} on a queue bounded in requests and bytes
 // (ErrQueueFull at once when full, ErrClosed once Close began). One writer goroutine owns the
@@ -14,16 +16,19 @@
 // transactions. A commit that fails for lack of space returns ErrDiskFull to that batch's callers;
 // SQLite rolls the transaction back, so nothing is corrupted, and the next batch tries again.
 //
-// Projection. A projector goroutine reads raw rows above the high-water mark in slices of at
-// most Config.ProjectSlice rows, decodes them with go.opentelemetry.io/collector/pdata outside any
-// transaction, then inserts resources, scopes, logs (plus the FTS5 trigram index on bodies),
-// spans with events and links, metrics and their points into telemetry.db, updating
+// Projection. A projector goroutine per projected database reads raw rows above its
+// high-water mark in slices of at most Config.ProjectSlice rows, decodes those of its signals
+// with go.opentelemetry.io/collector/pdata outside any transaction, then inserts resources,
+// scopes, logs (plus the FTS5 index of their bodies' trigrams), spans with events and links,
+// metrics and their points (the spans into traces.db when there is one), updating
 // projection_state in the same transaction. A crash therefore never loses or duplicates
 // projected rows, and projection resumes after restart. While appends arrive the projector
 // limits itself to Config.ProjectShare of wall time, so on a small machine ingest keeps priority
 // and projection lag (Stats.LagRecords, LagSeconds) absorbs bursts. Queries use ReadDB, a
-// read-only pool on telemetry.db with raw.db attached as schema "raw"; ProjectedNotify signals
+// read-only pool on telemetry.db with raw.db attached as schema "raw" (and traces.db as
+// "traces": the trace tables are named unqualified); ProjectedNotify signals
 // after each projection slice (for live tails).
 //
-// The schema is in schema.sql (Schema returns it), with its conventions documented there.
+// The schema is in schema_common.sql, schema.sql and schema_traces.sql (Schema returns them),
+// with its conventions documented there.
 package store

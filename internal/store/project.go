@@ -20,6 +20,10 @@ import (
 // row), so a slice of large requests still commits in bounded time.
 const maxSliceRecords = 8192
 
+// skipFactor bounds the rows of other signals a projector of some signals reads past in a slice:
+// at most skipFactor times its slice's rows in all (readRaw).
+const skipFactor = 8
+
 // maxSliceBytes bounds the raw payload bytes one slice takes (beyond the first raw row), so that
 // its memory is bounded too: the payloads read and the records decoded from them. Without it a
 // slice of 512 requests of 16 records with 4 MiB bodies would hold 2 GiB. Slices of the load's
@@ -36,26 +40,28 @@ type rawRow struct {
 	payload  []byte
 }
 
-// wakeProjector nudges the projector after a commit; it never blocks.
+// wakeProjector nudges the projectors after a commit; it never blocks.
 func (s *Store) wakeProjector() {
-	select {
-	case s.projectWake <- struct{}{}:
-	default:
+	for _, sh := range s.shards {
+		select {
+		case sh.wake <- struct{}{}:
+		default:
+		}
 	}
 }
 
-// runProjector projects raw rows slice by slice until ctx is cancelled. A failed slice is
-// rolled back and retried with backoff; the slice in progress when ctx ends is finished.
-func (s *Store) runProjector(ctx context.Context) {
-	defer close(s.projectDone)
+// runProjector projects raw rows into sh slice by slice until ctx is cancelled. A failed slice
+// is rolled back and retried with backoff; the slice in progress when ctx ends is finished.
+func (s *Store) runProjector(ctx context.Context, sh *shard) {
+	defer close(sh.done)
 	runAtPriority(s.cfg.ProjectPriority, func(err error) {
-		s.cfg.Logger.Warn("store: projector runs at normal priority", "err", err)
-	}, func() { s.project(ctx) })
+		s.cfg.Logger.Warn("store: projector runs at normal priority", "db", sh.name, "err", err)
+	}, func() { s.project(ctx, sh) })
 }
 
-// project is the projector's loop (runProjector).
-func (s *Store) project(ctx context.Context) {
-	p := newProjector(s)
+// project is a projector's loop (runProjector).
+func (s *Store) project(ctx context.Context, sh *shard) {
+	p := newProjector(s, sh)
 	defer p.close()
 	d := newDeferrer(s)
 	backoff := 50 * time.Millisecond
@@ -84,7 +90,7 @@ func (s *Store) project(ctx context.Context) {
 		})
 		if err != nil {
 			s.stats.projectErrors.Add(1)
-			s.cfg.Logger.Warn("store: projection slice failed; retrying", "after_raw_id", p.hwm, "err", err)
+			s.cfg.Logger.Warn("store: projection slice failed; retrying", "db", sh.name, "after_raw_id", p.hwm, "err", err)
 			p.reset()
 			select {
 			case <-ctx.Done():
@@ -112,14 +118,16 @@ func (s *Store) project(ctx context.Context) {
 		d.sliceDone(true) // nothing to project
 		select {
 		case <-ctx.Done():
-		case <-s.projectWake:
+		case <-sh.wake:
 		}
 	}
 }
 
-// projector is the state owned by the projector goroutine.
+// projector is the state owned by a projector goroutine: the projection of raw rows into one
+// database (shard).
 type projector struct {
 	s  *Store
+	sh *shard
 	db *sql.DB
 
 	hwm        int64 // projected raw id, as committed
@@ -128,7 +136,7 @@ type projector struct {
 	loaded     bool
 
 	selectRaw *dstmt      // on rawConn (readRaw)
-	rawConn   driver.Conn // raw.db's reader, as the driver sees it
+	rawConn   driver.Conn // the shard's raw.db reader, as the driver sees it
 	rows      []rawRow
 	readAt    time.Time // when the current slice read rows
 	zdec      *zstd.Decoder
@@ -141,6 +149,7 @@ type projector struct {
 
 	next    *prefetch // the next slice, staged while the current one commits
 	commits uint64    // the writer's commits when the last slice was taken
+	backlog bool      // the last slice left raw rows behind while ingest was idle: catching up
 	stager  *worker   // stages next (startPrefetch)
 	boost   *worker   // projects slices while catching up (projectNext)
 }
@@ -150,11 +159,12 @@ type projector struct {
 var sliceHook func(p *projector)
 
 // prefetch is the slice after the one committing, read and staged on the stager (a worker, at
-// normal priority) while the projector's thread commits: on 2 CPUs catch-up is
-// bound by the one projector thread, and reading and decoding took ~16% of it. It is started
-// only when the slice committing left raw rows behind and no group commit happened since the
-// slice before (ingest idle), and it is always waited for (used, or dropped after a failed
-// commit) before the projector reads raw.db itself.
+// normal priority) while the projector's thread commits: on 2 CPUs catch-up is bound by the one
+// projector thread, and reading and decoding took ~16% of it. It is started only when the slice
+// committing left raw rows behind and no group commit happened since the slice before (ingest
+// idle), and it is always waited for (used, or dropped after a failed commit) before the
+// projector reads raw.db itself. Only the one-file layout prefetches: with two projectors the
+// second CPU is taken, and two more staged slices would hold more heap (docs/benchmarks/store.md).
 type prefetch struct {
 	done    chan struct{}
 	running bool
@@ -165,8 +175,8 @@ type prefetch struct {
 	err     error
 }
 
-func newProjector(s *Store) *projector {
-	p := &projector{s: s, db: s.projectDB}
+func newProjector(s *Store, sh *shard) *projector {
+	p := &projector{s: s, sh: sh, db: sh.db}
 	p.reset()
 	return p
 }
@@ -182,7 +192,7 @@ func (p *projector) close() {
 		p.boost = nil
 	}
 	if p.selectRaw != nil {
-		_ = onConn(p.s.projRawDB, func(*dconn) error {
+		_ = onConn(p.sh.rawDB, func(*dconn) error {
 			p.selectRaw.close()
 			return nil
 		})
@@ -209,7 +219,7 @@ func (p *projector) closeInserts() {
 // reset forgets every cached id after a failed transaction, whose inserts were rolled back.
 func (p *projector) reset() {
 	p.dropPrefetch()
-	p.loaded = false
+	p.loaded, p.backlog = false, false
 	p.resCache = map[[16]byte]int64{}
 	p.scopeCache = map[[16]byte]int64{}
 	p.metricCache = map[[16]byte]int64{}
@@ -218,10 +228,14 @@ func (p *projector) reset() {
 
 // load reads the high-water mark and the next row ids from the database.
 func (p *projector) load() error {
-	err := p.db.QueryRow(`SELECT
-		(SELECT raw_id FROM projection_state WHERE id = 1),
-		COALESCE((SELECT max(id) FROM logs), 0) + 1,
-		COALESCE((SELECT max(id) FROM spans), 0) + 1`).Scan(&p.hwm, &p.nextLogID, &p.nextSpanID)
+	next := func(table string, part parts) string {
+		if p.sh.parts&part == 0 {
+			return "1"
+		}
+		return "COALESCE((SELECT max(id) FROM " + table + "), 0) + 1"
+	}
+	err := p.db.QueryRow(`SELECT (SELECT raw_id FROM projection_state WHERE id = 1), `+
+		next("logs", partLogsMetrics)+", "+next("spans", partTraces)).Scan(&p.hwm, &p.nextLogID, &p.nextSpanID)
 	if err != nil {
 		return fmt.Errorf("read projection state: %w", err)
 	}
@@ -229,32 +243,43 @@ func (p *projector) load() error {
 	return nil
 }
 
-// readRaw loads up to limit raw rows after raw id after into rows,
-// stopping one row after the records read pass maxRecords or their payload bytes pass
-// maxBytes: a slice of 1000-record requests uses a handful of rows, and holding the other
-// ~500 payloads in memory cost more than half the server's peak RSS under
-// bulk load. It reads on the driver connection (driverconn.go): through database/sql each
-// payload was copied twice, by the driver and again into the row (~300 bytes of garbage a
-// load-shaped log); modernc.org/sqlite returns a blob in a new slice, which the row keeps.
+// readRaw loads the raw rows after raw id after into rows, up to limit rows of the shard's
+// signals, stopping one such row after their records pass maxRecords or their payload bytes
+// pass maxBytes: a slice of 1000-record requests uses a handful of rows, and holding the other
+// ~500 payloads in memory cost more than half the server's peak RSS under bulk load. The rows of
+// other signals between them are read too, without their payloads, so that the slice's
+// high-water mark passes them (at most skipFactor times limit rows in all). It reads on the
+// driver connection (driverconn.go): through database/sql each payload was copied twice, by the
+// driver and again into the row (~300 bytes of garbage a load-shaped log); modernc.org/sqlite
+// returns a blob in a new slice, which the row keeps.
 func (p *projector) readRaw(rows *[]rawRow, after int64, limit int, maxRecords, maxBytes int64) error {
 	*rows = (*rows)[:0]
-	return onConn(p.s.projRawDB, func(c *dconn) error {
+	return onConn(p.sh.rawDB, func(c *dconn) error {
 		if p.selectRaw != nil && p.rawConn != c.conn {
 			p.selectRaw = nil // finalized with the connection database/sql replaced
 		}
 		if p.selectRaw == nil {
-			st, err := c.prepare(`SELECT id, signal, records, received_unix_nano, encoding, payload
+			payload := "payload"
+			if p.sh.signals != allSignals {
+				payload = "CASE WHEN signal IN (" + p.sh.signals.sqlList() + ") THEN payload END"
+			}
+			st, err := c.prepare(`SELECT id, signal, records, received_unix_nano, encoding, ` + payload + `
 				FROM raw WHERE id > ? ORDER BY id LIMIT ?`)
 			if err != nil {
 				return fmt.Errorf("prepare raw select: %w", err)
 			}
 			p.selectRaw, p.rawConn = st, c.conn
 		}
-		rs, err := p.selectRaw.query(after, int64(limit))
+		scan := int64(limit)
+		if p.sh.signals != allSignals {
+			scan *= skipFactor
+		}
+		rs, err := p.selectRaw.query(after, scan)
 		if err != nil {
 			return fmt.Errorf("read raw: %w", err)
 		}
 		defer rs.Close()
+		var own int
 		var records, bytes int64
 		dest := make([]driver.Value, 6)
 		for {
@@ -268,8 +293,11 @@ func (p *projector) readRaw(rows *[]rawRow, after int64, limit int, maxRecords, 
 				return fmt.Errorf("read raw: %w", err)
 			}
 			*rows = append(*rows, r)
-			if records > maxRecords || bytes > maxBytes {
-				return nil // this row is past the slice: kept so the caller sees more is pending
+			if !p.sh.signals.has(r.sig) {
+				continue
+			}
+			if own++; own == limit || records > maxRecords || bytes > maxBytes {
+				return nil // this row may be past the slice: kept so the caller sees more is pending
 			}
 			records += r.records
 			bytes += int64(len(r.payload))
@@ -311,12 +339,20 @@ func (p *projector) fill(rows *[]rawRow, st *stage, readAt *time.Time, after, ne
 	if len(rs) == 0 {
 		return 0, nil
 	}
-	// Decode and stage outside the write lock: this is the CPU-heavy part.
+	// Decode and stage outside the write lock: this is the CPU-heavy part. Rows of other
+	// signals are passed over (another projector takes them).
 	st.reset(nextLogID, nextSpanID)
+	var own int
 	var records, bytes int64
-	for n < len(rs) && n < limit && (n == 0 ||
-		records+rs[n].records <= maxSliceRecords && bytes+int64(len(rs[n].payload)) <= maxSliceBytes) {
+	for ; n < len(rs); n++ {
 		r := &rs[n]
+		if !p.sh.signals.has(r.sig) {
+			continue
+		}
+		if own == limit || own > 0 && (records+r.records > maxSliceRecords || bytes+int64(len(r.payload)) > maxSliceBytes) {
+			break
+		}
+		own++
 		if err := p.stageRow(st, r); err != nil {
 			// An undecodable payload (validated at ingest, so this means a bug or a damaged
 			// row) must not stall projection forever: skip it, loudly.
@@ -324,7 +360,6 @@ func (p *projector) fill(rows *[]rawRow, st *stage, readAt *time.Time, after, ne
 		}
 		records += r.records
 		bytes += int64(len(r.payload))
-		n++
 	}
 	return n, nil
 }
@@ -378,7 +413,7 @@ func (p *projector) dropPrefetch() {
 // scheduled. A load that starts during a catch-up meets one slice at normal priority.
 func (p *projector) projectNext(ctx context.Context, between func(n int)) (n int, err error) {
 	catchingUp := func() bool {
-		return p.s.cfg.ProjectPriority != PriorityNormal && p.next != nil && p.next.running
+		return p.s.cfg.ProjectPriority != PriorityNormal && p.backlog
 	}
 	if !catchingUp() {
 		return p.projectSlice()
@@ -426,7 +461,8 @@ func (p *projector) projectSlice() (int, error) {
 	// Only while ingest is idle (catching up after a load): under a load the staged slice
 	// would hold ~4 MB more live heap while ingest needs the memory, and the CPU.
 	commits := p.s.stats.commits.Load()
-	if n < len(p.rows) && commits == p.commits {
+	p.backlog = n < len(p.rows) && commits == p.commits
+	if p.backlog && len(p.s.shards) == 1 {
 		p.startPrefetch(last, p.stage.nextLogID, p.stage.nextSpanID)
 	} else if f := p.next; f != nil && !f.running {
 		// Nothing is staged next (caught up, or under load): let the stager's buffers go, a
@@ -481,26 +517,33 @@ func (p *projector) countPages() {
 func (p *projector) account(n int) {
 	c := &p.s.stats
 	var lag int64
+	var own bool
 	for _, r := range p.rows[:n] {
-		c.projected[r.sig].Add(uint64(r.records))
-		lag += r.records
+		if p.sh.signals.has(r.sig) {
+			c.projected[r.sig].Add(uint64(r.records))
+			lag += r.records
+			own = true
+		}
 	}
 	c.lagRecords.Add(-lag)
-	c.slices.Add(1)
-	switch cur := c.oldestUnproj.Load(); {
+	if own {
+		c.slices.Add(1)
+	}
+	oldest := &c.oldestUnproj[p.sh.index]
+	switch cur := oldest.Load(); {
 	case n < len(p.rows):
-		c.oldestUnproj.Store(p.rows[n].received)
+		oldest.Store(p.rows[n].received)
 	case c.lastRawID.Load() <= p.hwm:
-		c.oldestUnproj.CompareAndSwap(cur, 0)
+		oldest.CompareAndSwap(cur, 0)
 	default:
 		// Every row read was projected and more were committed since: the oldest of those was
 		// received about when the slice read (within a group commit of it), not when the lag
 		// last began, which under a steady load that projection keeps up with would be long ago.
-		c.oldestUnproj.CompareAndSwap(cur, p.readAt.UnixNano())
+		oldest.CompareAndSwap(cur, p.readAt.UnixNano())
 	}
 	// Last: a reader that sees the projected raw id reach the last one sees every other count
 	// of this slice too (tests wait on it, then read the slice count).
-	c.projectedRawID.Store(p.hwm)
+	c.projectedRawID[p.sh.index].Store(p.hwm)
 	clear(p.rows)
 }
 

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -383,11 +384,19 @@ func textMatches(t *testing.T, s *Store, match, like string) int {
 	return n
 }
 
-// failSpanLinks makes every insert into span_links in dir's telemetry.db fail, from another
+// tracesPathIn returns the database in dir that holds the trace tables (shard.go).
+func tracesPathIn(dir string) string {
+	if _, err := os.Stat(filepath.Join(dir, TracesFileName)); err == nil {
+		return filepath.Join(dir, TracesFileName)
+	}
+	return filepath.Join(dir, FileName)
+}
+
+// failSpanLinks makes every insert into span_links in dir's trace tables fail, from another
 // connection (closed with the test), until the caller drops the trigger fail_links on it.
 func failSpanLinks(t *testing.T, dir string) *sql.DB {
 	t.Helper()
-	other, err := sql.Open("sqlite", "file:"+filepath.Join(dir, FileName))
+	other, err := sql.Open("sqlite", "file:"+tracesPathIn(dir))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -399,12 +408,26 @@ func failSpanLinks(t *testing.T, dir string) *sql.DB {
 }
 
 // TestProjectionRetriesWithoutDuplicates makes a projection transaction fail part-way (a trigger
-// aborts inserts into span_links, after logs and spans rows of the same slice were written),
-// then lets it succeed: the retry must leave exactly one copy of every row.
+// aborts inserts into span_links, after the spans and, in one file, logs rows of the same slice
+// were written), then lets it succeed: the retry must leave exactly one copy of every row.
 func TestProjectionRetriesWithoutDuplicates(t *testing.T) {
+	for _, oneFile := range []bool{false, true} {
+		t.Run(layoutName(oneFile), func(t *testing.T) { testProjectionRetriesWithoutDuplicates(t, oneFile) })
+	}
+}
+
+// layoutName names a test of the one-file or the two-file layout (shard.go).
+func layoutName(oneFile bool) string {
+	if oneFile {
+		return "one-file"
+	}
+	return "two-files"
+}
+
+func testProjectionRetriesWithoutDuplicates(t *testing.T, oneFile bool) {
 	// Store the requests with projection off, so the first projection slice holds all three.
 	dir := t.TempDir()
-	s, err := Open(context.Background(), Config{Dir: dir, NoProjection: true})
+	s, err := Open(context.Background(), Config{Dir: dir, NoProjection: true, TracesFile: !oneFile})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -417,15 +440,29 @@ func TestProjectionRetriesWithoutDuplicates(t *testing.T) {
 	other := failSpanLinks(t, dir)
 	s = openTest(t, Config{Dir: dir, Logger: quietLogger})
 	waitFor(t, "a failed projection", func() bool { return s.Stats().ProjectionErrors > 0 })
-	if n := countRows(t, s, "logs"); n != 0 {
-		t.Fatalf("logs after failed slice: got %d, want 0 (rolled back)", n)
+	rolledBack := []string{"spans", "trace_chunks"}
+	if oneFile {
+		rolledBack = append(rolledBack, "logs")
+	}
+	for _, table := range rolledBack {
+		if n := countRows(t, s, table); n != 0 {
+			t.Fatalf("%s after failed slice: got %d, want 0 (rolled back)", table, n)
+		}
 	}
 	if _, err := other.Exec(`DROP TRIGGER fail_links`); err != nil {
 		t.Fatal(err)
 	}
 	waitProjected(t, s)
+	// Each projected database keeps the resources of its rows: in two files traces.db has
+	// the spans' one.
+	resources := map[bool]int{true: 3, false: 2}[oneFile]
+	if !oneFile {
+		if n := queryRows(t, s.ReadDB(), `SELECT count(*) FROM traces.resources`)[0][0]; n != "1" {
+			t.Errorf("traces.resources rows: got %s, want 1", n)
+		}
+	}
 	for table, want := range map[string]int{"logs": 4, "spans": 2, "span_links": 1, "span_events": 1, "number_points": 3,
-		"metrics": 5, "resources": 3, "summary_points": 1} {
+		"metrics": 5, "resources": resources, "summary_points": 1} {
 		if got := countRows(t, s, table); got != want {
 			t.Errorf("%s rows: got %d, want %d", table, got, want)
 		}
@@ -438,36 +475,49 @@ func TestProjectionRetriesWithoutDuplicates(t *testing.T) {
 
 // TestProjectionPrefetchRetries: with a backlog the projector stages the next slice while the
 // current one commits. A commit that fails then drops the staged slice (its log and span ids
-// were counted from the failed one), and the retry projects every row once, with log ids
-// that have no gaps.
+// were counted from the failed one), and the retry projects every row once, with log and span
+// ids that have no gaps.
 func TestProjectionPrefetchRetries(t *testing.T) {
+	for _, oneFile := range []bool{false, true} {
+		t.Run(layoutName(oneFile), func(t *testing.T) { testProjectionPrefetchRetries(t, oneFile) })
+	}
+}
+
+func testProjectionPrefetchRetries(t *testing.T, oneFile bool) {
 	dir := t.TempDir()
-	s, err := Open(context.Background(), Config{Dir: dir, NoProjection: true})
+	s, err := Open(context.Background(), Config{Dir: dir, NoProjection: true, TracesFile: !oneFile})
 	if err != nil {
 		t.Fatal(err)
 	}
-	appendTraces(t, s, makeTraces())
-	for i := range 20 {
+	for i := range 20 { // a traces row, then two logs rows, ...
+		if i%2 == 0 {
+			appendTraces(t, s, makeTraces())
+		}
 		appendLogs(t, s, makeLogs("svc", fmt.Sprintf("prefetched%d", i), 3))
 	}
 	if err := s.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	other := failSpanLinks(t, dir)
-	// One raw row per slice: the traces row fails while the first logs row is being staged.
+	// One raw row of a projector's signals per slice: in one file the first traces row fails
+	// while the logs row after it is being staged.
 	s = openTest(t, Config{Dir: dir, ProjectSlice: 1, Logger: quietLogger})
 	waitFor(t, "two failed projections", func() bool { return s.Stats().ProjectionErrors >= 2 })
-	if n := countRows(t, s, "logs"); n != 0 {
+	if n := countRows(t, s, "spans"); n != 0 {
+		t.Fatalf("spans after failed slices: got %d, want 0", n)
+	}
+	if n := countRows(t, s, "logs"); oneFile && n != 0 {
 		t.Fatalf("logs after failed slices: got %d, want 0", n)
 	}
-	if n := s.stats.prefetches.Load(); n == 0 {
+	// Only the one-file layout prefetches (project.go).
+	if n := s.stats.prefetches.Load(); oneFile && n == 0 {
 		t.Fatal("no slice was prefetched while one committed")
 	}
 	if _, err := other.Exec(`DROP TRIGGER fail_links`); err != nil {
 		t.Fatal(err)
 	}
 	waitProjected(t, s)
-	for table, want := range map[string]int{"logs": 60, "spans": 2, "span_links": 1} {
+	for table, want := range map[string]int{"logs": 60, "spans": 20, "span_links": 10} {
 		if got := countRows(t, s, table); got != want {
 			t.Errorf("%s rows: got %d, want %d", table, got, want)
 		}
@@ -479,8 +529,14 @@ func TestProjectionPrefetchRetries(t *testing.T) {
 	if lo != 1 || hi != n || dups != 0 {
 		t.Errorf("log ids %d..%d for %d rows, %d duplicated bodies; want 1..%d, none", lo, hi, n, dups, n)
 	}
-	if st := s.Stats(); st.Logs.RecordsProjected != 60 || st.Traces.RecordsProjected != 2 || st.LagRecords != 0 {
-		t.Errorf("Stats: %d logs and %d spans projected, lag %d; want 60, 2, 0", st.Logs.RecordsProjected, st.Traces.RecordsProjected, st.LagRecords)
+	if err := s.ReadDB().QueryRow(`SELECT min(id), max(id), count(*) FROM spans`).Scan(&lo, &hi, &n); err != nil {
+		t.Fatal(err)
+	}
+	if lo != 1 || hi != n {
+		t.Errorf("span ids %d..%d for %d rows; want 1..%d", lo, hi, n, n)
+	}
+	if st := s.Stats(); st.Logs.RecordsProjected != 60 || st.Traces.RecordsProjected != 20 || st.LagRecords != 0 {
+		t.Errorf("Stats: %d logs and %d spans projected, lag %d; want 60, 20, 0", st.Logs.RecordsProjected, st.Traces.RecordsProjected, st.LagRecords)
 	}
 	if got := textMatches(t, s, TextQuery("refet"), "%prefetched%"); got != 60 {
 		t.Errorf("indexed bodies: got %d, want 60", got)
@@ -531,7 +587,12 @@ func TestProjectedNotify(t *testing.T) {
 	defer unsubscribe()
 	appendLogs(t, s, makeLogs("svc", "notify", 1))
 	<-ch
-	if st := s.Stats(); st.ProjectionSlices == 0 {
+	// By either projector: traces.db's passes the logs row by in a slice of its own.
+	passed := false
+	for i := range s.shards {
+		passed = passed || s.stats.projectedRawID[i].Load() == 1
+	}
+	if !passed {
 		t.Errorf("notified before any slice committed")
 	}
 	unsubscribe()
@@ -623,7 +684,7 @@ func TestProjectionBoundsBigRequests(t *testing.T) {
 	for i := range 20 {
 		appendLogs(t, s, makeLogs("svc", fmt.Sprintf("big%d-", i), 1000))
 	}
-	p := newProjector(s)
+	p := newProjector(s, s.shards[0])
 	if err := p.load(); err != nil {
 		t.Fatal(err)
 	}
@@ -663,7 +724,7 @@ func TestProjectionBoundsBigPayloads(t *testing.T) {
 	for range 12 {
 		appendLogs(t, s, makeLogs("svc", body, 1))
 	}
-	p := newProjector(s)
+	p := newProjector(s, s.shards[0])
 	if err := p.load(); err != nil {
 		t.Fatal(err)
 	}

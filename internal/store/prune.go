@@ -13,11 +13,13 @@ import (
 // file stops growing (SQLite reuses the freed pages; the file does not shrink).
 //
 // Crash safety: a raw row is deleted only when its id is at or below a projection high-water
-// mark that is durable on disk. telemetry.db commits at synchronous=NORMAL, which survives a
-// process crash but not a power loss until the WAL is synced, so the prune watcher (its own
-// goroutine and telemetry.db connection) reads the high-water mark and then runs a PASSIVE
-// checkpoint: a checkpoint that backfills the whole WAL has synced it first, so the mark read
-// before it is durable. Only then does the writer goroutine, which owns raw.db, delete up to it.
+// mark that is durable on disk in every projected database (telemetry.db, and traces.db in the
+// two-file layout: each mark passes every raw row up to it, whatever its signal). They commit at
+// synchronous=NORMAL, which survives a process crash but not a power loss until the WAL is
+// synced, so the prune watcher (its own goroutine and a connection to each) reads a database's
+// high-water mark and then runs a PASSIVE checkpoint: a checkpoint that backfills the whole WAL
+// has synced it first, so the mark read before it is durable. Only then does the writer
+// goroutine, which owns raw.db, delete up to the lowest of them.
 // The deletes ride in the group commit's own transaction (no extra fsync), bounded per commit,
 // and in bounded steps of their own when the writer is idle.
 const (
@@ -35,7 +37,7 @@ const (
 // pruneState is shared by the prune watcher (which publishes durable) and the writer goroutine
 // (which owns lo and the statements).
 type pruneState struct {
-	durable atomic.Int64 // projected raw ids <= durable are durable in telemetry.db
+	durable atomic.Int64 // projected raw ids <= durable are durable in every projected database
 	pruned  atomic.Int64 // every raw id <= pruned is deleted
 
 	firstFresh, del *sql.Stmt // on writeDB, prepared by the writer
@@ -63,10 +65,14 @@ func (s *Store) loadPruneState(ctx context.Context) error {
 }
 
 // runPruneWatch publishes the durable projection high-water mark every pruneEvery until ctx
-// ends. It owns db (a telemetry.db connection) and closes it.
-func (s *Store) runPruneWatch(ctx context.Context, db *sql.DB) {
+// ends. It owns dbs (a connection to each projected database, in shard order) and closes them.
+func (s *Store) runPruneWatch(ctx context.Context, dbs []*sql.DB) {
 	defer close(s.pruneDone)
-	defer db.Close()
+	defer func() {
+		for _, db := range dbs {
+			db.Close()
+		}
+	}()
 	t := time.NewTicker(pruneEvery)
 	defer t.Stop()
 	for {
@@ -75,12 +81,18 @@ func (s *Store) runPruneWatch(ctx context.Context, db *sql.DB) {
 			return
 		case <-t.C:
 		}
-		hwm, err := durableHWM(ctx, db)
-		if err != nil {
-			if ctx.Err() == nil {
-				s.cfg.Logger.Debug("store: prune watch", "err", err)
+		hwm := int64(-1)
+		for i, db := range dbs {
+			h, err := durableHWM(ctx, db)
+			if err != nil {
+				if ctx.Err() == nil {
+					s.cfg.Logger.Debug("store: prune watch", "db", s.shards[i].name, "err", err)
+				}
+				h = -1
 			}
-			continue
+			if i == 0 || h < hwm {
+				hwm = h
+			}
 		}
 		if hwm > s.prune.durable.Load() {
 			s.prune.durable.Store(hwm)

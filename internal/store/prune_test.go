@@ -122,12 +122,14 @@ func TestProjectorCheckpointThreshold(t *testing.T) {
 		{Config{KeepRaw: true, Logger: quietLogger}, 8192},
 	} {
 		s := openTest(t, tc.cfg)
-		var got int
-		if err := s.projectDB.QueryRow(`PRAGMA wal_autocheckpoint`).Scan(&got); err != nil {
-			t.Fatal(err)
-		}
-		if got != tc.want {
-			t.Errorf("KeepRaw %v: the projector checkpoints every %d pages, want %d", tc.cfg.KeepRaw, got, tc.want)
+		for _, sh := range s.shards {
+			var got int
+			if err := sh.db.QueryRow(`PRAGMA wal_autocheckpoint`).Scan(&got); err != nil {
+				t.Fatal(err)
+			}
+			if got != tc.want {
+				t.Errorf("KeepRaw %v: the %s projector checkpoints every %d pages, want %d", tc.cfg.KeepRaw, sh.name, got, tc.want)
+			}
 		}
 	}
 }

@@ -6,18 +6,51 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"strings"
 )
 
-// schemaSQL creates the relational tables and indexes in telemetry.db, rawSQL the raw table in
-// raw.db; both are idempotent (IF NOT EXISTS throughout).
+// The schema's parts, each idempotent (IF NOT EXISTS throughout): commonSQL the tables every
+// projected database holds, schemaSQL telemetry.db's logs and metrics, tracesSQL the trace
+// tables (traces.db, or telemetry.db in the one-file layout), rawSQL the raw table in raw.db.
 var (
+	//go:embed schema_common.sql
+	commonSQL string
 	//go:embed schema.sql
 	schemaSQL string
+	//go:embed schema_traces.sql
+	tracesSQL string
 	//go:embed raw.sql
 	rawSQL string
 )
 
-// SchemaVersion is the version of schema.sql this package writes and reads. Version 2 added
+// parts says which parts of the schema a database file holds.
+type parts uint8
+
+const (
+	partRaw parts = 1 << iota
+	partLogsMetrics
+	partTraces
+)
+
+// sql returns the schema text that creates ps.
+func (ps parts) sql() string {
+	var b strings.Builder
+	if ps&partRaw != 0 {
+		b.WriteString(rawSQL)
+	}
+	if ps&(partLogsMetrics|partTraces) != 0 {
+		b.WriteString(commonSQL)
+	}
+	if ps&partLogsMetrics != 0 {
+		b.WriteString(schemaSQL)
+	}
+	if ps&partTraces != 0 {
+		b.WriteString(tracesSQL)
+	}
+	return b.String()
+}
+
+// SchemaVersion is the version of the schema this package writes and reads. Version 2 added
 // trace_chunks; a version 1 database is upgraded in place by Open (the new tables are created and
 // trace_chunks_start records where the packed traces begin). Version 3 added the summaries
 // (log_blocks, service_counts, summary_state and the summarize_slice trigger); Open summarizes
@@ -32,18 +65,21 @@ var (
 // the new index on an older database and drops the old one. Version 7 made log_text's documents
 // the distinct trigrams of each group as tokens of the ascii tokenizer (textgrams.go) instead of
 // the group's bodies under the trigram tokenizer: Open rebuilds an older database's log_text in
-// bounded, resumable steps (catchUpLogGrams).
-const SchemaVersion = 7
+// bounded, resumable steps (catchUpLogGrams). Version 8 split the schema into parts, each with a
+// summary trigger of its own in place of summarize_slice (Open replaces it), so that a new data
+// directory can keep its trace tables in traces.db under a projector of their own
+// (Config.TracesFile, shard.go).
+const SchemaVersion = 8
 
-// Schema returns the SQL text that creates the relational tables (schema.sql) followed by the
-// raw table (raw.sql), for documentation and for tools that want to inspect it.
-func Schema() string { return schemaSQL + "\n" + rawSQL }
+// Schema returns the SQL text that creates the relational tables (schema_common.sql,
+// schema.sql, schema_traces.sql) followed by the raw table (raw.sql), for documentation and for
+// tools that want to inspect it.
+func Schema() string { return (partLogsMetrics | partTraces).sql() + "\n" + rawSQL }
 
 // applySchema creates the tables of one database, checks its schema version and upgrades an
 // older one.
-func applySchema(ctx context.Context, db *sql.DB, schema string) error {
-	telemetry := schema == schemaSQL
-	schema = "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);\n" + schema
+func applySchema(ctx context.Context, db *sql.DB, ps parts) error {
+	schema := "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);\n" + ps.sql()
 	if _, err := db.ExecContext(ctx, schema); err != nil {
 		return classify("apply schema", err)
 	}
@@ -60,11 +96,13 @@ func applySchema(ctx context.Context, db *sql.DB, schema string) error {
 	case v > SchemaVersion:
 		return fmt.Errorf("store: database schema version %d is newer than this build's %d", v, SchemaVersion)
 	}
-	if telemetry {
-		// Before the version moves: an interrupted catch-up resumes at the next Open.
-		if err := catchUpSummaries(ctx, db); err != nil {
+	// Before the version moves: an interrupted catch-up resumes at the next Open.
+	if ps&(partLogsMetrics|partTraces) != 0 {
+		if err := catchUpSummaries(ctx, db, ps); err != nil {
 			return err
 		}
+	}
+	if ps&partLogsMetrics != 0 {
 		if err := catchUpLogText(ctx, db); err != nil {
 			return err
 		}
@@ -73,14 +111,16 @@ func applySchema(ctx context.Context, db *sql.DB, schema string) error {
 				return err
 			}
 		}
-		// Version 5: schema.sql has just built logs_trace_block and spans_trace_block, which
-		// replace logs_trace and spans_trace; trace_chunks gains errors (NULL in older rows).
-		if _, err := db.ExecContext(ctx, `DROP INDEX IF EXISTS logs_trace; DROP INDEX IF EXISTS spans_trace`); err != nil {
-			return classify("drop the version 4 trace indexes", err)
+		// Version 5: schema.sql has just built logs_trace_block, which replaces logs_trace.
+		if _, err := db.ExecContext(ctx, `DROP INDEX IF EXISTS logs_trace`); err != nil {
+			return classify("drop the version 4 log trace index", err)
 		}
-		// Version 6: spans_root_service_start replaces spans_service_start.
-		if _, err := db.ExecContext(ctx, `DROP INDEX IF EXISTS spans_service_start`); err != nil {
-			return classify("drop the version 5 service index", err)
+	}
+	if ps&partTraces != 0 {
+		// Version 5: spans_trace_block replaces spans_trace; trace_chunks gains errors (NULL in
+		// older rows). Version 6: spans_root_service_start replaces spans_service_start.
+		if _, err := db.ExecContext(ctx, `DROP INDEX IF EXISTS spans_trace; DROP INDEX IF EXISTS spans_service_start`); err != nil {
+			return classify("drop the version 4 and 5 span indexes", err)
 		}
 		if err := addColumn(ctx, db, "trace_chunks", "errors", "INTEGER"); err != nil {
 			return err
@@ -109,26 +149,31 @@ func addColumn(ctx context.Context, db *sql.DB, table, col, typ string) error {
 	return nil
 }
 
-// loadState reads the raw id sequence and the projection backlog.
+// loadState reads the raw id sequence and the projection backlog of each projected database.
 func (s *Store) loadState(ctx context.Context) error {
-	var maxRaw, hwm, backlog, oldest int64
+	var maxRaw, top, lag int64
 	err := s.writeDB.QueryRowContext(ctx, `SELECT COALESCE(max(id), 0) FROM raw`).Scan(&maxRaw)
 	if err != nil {
 		return classify("read raw state", err)
 	}
-	err = s.projectDB.QueryRowContext(ctx, `SELECT raw_id FROM projection_state WHERE id = 1`).Scan(&hwm)
-	if err != nil {
-		return classify("read projection state", err)
+	for _, sh := range s.shards {
+		var hwm, backlog, oldest int64
+		err = sh.db.QueryRowContext(ctx, `SELECT raw_id FROM projection_state WHERE id = 1`).Scan(&hwm)
+		if err != nil {
+			return classify("read "+sh.name+" projection state", err)
+		}
+		// oldest counts every signal's rows: the projector passes them all (readRaw).
+		err = s.writeDB.QueryRowContext(ctx, `SELECT COALESCE(sum(records) FILTER (WHERE signal IN (`+sh.signals.sqlList()+`)), 0),
+			COALESCE(min(received_unix_nano), 0) FROM raw WHERE id > ?`, hwm).Scan(&backlog, &oldest)
+		if err != nil {
+			return classify("read "+sh.name+" projection backlog", err)
+		}
+		top, lag = max(top, hwm), lag+backlog
+		s.stats.projectedRawID[sh.index].Store(hwm)
+		s.stats.oldestUnproj[sh.index].Store(oldest)
 	}
-	err = s.writeDB.QueryRowContext(ctx, `SELECT COALESCE(sum(records), 0), COALESCE(min(received_unix_nano), 0)
-		FROM raw WHERE id > ?`, hwm).Scan(&backlog, &oldest)
-	if err != nil {
-		return classify("read projection backlog", err)
-	}
-	s.nextRawID = max(maxRaw, hwm) + 1
-	s.stats.lastRawID.Store(max(maxRaw, hwm))
-	s.stats.projectedRawID.Store(hwm)
-	s.stats.lagRecords.Store(backlog)
-	s.stats.oldestUnproj.Store(oldest)
+	s.nextRawID = max(maxRaw, top) + 1
+	s.stats.lastRawID.Store(max(maxRaw, top))
+	s.stats.lagRecords.Store(lag)
 	return nil
 }

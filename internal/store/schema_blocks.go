@@ -22,11 +22,12 @@ var summaryStep int64 = 1 << 16 // a variable for tests
 // range (lo, hi] to them.
 type summaryTable struct {
 	table, stateCol string
+	part            parts // the schema part that holds the table
 	stmts           []string
 }
 
 var summaryTables = []summaryTable{
-	{"logs", "log_id", []string{
+	{"logs", "log_id", partLogsMetrics, []string{
 		`INSERT INTO log_blocks(block, min_time_unix_nano, max_time_unix_nano, logs)
 			SELECT id >> 12, min(time_unix_nano), max(time_unix_nano), count(*) FROM logs
 			WHERE id > ?1 AND id <= ?2 GROUP BY id >> 12
@@ -40,14 +41,14 @@ var summaryTables = []summaryTable{
 			ON CONFLICT(service, signal) DO UPDATE SET records = records + excluded.records,
 				last_seen_unix_nano = max(last_seen_unix_nano, excluded.last_seen_unix_nano)`,
 	}},
-	{"spans", "span_id", []string{
+	{"spans", "span_id", partTraces, []string{
 		`INSERT INTO service_counts(service, signal, records, last_seen_unix_nano)
 			SELECT coalesce(service, ''), 'spans', count(*), max(start_time_unix_nano) FROM spans
 			WHERE id > ?1 AND id <= ?2 GROUP BY 1
 			ON CONFLICT(service, signal) DO UPDATE SET records = records + excluded.records,
 				last_seen_unix_nano = max(last_seen_unix_nano, excluded.last_seen_unix_nano)`,
 	}},
-	{"metrics", "metric_id", []string{
+	{"metrics", "metric_id", partLogsMetrics, []string{
 		`INSERT INTO service_counts(service, signal, records, last_seen_unix_nano)
 			SELECT coalesce(service, ''), 'metrics', count(*), 0 FROM metrics
 			WHERE id > ?1 AND id <= ?2 GROUP BY 1
@@ -55,13 +56,16 @@ var summaryTables = []summaryTable{
 	}},
 }
 
-// catchUpSummaries adds every row not yet in summary_state to log_blocks and service_counts, in
-// transactions of at most summaryStep ids, each advancing summary_state with its rows (so an
-// interrupted upgrade resumes where it stopped). It runs at Open, before the projector starts,
+// catchUpSummaries adds every row of the tables in ps not yet in summary_state to log_blocks and
+// service_counts, in transactions of at most summaryStep ids, each advancing summary_state with
+// its rows (so an interrupted upgrade resumes where it stopped). It runs at Open, before the projector starts,
 // where it is a no-op unless the database was written by a version without the summaries
-// (schema version < 3): from then on the summarize_slice trigger keeps them current.
-func catchUpSummaries(ctx context.Context, db *sql.DB) error {
+// (schema version < 3): from then on the summarize triggers keep them current.
+func catchUpSummaries(ctx context.Context, db *sql.DB, ps parts) error {
 	for _, t := range summaryTables {
+		if ps&t.part == 0 {
+			continue
+		}
 		for {
 			var done, last int64
 			err := db.QueryRowContext(ctx, `SELECT (SELECT `+t.stateCol+` FROM summary_state WHERE id = 1),

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -19,24 +20,39 @@ const (
 		UNION ALL SELECT coalesce(service, ''), 'spans', count(*), max(start_time_unix_nano) FROM spans GROUP BY 1
 		UNION ALL SELECT coalesce(service, ''), 'metrics', count(*), 0 FROM metrics GROUP BY 1
 		ORDER BY 1, 2`
-	slowLogBlocks    = `SELECT id >> 12, min(time_unix_nano), max(time_unix_nano), count(*) FROM logs GROUP BY 1 ORDER BY 1`
-	gotServiceCounts = `SELECT service, signal, records, last_seen_unix_nano FROM service_counts ORDER BY 1, 2`
-	gotLogBlocks     = `SELECT block, min_time_unix_nano, max_time_unix_nano, logs FROM log_blocks ORDER BY 1`
+	slowLogBlocks = `SELECT id >> 12, min(time_unix_nano), max(time_unix_nano), count(*) FROM logs GROUP BY 1 ORDER BY 1`
+	gotLogBlocks  = `SELECT block, min_time_unix_nano, max_time_unix_nano, logs FROM log_blocks ORDER BY 1`
 )
 
+// checkSummaries compares the summaries with the aggregates over the tables. Each projected
+// database counts its own tables; ReadDB attaches traces.db as "traces".
 func checkSummaries(t *testing.T, s *Store) {
 	t.Helper()
 	db := s.ReadDB()
+	schemas := []string{"main", "traces"}[:len(s.shards)]
+	var counts []string
+	for _, sc := range schemas {
+		counts = append(counts, `SELECT service, signal, records, last_seen_unix_nano FROM `+sc+`.service_counts`)
+	}
+	gotServiceCounts := strings.Join(counts, " UNION ALL ") + " ORDER BY 1, 2"
 	if diff := cmp.Diff(queryRows(t, db, slowServiceCounts), queryRows(t, db, gotServiceCounts)); diff != "" {
 		t.Errorf("service_counts (-aggregate +summary):\n%s", diff)
 	}
 	if diff := cmp.Diff(queryRows(t, db, slowLogBlocks), queryRows(t, db, gotLogBlocks)); diff != "" {
 		t.Errorf("log_blocks (-aggregate +summary):\n%s", diff)
 	}
-	got := queryRows(t, db, `SELECT (SELECT log_id FROM summary_state), (SELECT span_id FROM summary_state), (SELECT metric_id FROM summary_state)`)
-	want := queryRows(t, db, `SELECT coalesce((SELECT max(id) FROM logs), 0), coalesce((SELECT max(id) FROM spans), 0), coalesce((SELECT max(id) FROM metrics), 0)`)
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("summary_state (-max ids +state):\n%s", diff)
+	for i, sh := range s.shards {
+		got := queryRows(t, db, `SELECT log_id, span_id, metric_id FROM `+schemas[i]+`.summary_state`)
+		max := func(table string, part parts) string {
+			if sh.parts&part == 0 {
+				return "0"
+			}
+			return "coalesce((SELECT max(id) FROM " + table + "), 0)"
+		}
+		want := queryRows(t, db, `SELECT `+max("logs", partLogsMetrics)+", "+max("spans", partTraces)+", "+max("metrics", partLogsMetrics))
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s summary_state (-max ids +state):\n%s", sh.name, diff)
+		}
 	}
 }
 
@@ -62,15 +78,19 @@ func appendSummaryData(t *testing.T, s *Store, round int) {
 }
 
 // TestSummariesMatchAggregates checks the trigger-maintained summaries against the aggregates
-// over the tables after every projected batch.
+// over the tables after every projected batch, in both layouts (shard.go).
 func TestSummariesMatchAggregates(t *testing.T) {
-	s := openTest(t, Config{ProjectSlice: 2, Sync: SyncOff})
-	for round := range 3 {
-		appendSummaryData(t, s, round)
-		checkSummaries(t, s)
-	}
-	if n := countRows(t, s, "log_blocks"); n < 3 {
-		t.Errorf("only %d log blocks: the data should span several", n)
+	for _, oneFile := range []bool{false, true} {
+		t.Run(layoutName(oneFile), func(t *testing.T) {
+			s := openTest(t, Config{ProjectSlice: 2, Sync: SyncOff, TracesFile: !oneFile})
+			for round := range 3 {
+				appendSummaryData(t, s, round)
+				checkSummaries(t, s)
+			}
+			if n := countRows(t, s, "log_blocks"); n < 3 {
+				t.Errorf("only %d log blocks: the data should span several", n)
+			}
+		})
 	}
 }
 
@@ -95,12 +115,12 @@ func TestSummariesUpgrade(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	if _, err := db.Exec(`DROP TRIGGER summarize_slice; DROP TABLE log_blocks; DROP TABLE service_counts;
+	if _, err := db.Exec(`DROP TRIGGER summarize_logs_metrics; DROP TRIGGER summarize_spans; DROP TABLE log_blocks; DROP TABLE service_counts;
 		DROP TABLE summary_state; UPDATE schema_version SET version = 2`); err != nil {
 		t.Fatal(err)
 	}
 	// Interrupted upgrade: the tables exist and the first 2,000 logs are summarized.
-	if _, err := db.Exec(schemaSQL); err != nil {
+	if _, err := db.Exec((partLogsMetrics | partTraces).sql()); err != nil {
 		t.Fatal(err)
 	}
 	if err := summarizeRange(context.Background(), db, summaryTables[0], 0, 2000); err != nil {

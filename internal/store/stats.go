@@ -42,7 +42,8 @@ type Stats struct {
 	// Open); LagSeconds is the age of the oldest unprojected request, 0 when caught up.
 	LagRecords int64
 	LagSeconds float64
-	// ProjectedRawID is the projection high-water mark: raw rows with id <= it are projected.
+	// ProjectedRawID is the projection high-water mark: raw rows with id <= it are projected
+	// (the lowest of the projected databases' marks).
 	ProjectedRawID int64
 	// LastRawID is the id of the newest committed raw row.
 	LastRawID int64
@@ -92,10 +93,14 @@ type counters struct {
 	queueFull, commits, commitErrors atomic.Uint64
 	slices, projectErrors            atomic.Uint64
 
-	lagRecords     atomic.Int64
-	oldestUnproj   atomic.Int64 // received_unix_nano of the oldest unprojected raw row, 0 if none
-	projectedRawID atomic.Int64
-	lastRawID      atomic.Int64
+	lagRecords atomic.Int64
+	lastRawID  atomic.Int64
+	// Per projected database, indexed by shard.index (the first shards of them): the
+	// received_unix_nano of the oldest raw row its projector has not passed (0 if none), and
+	// its projection high-water mark.
+	shards         int
+	oldestUnproj   [maxShards]atomic.Int64
+	projectedRawID [maxShards]atomic.Int64
 
 	writerBusy    atomic.Int64 // nanoseconds
 	offThreadCPU  atomic.Int64 // nanoseconds of thread CPU the projector's workers used (worker.go)
@@ -117,7 +122,24 @@ func (c *counters) committed(batch []*request) {
 	}
 	c.lagRecords.Add(lag)
 	// The first batch after catching up becomes the oldest unprojected work.
-	c.oldestUnproj.CompareAndSwap(0, batch[0].received)
+	for i := range c.shards {
+		c.oldestUnproj[i].CompareAndSwap(0, batch[0].received)
+	}
+}
+
+// projection returns the lowest projection high-water mark and the oldest unprojected row's
+// receive time over the shards (0 when none is behind).
+func (c *counters) projection() (rawID, oldest int64) {
+	for i := range c.shards {
+		h := c.projectedRawID[i].Load()
+		if i == 0 || h < rawID {
+			rawID = h
+		}
+		if t := c.oldestUnproj[i].Load(); t > 0 && (oldest == 0 || t < oldest) {
+			oldest = t
+		}
+	}
+	return rawID, oldest
 }
 
 // Stats returns a snapshot of the counters. It takes no locks.
@@ -143,7 +165,6 @@ func (s *Store) Stats() Stats {
 		Commits:          c.commits.Load(),
 		CommitErrors:     c.commitErrors.Load(),
 		LagRecords:       c.lagRecords.Load(),
-		ProjectedRawID:   c.projectedRawID.Load(),
 		LastRawID:        c.lastRawID.Load(),
 		ProjectionSlices: c.slices.Load(),
 		ProjectionErrors: c.projectErrors.Load(),
@@ -155,9 +176,11 @@ func (s *Store) Stats() Stats {
 			Written: c.pagesWritten.Load(), Spilled: c.pagesSpilled.Load(), Read: c.pagesRead.Load(),
 		},
 	}
+	var oldest int64
+	st.ProjectedRawID, oldest = c.projection()
 	if st.ProjectedRawID < st.LastRawID {
-		if t := c.oldestUnproj.Load(); t > 0 {
-			st.LagSeconds = max(0, time.Since(time.Unix(0, t)).Seconds())
+		if oldest > 0 {
+			st.LagSeconds = max(0, time.Since(time.Unix(0, oldest)).Seconds())
 		}
 	}
 	return st

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"modernc.org/sqlite" // also registers the "sqlite" database/sql driver
+
+	"github.com/otelbench/otelbench/internal/signal"
 )
 
 // Defaults for Config's zero values.
@@ -107,6 +109,11 @@ type Config struct {
 	RawRetention time.Duration
 	// KeepRaw disables pruning: raw.db keeps every payload and grows without bound.
 	KeepRaw bool
+	// TracesFile puts the trace tables in a database of their own, traces.db, with a projector
+	// of its own beside telemetry.db's (shard.go): catch-up after a mixed load measured +6% to
+	// +17% (medians of alternated runs) on 2 vCPUs for ~25–30 MB more peak RSS. It applies when the data directory gets its
+	// first projected database; an existing one keeps its layout.
+	TracesFile bool
 	// Logger receives projection errors and lifecycle events; nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -176,10 +183,9 @@ type Store struct {
 	path    string // telemetry.db
 	rawPath string // raw.db
 
-	writeDB   *sql.DB // raw.db, one connection, owned by the writer goroutine
-	projectDB *sql.DB // telemetry.db, one connection, owned by the projector goroutine
-	projRawDB *sql.DB // raw.db read-only, one connection, the projector's reader
-	readDB    *sql.DB // telemetry.db with raw.db attached, read-only pool for queries
+	writeDB *sql.DB  // raw.db, one connection, owned by the writer goroutine
+	shards  []*shard // the projected databases, each with a connection its projector owns
+	readDB  *sql.DB  // telemetry.db with raw.db (and traces.db) attached, read-only pool for queries
 
 	q queue
 
@@ -191,8 +197,6 @@ type Store struct {
 
 	writerDone  chan struct{}
 	projectStop context.CancelFunc
-	projectDone chan struct{}
-	projectWake chan struct{}
 	prune       pruneState
 	pruneStop   context.CancelFunc
 	pruneDone   chan struct{}
@@ -214,14 +218,12 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		return nil, fmt.Errorf("store: create data dir: %w", err)
 	}
 	s := &Store{
-		cfg:         cfg,
-		path:        filepath.Join(cfg.Dir, FileName),
-		rawPath:     filepath.Join(cfg.Dir, RawFileName),
-		subs:        map[int]chan struct{}{},
-		writerDone:  make(chan struct{}),
-		projectDone: make(chan struct{}),
-		projectWake: make(chan struct{}, 1),
-		pruneDone:   make(chan struct{}),
+		cfg:        cfg,
+		path:       filepath.Join(cfg.Dir, FileName),
+		rawPath:    filepath.Join(cfg.Dir, RawFileName),
+		subs:       map[int]chan struct{}{},
+		writerDone: make(chan struct{}),
+		pruneDone:  make(chan struct{}),
 	}
 	s.q.init(cfg.QueueRequests, cfg.QueueBytes)
 	if err := s.openDBs(ctx); err != nil {
@@ -236,31 +238,38 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		s.closeDBs()
 		return nil, err
 	}
-	var pruneDB *sql.DB
+	var pruneDBs []*sql.DB
 	if s.pruneConfigured() {
-		// Its own telemetry.db connection: the checkpoint that makes the projection durable
-		// must not stall the projector or the writer.
-		var err error
-		pruneDB, err = openOne(ctx, dsn(s.path, append(commonPragmas, "cache_size(-256)", "synchronous(full)")...))
-		if err != nil {
-			s.closeDBs()
-			return nil, classify("open prune watch", err)
+		// Its own connection to each projected database: the checkpoint that makes the
+		// projection durable must not stall a projector or the writer.
+		for _, sh := range s.shards {
+			db, err := openOne(ctx, dsn(sh.path, append(commonPragmas, "cache_size(-256)", "synchronous(full)")...))
+			if err != nil {
+				for _, db := range pruneDBs {
+					db.Close()
+				}
+				s.closeDBs()
+				return nil, classify("open prune watch", err)
+			}
+			pruneDBs = append(pruneDBs, db)
 		}
 	}
 	go s.runWriter()
 	pctx, cancel := context.WithCancel(context.Background())
 	s.projectStop = cancel
-	if cfg.NoProjection {
-		close(s.projectDone)
-	} else {
-		go s.runProjector(pctx)
+	for _, sh := range s.shards {
+		if cfg.NoProjection {
+			close(sh.done)
+		} else {
+			go s.runProjector(pctx, sh)
+		}
 	}
 	wctx, wcancel := context.WithCancel(context.Background())
 	s.pruneStop = wcancel
-	if pruneDB == nil {
+	if pruneDBs == nil {
 		close(s.pruneDone)
 	} else {
-		go s.runPruneWatch(wctx, pruneDB)
+		go s.runPruneWatch(wctx, pruneDBs)
 	}
 	return s, nil
 }
@@ -279,6 +288,14 @@ func dsn(path string, pragmas ...string) string {
 // directory named "run#2" must not open the database "run".
 func uriPath(path string) string {
 	return strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
+}
+
+// addShard adds a projected database to the store (openDBs opens it).
+func (s *Store) addShard(name, path string, ps parts, sigs signalSet) {
+	s.shards = append(s.shards, &shard{
+		index: len(s.shards), name: name, path: path, parts: ps, signals: sigs,
+		wake: make(chan struct{}, 1), done: make(chan struct{}),
+	})
 }
 
 // openOne opens a single-connection pool (a connection owned by one goroutine).
@@ -347,10 +364,21 @@ func (s *Store) openDBs(ctx context.Context) error {
 	if _, err := s.writeDB.ExecContext(ctx, "PRAGMA page_size = 8192; PRAGMA journal_mode = wal"); err != nil {
 		return classify("set raw journal mode", err)
 	}
-	if err := applySchema(ctx, s.writeDB, rawSQL); err != nil {
+	if err := applySchema(ctx, s.writeDB, partRaw); err != nil {
 		return err
 	}
-	// The projection database's commits need not be durable: projection is re-derived from raw,
+	split, err := tracesFile(ctx, s.cfg.Dir, s.cfg.TracesFile)
+	if err != nil {
+		return err
+	}
+	if !split {
+		s.addShard("telemetry", s.path, partLogsMetrics|partTraces, allSignals)
+	} else {
+		s.addShard("telemetry", s.path, partLogsMetrics, signalsOf(signal.Logs, signal.Metrics))
+		s.addShard("traces", filepath.Join(s.cfg.Dir, TracesFileName), partTraces, signalsOf(signal.Traces))
+	}
+	s.stats.shards = len(s.shards)
+	// The projected databases' commits need not be durable: projection is re-derived from raw,
 	// and its rows and high-water mark commit atomically, so NORMAL loses at most the last
 	// slices on power loss and they are projected again. cache_spill off: a slice's dirty pages
 	// stay in the page cache until its commit, even past cache_size (a slice of 5,120 load-shaped
@@ -361,25 +389,33 @@ func (s *Store) openDBs(ctx context.Context) error {
 	// can dirty. The cost is memory: after TestProjectorSliceStaysInCache's slice of ~3 MiB the
 	// cache holds 4.9 MB (sqlite3_db_status CACHE_USED) where spilling left 3.3 MB; the peak RSS
 	// of a mixed load and its catch-up did not move (93.3 against 93.9 MB, docs/benchmarks/store.md).
-	s.projectDB, err = openOne(ctx, dsn(s.path, append(commonPragmas, "synchronous(normal)", projectorCheckpoint(s.pruneConfigured()), "cache_size(-2048)", "cache_spill(false)")...))
-	if err != nil {
-		return classify("open telemetry database", err)
-	}
-	if _, err := s.projectDB.ExecContext(ctx, "PRAGMA journal_mode = wal"); err != nil {
-		return classify("set telemetry journal mode", err)
-	}
-	if err := applySchema(ctx, s.projectDB, schemaSQL); err != nil {
-		return err
-	}
-	s.projRawDB, err = openOne(ctx, dsn(s.rawPath, append(commonPragmas, "cache_size(-1024)", "query_only(true)")...))
-	if err != nil {
-		return classify("open raw reader", err)
+	// Each projector has caches of its own: halved, two projectors gained nothing on one
+	// (docs/benchmarks/store.md, eleventh session).
+	for _, sh := range s.shards {
+		sh.db, err = openOne(ctx, dsn(sh.path, append(commonPragmas, "synchronous(normal)", projectorCheckpoint(s.pruneConfigured()), "cache_size(-2048)", "cache_spill(false)")...))
+		if err != nil {
+			return classify("open "+sh.name+" database", err)
+		}
+		if _, err := sh.db.ExecContext(ctx, "PRAGMA journal_mode = wal"); err != nil {
+			return classify("set "+sh.name+" journal mode", err)
+		}
+		if err := applySchema(ctx, sh.db, sh.parts); err != nil {
+			return err
+		}
+		sh.rawDB, err = openOne(ctx, dsn(s.rawPath, append(commonPragmas, "cache_size(-1024)", "query_only(true)")...))
+		if err != nil {
+			return classify("open raw reader", err)
+		}
 	}
 	conn, err := sqlite.NewConnector(dsn(s.path, append(commonPragmas, "cache_size(-2048)", "query_only(true)")...))
 	if err != nil {
 		return fmt.Errorf("store: open read pool: %w", err)
 	}
-	s.readDB = sql.OpenDB(attachConnector{Connector: conn, rawPath: s.rawPath})
+	ac := attachConnector{Connector: conn, attach: [][2]string{{s.rawPath, "raw"}}}
+	if len(s.shards) > 1 {
+		ac.attach = append(ac.attach, [2]string{s.shards[1].path, "traces"})
+	}
+	s.readDB = sql.OpenDB(ac)
 	s.readDB.SetMaxOpenConns(s.cfg.ReadConns)
 	s.readDB.SetMaxIdleConns(s.cfg.ReadConns)
 	if err := s.readDB.PingContext(ctx); err != nil {
@@ -388,10 +424,11 @@ func (s *Store) openDBs(ctx context.Context) error {
 	return nil
 }
 
-// attachConnector attaches raw.db as schema "raw" to every read connection.
+// attachConnector attaches raw.db as schema "raw" (and traces.db as "traces") to every read
+// connection.
 type attachConnector struct {
 	driver.Connector
-	rawPath string
+	attach [][2]string // path, schema name
 }
 
 func (c attachConnector) Connect(ctx context.Context) (driver.Conn, error) {
@@ -404,16 +441,22 @@ func (c attachConnector) Connect(ctx context.Context) (driver.Conn, error) {
 		conn.Close()
 		return nil, errors.New("store: sqlite connection cannot exec")
 	}
-	if _, err := ex.ExecContext(ctx, "ATTACH DATABASE ? AS raw", []driver.NamedValue{{Ordinal: 1, Value: c.rawPath}}); err != nil {
-		conn.Close()
-		return nil, fmt.Errorf("attach raw database: %w", err)
+	for _, a := range c.attach {
+		if _, err := ex.ExecContext(ctx, "ATTACH DATABASE ? AS "+a[1], []driver.NamedValue{{Ordinal: 1, Value: a[0]}}); err != nil {
+			conn.Close()
+			return nil, fmt.Errorf("attach %s database: %w", a[1], err)
+		}
 	}
 	return conn, nil
 }
 
 func (s *Store) closeDBs() error {
 	var errs []error
-	for _, db := range []*sql.DB{s.readDB, s.projRawDB, s.projectDB, s.writeDB} {
+	dbs := []*sql.DB{s.readDB}
+	for _, sh := range s.shards {
+		dbs = append(dbs, sh.rawDB, sh.db)
+	}
+	for _, db := range append(dbs, s.writeDB) {
 		if db != nil {
 			errs = append(errs, db.Close())
 		}
@@ -452,7 +495,9 @@ func (s *Store) Close(ctx context.Context) error {
 			s.closeCtxErr = ctx.Err()
 		}
 		s.projectStop()
-		<-s.projectDone
+		for _, sh := range s.shards {
+			<-sh.done
+		}
 		s.pruneStop()
 		<-s.pruneDone
 		s.closeErr = s.closeDBs()
@@ -470,7 +515,8 @@ func (s *Store) Close(ctx context.Context) error {
 }
 
 // ProjectedNotify subscribes to projection progress: the channel receives (without blocking the
-// projector; signals coalesce) after each projection slice commits, and is closed by Close. The
+// projectors; signals coalesce) after each projection slice commits, in either projected
+// database (a slice of traces.db may only pass rows of other signals by), and is closed by Close. The
 // returned func unsubscribes and is idempotent.
 func (s *Store) ProjectedNotify() (<-chan struct{}, func()) {
 	ch := make(chan struct{}, 1)

@@ -24,8 +24,15 @@ import (
 // (after cleanups registered later, which run first).
 func OpenStore(t testing.TB) *store.Store {
 	t.Helper()
-	st, err := store.Open(context.Background(), store.Config{Dir: t.TempDir(), Sync: store.SyncOff,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	return OpenStoreConfig(t, store.Config{})
+}
+
+// OpenStoreConfig is OpenStore with cfg's layout (TracesFile); Dir, Sync and Logger are set
+// here.
+func OpenStoreConfig(t testing.TB, cfg store.Config) *store.Store {
+	t.Helper()
+	cfg.Dir, cfg.Sync, cfg.Logger = t.TempDir(), store.SyncOff, slog.New(slog.NewTextHandler(io.Discard, nil))
+	st, err := store.Open(context.Background(), cfg)
 	if err != nil {
 		t.Fatalf("store.Open: %v", err)
 	}

@@ -1,0 +1,107 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/otelbench/otelbench/internal/signal"
+)
+
+// Layouts. A data directory holds raw.db and one or two projected databases, each with a
+// projector of its own (a shard):
+//
+//   - one file, the default and the only layout before schema version 8: telemetry.db takes
+//     every signal.
+//   - two files (Config.TracesFile, serve's --traces-file): telemetry.db takes logs and metrics,
+//     traces.db spans. Catch-up is bound by the one thread that commits a slice, which SQLite
+//     allows one per database file; a second file lets a second projector commit beside it.
+//     After a mixed load on this project's 2-vCPU machine catch-up ran 6–17% faster (medians
+//     of alternated runs), and peak RSS rose from ~89 to 114–120 MB, past the 100 MB the serve
+//     issue allows: both projectors hold a slice and a page cache, where the one held one of
+//     each. With the
+//     caches and slices halved RSS stayed at 94–98 MB and catch-up gained nothing
+//     (docs/benchmarks/store.md, eleventh session). On that machine the host took ~30% of the
+//     vCPUs' time (steal in /proc/stat), so two projectors competed for ~1.4 CPUs: the layout is
+//     for machines with cores to spare.
+//
+// The query side sees one schema either way: ReadDB attaches traces.db as "traces", and its
+// tables exist in no other file, so queries name them unqualified. What both files hold
+// (resources, scopes, projection_state, summary_state, service_counts) resolves to
+// telemetry.db's; service_counts is the one of them a query reads, and it reads both (query's
+// Services).
+
+// TracesFileName is the database of a two-file data directory's trace tables, inside Config.Dir.
+const TracesFileName = "traces.db"
+
+// maxShards bounds the projected databases of a data directory.
+const maxShards = 2
+
+// signalSet is a set of signals (bit 1 << signal).
+type signalSet uint8
+
+func signalsOf(sigs ...signal.Signal) signalSet {
+	var m signalSet
+	for _, s := range sigs {
+		m |= 1 << s
+	}
+	return m
+}
+
+var allSignals = signalsOf(signal.Logs, signal.Metrics, signal.Traces)
+
+func (m signalSet) has(s signal.Signal) bool { return s <= signal.Traces && m&(1<<s) != 0 }
+
+// sqlList returns the set as a list of signal values for SQL's IN.
+func (m signalSet) sqlList() string {
+	var vals []string
+	for s := signal.Logs; s <= signal.Traces; s++ {
+		if m.has(s) {
+			vals = append(vals, fmt.Sprint(int(s)))
+		}
+	}
+	return strings.Join(vals, ", ")
+}
+
+// shard is one projected database file and what its projector takes from raw.db.
+type shard struct {
+	index   int    // in Store.shards, and in the counters' per-shard atomics
+	name    string // "telemetry" or "traces"
+	path    string
+	parts   parts
+	signals signalSet
+	db      *sql.DB       // the projector's connection (one)
+	rawDB   *sql.DB       // raw.db read-only, one connection, the projector's reader
+	wake    chan struct{} // nudged after each group commit (wakeProjector)
+	done    chan struct{} // closed when its projector goroutine returned
+}
+
+// tracesFile reports whether the data directory in dir keeps its trace tables in traces.db:
+// it has a traces.db, or it has no telemetry.db with spans yet and want asks for it.
+func tracesFile(ctx context.Context, dir string, want bool) (bool, error) {
+	if _, err := os.Stat(filepath.Join(dir, TracesFileName)); err == nil {
+		return true, nil
+	} else if !os.IsNotExist(err) {
+		return false, fmt.Errorf("store: look for %s: %w", TracesFileName, err)
+	}
+	if !want {
+		return false, nil
+	}
+	path := filepath.Join(dir, FileName)
+	if _, err := os.Stat(path); os.IsNotExist(err) {
+		return true, nil
+	}
+	db, err := openOne(ctx, dsn(path, append(commonPragmas, "query_only(true)")...))
+	if err != nil {
+		return false, classify("open telemetry database", err)
+	}
+	defer db.Close()
+	var n int
+	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'spans'`).Scan(&n); err != nil {
+		return false, classify("read the telemetry database's tables", err)
+	}
+	return n == 0, nil
+}

@@ -1,0 +1,183 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// fileTables returns the tables of the database file at path.
+func fileTables(t *testing.T, path string) []string {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var out []string
+	for _, r := range queryRows(t, db, `SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name`) {
+		out = append(out, r[0])
+	}
+	return out
+}
+
+// TestLayouts: a new data directory keeps every table in telemetry.db, or with TracesFile puts
+// its trace tables in traces.db and nowhere else; each keeps its layout whatever a later Open
+// asks for; and the read pool answers the same queries over both.
+func TestLayouts(t *testing.T) {
+	traceTables := []string{"span_events", "span_links", "spans", "trace_chunks", "trace_chunks_start"}
+	for _, tc := range []struct {
+		first, reopen bool // one file asked for at the first and at the second Open
+		want          bool // the directory has one file
+	}{
+		{true, true, true},
+		{true, false, true}, // spans in telemetry.db: one file it stays
+		{false, false, false},
+		{false, true, false}, // traces.db exists: it stays in use
+	} {
+		t.Run(fmt.Sprintf("%s then %s", layoutName(tc.first), layoutName(tc.reopen)), func(t *testing.T) {
+			dir := t.TempDir()
+			for i, oneFile := range []bool{tc.first, tc.reopen} {
+				s := openTest(t, Config{Dir: dir, TracesFile: !oneFile, Sync: SyncOff})
+				appendLogs(t, s, makeLogs("svc", fmt.Sprint("open", i), 3))
+				appendTraces(t, s, makeTraces())
+				appendMetrics(t, s, makeMetrics())
+				waitProjected(t, s)
+				for table, want := range map[string]int{"logs": 3 * (i + 1), "spans": 2 * (i + 1), "number_points": 3 * (i + 1)} {
+					if got := countRows(t, s, table); got != want {
+						t.Errorf("open %d: %s rows: got %d, want %d", i, table, got, want)
+					}
+				}
+				if got, want := len(s.shards), map[bool]int{true: 1, false: 2}[tc.want]; got != want {
+					t.Errorf("open %d: %d projected databases, want %d", i, got, want)
+				}
+				if err := s.Close(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			telemetry := fileTables(t, filepath.Join(dir, FileName))
+			_, err := os.Stat(filepath.Join(dir, TracesFileName))
+			if tc.want {
+				if err == nil {
+					t.Errorf("one file: %s exists", TracesFileName)
+				}
+				for _, table := range traceTables {
+					if !slices.Contains(telemetry, table) {
+						t.Errorf("one file: telemetry.db lacks %s", table)
+					}
+				}
+				return
+			}
+			traces := fileTables(t, filepath.Join(dir, TracesFileName))
+			for _, table := range traceTables {
+				if slices.Contains(telemetry, table) || !slices.Contains(traces, table) {
+					t.Errorf("two files: %s in telemetry.db %v, in traces.db %v; want only in traces.db",
+						table, slices.Contains(telemetry, table), slices.Contains(traces, table))
+				}
+			}
+			for _, table := range []string{"logs", "metrics", "number_points", "log_text", "log_blocks"} {
+				if slices.Contains(traces, table) {
+					t.Errorf("two files: traces.db holds %s", table)
+				}
+			}
+		})
+	}
+}
+
+// TestTracesFilePassesOtherSignals: traces.db's projector passes the raw rows of logs and
+// metrics by, so with no traces at all its high-water mark still reaches the last raw row:
+// the store's projected mark (the lower of the two) and the lag say everything is projected,
+// and raw rows are pruned, which needs both marks durable.
+func TestTracesFilePassesOtherSignals(t *testing.T) {
+	dir := t.TempDir()
+	s := openTest(t, Config{Dir: dir, TracesFile: true, Sync: SyncOff, RawRetention: 1, ProjectSlice: 4})
+	for i := range 10 {
+		appendLogs(t, s, makeLogs("svc", fmt.Sprint("only logs ", i), 2))
+	}
+	appendMetrics(t, s, makeMetrics())
+	waitProjected(t, s)
+	st := s.Stats()
+	if st.LagRecords != 0 || st.LagSeconds != 0 || st.Logs.RecordsProjected != 20 || st.Traces.RecordsProjected != 0 {
+		t.Errorf("Stats: lag %d records, %v s, %d logs and %d spans projected; want 0, 0, 20, 0",
+			st.LagRecords, st.LagSeconds, st.Logs.RecordsProjected, st.Traces.RecordsProjected)
+	}
+	got := queryRows(t, s.ReadDB(), `SELECT (SELECT raw_id FROM main.projection_state), (SELECT raw_id FROM traces.projection_state)`)
+	if diff := cmp.Diff([][]string{{"11", "11"}}, got); diff != "" {
+		t.Errorf("projection_state of telemetry.db, traces.db (-want +got):\n%s", diff)
+	}
+	// Pruning follows once the prune watcher found both marks durable.
+	waitFor(t, "raw rows pruned", func() bool { return s.PrunedRawID() == 11 })
+	if n := countRows(t, s, "raw.raw"); n != 0 {
+		t.Errorf("%d raw rows left after pruning", n)
+	}
+	checkIntegrity(t, s)
+}
+
+// oldSummarizeSlice is the one summary trigger of schema versions 3 to 7.
+const oldSummarizeSlice = `CREATE TRIGGER summarize_slice AFTER UPDATE OF raw_id ON projection_state
+BEGIN
+	INSERT INTO log_blocks(block, min_time_unix_nano, max_time_unix_nano, logs)
+		SELECT id >> 12, min(time_unix_nano), max(time_unix_nano), count(*) FROM logs
+		WHERE id > (SELECT log_id FROM summary_state WHERE id = 1) GROUP BY id >> 12
+		ON CONFLICT(block) DO UPDATE SET
+			min_time_unix_nano = min(min_time_unix_nano, excluded.min_time_unix_nano),
+			max_time_unix_nano = max(max_time_unix_nano, excluded.max_time_unix_nano),
+			logs = logs + excluded.logs;
+	INSERT INTO service_counts(service, signal, records, last_seen_unix_nano)
+		SELECT coalesce(service, ''), 'logs', count(*), max(time_unix_nano) FROM logs
+		WHERE id > (SELECT log_id FROM summary_state WHERE id = 1) GROUP BY 1
+		ON CONFLICT(service, signal) DO UPDATE SET records = records + excluded.records,
+			last_seen_unix_nano = max(last_seen_unix_nano, excluded.last_seen_unix_nano);
+	INSERT INTO service_counts(service, signal, records, last_seen_unix_nano)
+		SELECT coalesce(service, ''), 'spans', count(*), max(start_time_unix_nano) FROM spans
+		WHERE id > (SELECT span_id FROM summary_state WHERE id = 1) GROUP BY 1
+		ON CONFLICT(service, signal) DO UPDATE SET records = records + excluded.records,
+			last_seen_unix_nano = max(last_seen_unix_nano, excluded.last_seen_unix_nano);
+	INSERT INTO service_counts(service, signal, records, last_seen_unix_nano)
+		SELECT coalesce(service, ''), 'metrics', count(*), 0 FROM metrics
+		WHERE id > (SELECT metric_id FROM summary_state WHERE id = 1) GROUP BY 1
+		ON CONFLICT(service, signal) DO UPDATE SET records = records + excluded.records;
+	UPDATE summary_state SET
+		log_id = coalesce((SELECT max(id) FROM logs), log_id),
+		span_id = coalesce((SELECT max(id) FROM spans), span_id),
+		metric_id = coalesce((SELECT max(id) FROM metrics), metric_id)
+	WHERE id = 1;
+END`
+
+// TestVersion7Upgrade opens a version 7 data directory (one file, one summary trigger) asking for
+// a traces file: it keeps its layout, its trigger gives way to the two of version 8, and the
+// summaries go on counting every row exactly once.
+func TestVersion7Upgrade(t *testing.T) {
+	dir := t.TempDir()
+	s := openTest(t, Config{Dir: dir, Sync: SyncOff, ProjectSlice: 2})
+	appendSummaryData(t, s, 0)
+	if err := s.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(dir, FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`DROP TRIGGER summarize_logs_metrics; DROP TRIGGER summarize_spans; ` + oldSummarizeSlice +
+		`; UPDATE schema_version SET version = 7`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	s = openTest(t, Config{Dir: dir, TracesFile: true, Sync: SyncOff, ProjectSlice: 2})
+	if len(s.shards) != 1 {
+		t.Fatalf("a version 7 directory opened with %d projected databases, want 1", len(s.shards))
+	}
+	got := queryRows(t, s.ReadDB(), `SELECT (SELECT version FROM schema_version),
+		(SELECT group_concat(name, ' ') FROM (SELECT name FROM sqlite_schema WHERE type = 'trigger' ORDER BY name))`)
+	if diff := cmp.Diff([][]string{{fmt.Sprint(SchemaVersion), "summarize_logs_metrics summarize_spans"}}, got); diff != "" {
+		t.Errorf("after the upgrade: version, triggers (-want +got):\n%s", diff)
+	}
+	appendSummaryData(t, s, 1)
+	checkSummaries(t, s)
+}
