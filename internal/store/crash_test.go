@@ -14,17 +14,21 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
 	"github.com/otelbench/otelbench/internal/signal"
 )
 
 const crashChildEnv = "OTELBENCH_STORE_CRASH_CHILD"
 
 // runCrashChild is the child half of TestCrashKill9: it appends 1-record log requests from
-// several goroutines and prints "ack BODY" after each Append returns nil, until it is killed
-// (or a bound on count and time is reached, so a lost parent cannot leave it running).
+// several goroutines, and 1-span trace requests from as many, and prints "ack BODY" after each
+// Append returns nil (BODY is the log's body or the span's name), until it is killed (or a
+// bound on count and time is reached, so a lost parent cannot leave it running).
 func runCrashChild() int {
 	dir := os.Getenv(crashChildEnv)
-	s, err := Open(context.Background(), Config{Dir: dir})
+	s, err := Open(context.Background(), Config{Dir: dir, TracesFile: os.Getenv(crashChildEnv+"_TRACES_FILE") != ""})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "open:", err)
 		return 1
@@ -37,10 +41,23 @@ func runCrashChild() int {
 		wg.Go(func() {
 			for n := 0; n < 5000 && time.Now().Before(deadline); n++ {
 				body := fmt.Sprintf("crash-%s-%d-%d", os.Getenv(crashChildEnv+"_ROUND"), g, n)
-				var m = makeLogs("crash", body, 1)
-				m.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0).Body().SetStr(body)
-				b, _ := logsMarshaler.MarshalLogs(m)
-				if err := s.Append(context.Background(), signal.Logs, b, 1); err != nil {
+				sig, b := signal.Logs, []byte(nil)
+				if g%2 == 0 {
+					var m = makeLogs("crash", body, 1)
+					m.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0).Body().SetStr(body)
+					b, _ = logsMarshaler.MarshalLogs(m)
+				} else {
+					td := ptrace.NewTraces()
+					rs := td.ResourceSpans().AppendEmpty()
+					rs.Resource().Attributes().PutStr("service.name", "crash")
+					sp := rs.ScopeSpans().AppendEmpty().Spans().AppendEmpty()
+					sp.SetName(body)
+					sp.SetTraceID(pcommon.TraceID{1, byte(g), byte(n >> 8), byte(n)})
+					sp.SetSpanID(pcommon.SpanID{1, byte(g), byte(n >> 8), byte(n)})
+					sig = signal.Traces
+					b, _ = (&ptrace.ProtoMarshaler{}).MarshalTraces(td)
+				}
+				if err := s.Append(context.Background(), sig, b, 1); err != nil {
 					fmt.Fprintln(os.Stderr, "append:", err)
 					return
 				}
@@ -56,21 +73,32 @@ func runCrashChild() int {
 	return 0
 }
 
-// TestCrashKill9 runs a child process appending under concurrent load, kills it with SIGKILL
-// once it has acknowledged some appends, and reopens the database: it must open cleanly, hold
-// every acknowledged record exactly once after projection catches up, and pass integrity_check.
+// TestCrashKill9 runs a child process appending logs and traces under concurrent load, kills it
+// with SIGKILL once it has acknowledged some appends, and reopens the database: it must open
+// cleanly, hold every acknowledged record exactly once after projection catches up, and pass
+// integrity_check; with the spans in telemetry.db and in a traces.db of their own.
 func TestCrashKill9(t *testing.T) {
+	for _, oneFile := range []bool{true, false} {
+		t.Run(layoutName(oneFile), func(t *testing.T) { testCrashKill9(t, !oneFile) })
+	}
+}
+
+func testCrashKill9(t *testing.T, tracesFile bool) {
 	dir := t.TempDir()
 	for round := range 2 { // the second round crashes a database that already crashed once
-		acked := crashChild(t, dir, round, 200*(round+1))
+		acked := crashChild(t, dir, round, 200*(round+1), tracesFile)
 		s, err := Open(context.Background(), Config{Dir: dir})
 		if err != nil {
 			t.Fatalf("round %d: reopen after kill -9: %v", round, err)
 		}
+		if got := len(s.shards) > 1; got != tracesFile {
+			t.Fatalf("round %d: traces.db in use %v, want %v", round, got, tracesFile)
+		}
 		waitProjected(t, s)
 		checkIntegrity(t, s)
 		present := map[string]int{}
-		for _, row := range queryRows(t, s.ReadDB(), `SELECT body, count(*) FROM logs GROUP BY body`) {
+		for _, row := range queryRows(t, s.ReadDB(), `SELECT body, count(*) FROM logs GROUP BY body
+			UNION ALL SELECT name, count(*) FROM spans GROUP BY name`) {
 			var n int
 			fmt.Sscan(row[1], &n)
 			present[row[0]] = n
@@ -89,12 +117,12 @@ func TestCrashKill9(t *testing.T) {
 				t.Errorf("round %d: record %q present %d times", round, body, n)
 			}
 		}
-		var rawRecords, logs int
-		s.ReadDB().QueryRow(`SELECT (SELECT sum(records) FROM raw), (SELECT count(*) FROM logs)`).Scan(&rawRecords, &logs)
-		if rawRecords != logs {
-			t.Errorf("round %d: raw holds %d records, logs %d rows", round, rawRecords, logs)
+		var rawRecords, stored int
+		s.ReadDB().QueryRow(`SELECT (SELECT sum(records) FROM raw), (SELECT count(*) FROM logs) + (SELECT count(*) FROM spans)`).Scan(&rawRecords, &stored)
+		if rawRecords != stored {
+			t.Errorf("round %d: raw holds %d records, logs and spans %d rows", round, rawRecords, stored)
 		}
-		t.Logf("round %d: %d acked, %d stored", round, len(acked), logs)
+		t.Logf("round %d: %d acked, %d stored", round, len(acked), stored)
 		if err := s.Close(context.Background()); err != nil {
 			t.Fatal(err)
 		}
@@ -103,10 +131,13 @@ func TestCrashKill9(t *testing.T) {
 
 // crashChild starts the child on dir, waits for minAcks acknowledgements, kills it with SIGKILL
 // and returns every acknowledged body (including those it printed just before dying).
-func crashChild(t *testing.T, dir string, round, minAcks int) []string {
+func crashChild(t *testing.T, dir string, round, minAcks int, tracesFile bool) []string {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), crashChildEnv+"="+dir, fmt.Sprintf("%s_ROUND=%d", crashChildEnv, round))
+	if tracesFile {
+		cmd.Env = append(cmd.Env, crashChildEnv+"_TRACES_FILE=1")
+	}
 	cmd.Stderr = os.Stderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
