@@ -22,11 +22,10 @@ import (
 //     After a mixed load on this project's 2-vCPU machine catch-up ran 6–17% faster (medians
 //     of alternated runs), and peak RSS rose from ~89 to 114–120 MB, past the 100 MB the serve
 //     issue allows: both projectors hold a slice and a page cache, where the one held one of
-//     each. With the
-//     caches and slices halved RSS stayed at 94–98 MB and catch-up gained nothing
-//     (docs/benchmarks/store.md, eleventh session). On that machine the host took ~30% of the
-//     vCPUs' time (steal in /proc/stat), so two projectors competed for ~1.4 CPUs: the layout is
-//     for machines with cores to spare.
+//     each. With the caches and slices halved RSS stayed at 94–98 MB and catch-up gained
+//     nothing (docs/benchmarks/store.md, eleventh session). On that machine the host took ~30%
+//     of the vCPUs' time (steal in /proc/stat), so two projectors competed for ~1.4 CPUs: the
+//     layout is for machines with cores to spare.
 //
 // The query side sees one schema either way: ReadDB attaches traces.db as "traces", and its
 // tables exist in no other file, so queries name them unqualified. What both files hold
