@@ -260,8 +260,8 @@ func (p *projector) readRaw(rows *[]rawRow, after int64, limit int, maxRecords, 
 		}
 		if p.selectRaw == nil {
 			payload := "payload"
-			if p.sh.signals != allSignals {
-				payload = "CASE WHEN signal IN (" + p.sh.signals.sqlList() + ") THEN payload END"
+			if cond := p.sh.takesSQL(); cond != "" {
+				payload = "CASE WHEN " + cond + " THEN payload END"
 			}
 			st, err := c.prepare(`SELECT id, signal, records, received_unix_nano, encoding, ` + payload + `
 				FROM raw WHERE id > ? ORDER BY id LIMIT ?`)
@@ -271,7 +271,7 @@ func (p *projector) readRaw(rows *[]rawRow, after int64, limit int, maxRecords, 
 			p.selectRaw, p.rawConn = st, c.conn
 		}
 		scan := int64(limit)
-		if p.sh.signals != allSignals {
+		if p.sh.takesSQL() != "" {
 			scan *= skipFactor
 		}
 		rs, err := p.selectRaw.query(after, scan)
@@ -293,7 +293,7 @@ func (p *projector) readRaw(rows *[]rawRow, after int64, limit int, maxRecords, 
 				return fmt.Errorf("read raw: %w", err)
 			}
 			*rows = append(*rows, r)
-			if !p.sh.signals.has(r.sig) {
+			if !p.sh.takes(r.sig) {
 				continue
 			}
 			if own++; own == limit || records > maxRecords || bytes > maxBytes {
@@ -346,7 +346,7 @@ func (p *projector) fill(rows *[]rawRow, st *stage, readAt *time.Time, after, ne
 	var records, bytes int64
 	for ; n < len(rs); n++ {
 		r := &rs[n]
-		if !p.sh.signals.has(r.sig) {
+		if !p.sh.takes(r.sig) {
 			continue
 		}
 		if own == limit || own > 0 && (records+r.records > maxSliceRecords || bytes+int64(len(r.payload)) > maxSliceBytes) {
@@ -519,7 +519,7 @@ func (p *projector) account(n int) {
 	var lag int64
 	var own bool
 	for _, r := range p.rows[:n] {
-		if p.sh.signals.has(r.sig) {
+		if p.sh.takes(r.sig) {
 			c.projected[r.sig].Add(uint64(r.records))
 			lag += r.records
 			own = true

@@ -163,7 +163,11 @@ func (s *Store) loadState(ctx context.Context) error {
 			return classify("read "+sh.name+" projection state", err)
 		}
 		// oldest counts every signal's rows: the projector passes them all (readRaw).
-		err = s.writeDB.QueryRowContext(ctx, `SELECT COALESCE(sum(records) FILTER (WHERE signal IN (`+sh.signals.sqlList()+`)), 0),
+		takes := "records"
+		if cond := sh.takesSQL(); cond != "" {
+			takes = "CASE WHEN " + cond + " THEN records ELSE 0 END"
+		}
+		err = s.writeDB.QueryRowContext(ctx, `SELECT COALESCE(sum(`+takes+`), 0),
 			COALESCE(min(received_unix_nano), 0) FROM raw WHERE id > ?`, hwm).Scan(&backlog, &oldest)
 		if err != nil {
 			return classify("read "+sh.name+" projection backlog", err)

@@ -71,11 +71,35 @@ type shard struct {
 	name    string // "telemetry" or "traces"
 	path    string
 	parts   parts
-	signals signalSet
+	signals signalSet     // the signals whose rows it projects
+	others  signalSet     // the signals the other shards project (takes)
 	db      *sql.DB       // the projector's connection (one)
 	rawDB   *sql.DB       // raw.db read-only, one connection, the projector's reader
 	wake    chan struct{} // nudged after each group commit (wakeProjector)
 	done    chan struct{} // closed when its projector goroutine returned
+}
+
+// takes reports whether sh's projector takes raw rows of sig: those of its signals, and, in the
+// first shard, a row whose signal no other shard takes even if it is no signal at all (a
+// damaged row), so that exactly one projector passes it to stageRow, which logs it and skips
+// it, and counts it out of the lag.
+func (sh *shard) takes(sig signal.Signal) bool {
+	if sh.index == 0 {
+		return !sh.others.has(sig)
+	}
+	return sh.signals.has(sig)
+}
+
+// takesSQL returns takes as an SQL condition on raw's signal column, or "" when sh takes
+// every row.
+func (sh *shard) takesSQL() string {
+	switch {
+	case sh.index > 0:
+		return "signal IN (" + sh.signals.sqlList() + ")"
+	case sh.others != 0:
+		return "signal NOT IN (" + sh.others.sqlList() + ")"
+	}
+	return ""
 }
 
 // tracesFile reports whether the data directory in dir keeps its trace tables in traces.db:

@@ -290,8 +290,12 @@ func uriPath(path string) string {
 	return strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
 }
 
-// addShard adds a projected database to the store (openDBs opens it).
+// addShard adds a projected database to the store (openDBs opens it) and tells the shards before
+// it that it takes sigs.
 func (s *Store) addShard(name, path string, ps parts, sigs signalSet) {
+	for _, sh := range s.shards {
+		sh.others |= sigs
+	}
 	s.shards = append(s.shards, &shard{
 		index: len(s.shards), name: name, path: path, parts: ps, signals: sigs,
 		wake: make(chan struct{}, 1), done: make(chan struct{}),
