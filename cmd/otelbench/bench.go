@@ -17,10 +17,11 @@ import (
 
 func newBenchCmd() *cobra.Command {
 	var (
-		f       loadFlags
-		dataDir string
-		sync    string
-		catchUp time.Duration
+		f          loadFlags
+		dataDir    string
+		sync       string
+		tracesFile bool
+		catchUp    time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "bench",
@@ -45,7 +46,7 @@ Exit status: 0 nothing lost, 1 records lost or --max-error-rate exceeded,
 			if err != nil {
 				return err
 			}
-			cfg := bench.Config{Load: lc, DataDir: dataDir, Sync: store.SyncMode(sync), CatchUp: catchUp}
+			cfg := bench.Config{Load: lc, DataDir: dataDir, Sync: store.SyncMode(sync), TracesFile: tracesFile, CatchUp: catchUp}
 			if err := cfg.Validate(); err != nil {
 				return exitcode.UsageError(err)
 			}
@@ -76,6 +77,7 @@ Exit status: 0 nothing lost, 1 records lost or --max-error-rate exceeded,
 	f.bind(cmd.Flags(), false)
 	cmd.Flags().StringVar(&dataDir, "data-dir", "", "server data directory, kept after the run (default: a temporary directory, removed)")
 	cmd.Flags().StringVar(&sync, "sync", "", "store durability: full (default), normal or off")
+	cmd.Flags().BoolVar(&tracesFile, "traces-file", false, "as serve --traces-file: spans in traces.db, projected by a second projector")
 	cmd.Flags().DurationVar(&catchUp, "catch-up", time.Minute, "after the load, wait this long at most for projection to catch up and report its rate and pages (0: don't wait)")
 	return cmd
 }

@@ -27,6 +27,9 @@ type Config struct {
 	DataDir string
 	// Sync is the store's durability mode ("" means the server's default, full).
 	Sync store.SyncMode
+	// TracesFile gives a new data directory a traces.db with a projector of its own
+	// (store.Config.TracesFile).
+	TracesFile bool
 	// Logger receives the server's log (nil discards it).
 	Logger *slog.Logger
 	// CatchUp is how long to wait after the load for projection to catch up, and to report
@@ -146,7 +149,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	// so that the stats can still be read, and is stopped below.
 	srvCtx, stopSrv := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopSrv()
-	srv, err := ingestsrv.New(srvCtx, ingestsrv.Config{Addr: "127.0.0.1:0", DataDir: dir, Sync: cfg.Sync, Logger: logger})
+	srv, err := ingestsrv.New(srvCtx, ingestsrv.Config{Addr: "127.0.0.1:0", DataDir: dir, Sync: cfg.Sync, TracesFile: cfg.TracesFile, Logger: logger})
 	if err != nil {
 		return nil, fmt.Errorf("start server: %w", err)
 	}

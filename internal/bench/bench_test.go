@@ -3,6 +3,8 @@ package bench
 import (
 	"bytes"
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -11,25 +13,32 @@ import (
 
 	"github.com/otelbench/otelbench/internal/loadgen"
 	"github.com/otelbench/otelbench/internal/otlpgen"
+	"github.com/otelbench/otelbench/internal/store"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func TestBenchNothingLost(t *testing.T) {
 	for _, tt := range []struct {
-		name string
-		load loadgen.Config
+		name       string
+		load       loadgen.Config
+		tracesFile bool
 	}{
-		{"closed mixed", loadgen.Config{Duration: 2 * time.Second, Concurrency: 4}},
+		{"closed mixed", loadgen.Config{Duration: 2 * time.Second, Concurrency: 4}, false},
+		{"closed mixed, traces file", loadgen.Config{Duration: 2 * time.Second, Concurrency: 4}, true},
 		{"open json zstd", loadgen.Config{Duration: time.Second, Rate: 200, Concurrency: 8,
-			Payload: otlpgen.Config{Encoding: otlpgen.EncodingJSON, Compression: otlpgen.CompressionZstd}}},
+			Payload: otlpgen.Config{Encoding: otlpgen.EncodingJSON, Compression: otlpgen.CompressionZstd}}, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.load.Payload.Records = max(tt.load.Payload.Records, 20)
 			tt.load.Payload.PoolSize = 4
-			res, err := Run(context.Background(), Config{Load: tt.load, DataDir: t.TempDir(), CatchUp: time.Minute})
+			dir := t.TempDir()
+			res, err := Run(context.Background(), Config{Load: tt.load, DataDir: dir, TracesFile: tt.tracesFile, CatchUp: time.Minute})
 			if err != nil {
 				t.Fatal(err)
+			}
+			if _, err := os.Stat(filepath.Join(dir, store.TracesFileName)); (err == nil) != tt.tracesFile {
+				t.Errorf("%s in the data dir: %v, want %v", store.TracesFileName, err == nil, tt.tracesFile)
 			}
 			var out bytes.Buffer
 			if err := res.WriteText(&out); err != nil {
