@@ -47,7 +47,26 @@ func newInserts(c *dconn, ps parts) (*inserts, error) {
 		ON CONFLICT(hash) DO UPDATE SET hash = excluded.hash RETURNING id`)
 	ins.setHWM = prep(`UPDATE projection_state SET raw_id = ? WHERE id = 1`)
 	if ps&partLogsMetrics != 0 {
-		ins.prepareLogsMetrics(c, prep, bulk, &errs)
+		ins.upsertMetric = prep(`INSERT INTO metrics(hash, resource_id, scope_id, service, name, description, unit, type, temporality, monotonic)
+			VALUES (?,?,?,?,?,?,?,?,?,?) ON CONFLICT(hash) DO UPDATE SET hash = excluded.hash RETURNING id`)
+		// logs and spans rows take the rowid SQLite gives them, the largest one plus one, which is
+		// the id the projector assigned (nextLogID, nextSpanID: max(id) + 1 at load, then counted)
+		// and referenced (log_text groups, span events and links); checkRowids verifies it. An
+		// INSERT that names an INTEGER PRIMARY KEY's value may abort (a datatype mismatch) whatever
+		// its conflict clause, and so keeps the statement journal.
+		ins.logs = bulk("logs", "raw_id", "resource_id", "scope_id", "service", "time_unix_nano", "observed_time_unix_nano",
+			"severity_number", "severity_text", "body", "attributes", "trace_id", "span_id", "flags", "event_name")
+		ins.text = newTextInsert(c, &errs)
+		ins.groupBodies = prep(groupBodiesSQL)
+		ins.numbers = bulk("number_points", "metric_id", "raw_id", "time_unix_nano", "start_time_unix_nano", "attributes",
+			"value_int", "value_double", "flags")
+		ins.hists = bulk("histogram_points", "metric_id", "raw_id", "time_unix_nano", "start_time_unix_nano", "attributes",
+			"count", "sum", "min", "max", "bucket_counts", "explicit_bounds", "flags")
+		ins.exps = bulk("exp_histogram_points", "metric_id", "raw_id", "time_unix_nano", "start_time_unix_nano", "attributes",
+			"count", "sum", "min", "max", "scale", "zero_count", "zero_threshold", "positive_offset", "positive_buckets",
+			"negative_offset", "negative_buckets", "flags")
+		ins.summaries = bulk("summary_points", "metric_id", "raw_id", "time_unix_nano", "start_time_unix_nano", "attributes",
+			"count", "sum", "quantiles", "flags")
 	}
 	if ps&partTraces != 0 {
 		ins.spans = bulk("spans", "raw_id", "resource_id", "scope_id", "service", "trace_id", "span_id", "parent_span_id",
@@ -62,30 +81,6 @@ func newInserts(c *dconn, ps parts) (*inserts, error) {
 		return nil, err
 	}
 	return ins, nil
-}
-
-// prepareLogsMetrics prepares the statements of schema.sql's tables.
-func (ins *inserts) prepareLogsMetrics(c *dconn, prep func(string) *dstmt, bulk func(string, ...string) *driverBulk, errs *[]error) {
-	ins.upsertMetric = prep(`INSERT INTO metrics(hash, resource_id, scope_id, service, name, description, unit, type, temporality, monotonic)
-		VALUES (?,?,?,?,?,?,?,?,?,?) ON CONFLICT(hash) DO UPDATE SET hash = excluded.hash RETURNING id`)
-	// logs and spans rows take the rowid SQLite gives them, the largest one plus one, which is
-	// the id the projector assigned (nextLogID, nextSpanID: max(id) + 1 at load, then counted)
-	// and referenced (log_text groups, span events and links); checkRowids verifies it. An
-	// INSERT that names an INTEGER PRIMARY KEY's value may abort (a datatype mismatch) whatever
-	// its conflict clause, and so keeps the statement journal.
-	ins.logs = bulk("logs", "raw_id", "resource_id", "scope_id", "service", "time_unix_nano", "observed_time_unix_nano",
-		"severity_number", "severity_text", "body", "attributes", "trace_id", "span_id", "flags", "event_name")
-	ins.text = newTextInsert(c, errs)
-	ins.groupBodies = prep(groupBodiesSQL)
-	ins.numbers = bulk("number_points", "metric_id", "raw_id", "time_unix_nano", "start_time_unix_nano", "attributes",
-		"value_int", "value_double", "flags")
-	ins.hists = bulk("histogram_points", "metric_id", "raw_id", "time_unix_nano", "start_time_unix_nano", "attributes",
-		"count", "sum", "min", "max", "bucket_counts", "explicit_bounds", "flags")
-	ins.exps = bulk("exp_histogram_points", "metric_id", "raw_id", "time_unix_nano", "start_time_unix_nano", "attributes",
-		"count", "sum", "min", "max", "scale", "zero_count", "zero_threshold", "positive_offset", "positive_buckets",
-		"negative_offset", "negative_buckets", "flags")
-	ins.summaries = bulk("summary_points", "metric_id", "raw_id", "time_unix_nano", "start_time_unix_nano", "attributes",
-		"count", "sum", "quantiles", "flags")
 }
 
 func (ins *inserts) bulks() []*driverBulk {

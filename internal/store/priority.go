@@ -49,7 +49,7 @@ var errPriorityNotSupported = errors.New("thread priorities are not supported on
 // other work; so GOMAXPROCS is raised by one for each lowered thread beyond those it was raised
 // for already (unless GOMAXPROCS is set in the environment), and ingest keeps as many Ps as
 // before: with one projector per database file, two. (A second store's projectors reuse the Ps
-// a closed store's reserved.) With two projectors and one reserved P, ingest fell from 17–18k
+// a closed store's reserved.) With two projectors and one reserved P, ingest fell from 14–18k
 // to ~12k mixed requests/s in some rounds, a projector descheduled by the kernel while it held
 // a P. The projector's workers (worker.go), its
 // other threads, run at normal priority and get no P of their own: they work only while ingest
