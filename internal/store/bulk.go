@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math/bits"
 	"strings"
+
+	"github.com/otelbench/otelbench/internal/sqlitec"
 )
 
 // bulkChunkParams caps the parameters of one multi-row INSERT (SQLite allows 32766). Each
@@ -126,18 +128,18 @@ func (b *bulkInsert) close() {
 	}
 }
 
-// driverBulk is bulkRows on the projector's driver connection (driverconn.go).
+// driverBulk is bulkRows on the projector's sqlitec connection (conn.go).
 type driverBulk struct {
 	bulkRows
-	stmts []*dstmt
+	stmts []*sqlitec.Stmt
 }
 
 // newDriverBulk prepares the statements of a driverBulk on c.
-func newDriverBulk(c *dconn, verb, table string, cols ...string) (*driverBulk, error) {
+func newDriverBulk(c *sqlitec.Conn, verb, table string, cols ...string) (*driverBulk, error) {
 	rows, queries := bulkSQL(verb, table, cols...)
 	b := &driverBulk{bulkRows: rows}
 	for _, q := range queries {
-		st, err := c.prepare(q)
+		st, err := c.Prepare(q)
 		if err != nil {
 			b.close()
 			return nil, fmt.Errorf("prepare insert into %s: %w", table, err)
@@ -158,16 +160,12 @@ func (b *driverBulk) add(vals ...any) error {
 // flush inserts the queued rows.
 func (b *driverBulk) flush() error {
 	return b.flushWith(func(k int, args []any) (int64, error) {
-		res, err := b.stmts[k].exec(args)
-		if err != nil {
-			return 0, err
-		}
-		return res.LastInsertId()
+		return b.stmts[k].Exec(args...)
 	})
 }
 
 func (b *driverBulk) close() {
 	for _, st := range b.stmts {
-		st.close()
+		st.Close()
 	}
 }

@@ -1,21 +1,19 @@
 package store
 
 import (
-	"database/sql/driver"
 	"errors"
 	"fmt"
+
+	"github.com/otelbench/otelbench/internal/sqlitec"
 )
 
 // maxCacheEntries bounds each id cache; a full cache is simply cleared.
 const maxCacheEntries = 1 << 16
 
-// inserts are the projector's prepared statements on telemetry.db's driver connection
-// (driverconn.go), prepared on first use inside a slice's sql.Conn.Raw and kept with the
-// connection they belong to.
+// inserts are the projector's prepared statements on its connection to telemetry.db (or
+// traces.db; conn.go), prepared on its first slice and closed with the projector.
 type inserts struct {
-	conn driver.Conn // the connection they were prepared on
-
-	upsertResource, upsertScope, upsertMetric, setHWM, groupBodies *dstmt
+	upsertResource, upsertScope, upsertMetric, setHWM, groupBodies *sqlitec.Stmt
 
 	logs, text, spans, events, links, chunks *driverBulk
 	numbers, hists, exps, summaries          *driverBulk
@@ -24,11 +22,11 @@ type inserts struct {
 }
 
 // newInserts prepares the statements of the tables in ps (the others stay nil).
-func newInserts(c *dconn, ps parts) (*inserts, error) {
-	ins := &inserts{conn: c.conn}
+func newInserts(c *sqlitec.Conn, ps parts) (*inserts, error) {
+	ins := &inserts{}
 	var errs []error
-	prep := func(q string) *dstmt {
-		st, err := c.prepare(q)
+	prep := func(q string) *sqlitec.Stmt {
+		st, err := c.Prepare(q)
 		errs = append(errs, err)
 		return st
 	}
@@ -102,8 +100,8 @@ func (ins *inserts) close() {
 	if ins == nil {
 		return
 	}
-	for _, st := range []*dstmt{ins.upsertResource, ins.upsertScope, ins.upsertMetric, ins.setHWM, ins.groupBodies} {
-		st.close()
+	for _, st := range []*sqlitec.Stmt{ins.upsertResource, ins.upsertScope, ins.upsertMetric, ins.setHWM, ins.groupBodies} {
+		st.Close()
 	}
 	for _, b := range ins.bulks() {
 		if b != nil {
@@ -113,11 +111,11 @@ func (ins *inserts) close() {
 }
 
 // resolve returns the database id for hash from cache, or runs the upsert.
-func resolve(cache map[[16]byte]int64, hash [16]byte, st *dstmt, args ...any) (int64, error) {
+func resolve(cache map[[16]byte]int64, hash [16]byte, st *sqlitec.Stmt, args ...any) (int64, error) {
 	if id, ok := cache[hash]; ok {
 		return id, nil
 	}
-	id, err := st.queryInt64(args...)
+	id, err := st.QueryInt64(args...)
 	if err != nil {
 		return 0, err
 	}
@@ -129,15 +127,10 @@ func resolve(cache map[[16]byte]int64, hash [16]byte, st *dstmt, args ...any) (i
 }
 
 // commitStage writes the staged slice and the new high-water mark in one transaction, on the
-// connection's driver (driverconn.go). On error everything is rolled back and the caller
-// resets caches.
+// projector's connection (conn.go). On error everything is rolled back and the caller resets
+// caches.
 func (p *projector) commitStage(hwm int64) error {
-	return onConn(p.db, func(c *dconn) error {
-		if p.ins != nil && p.ins.conn != c.conn {
-			// database/sql replaced the connection (the pool of one never does on its own):
-			// the statements were finalized with the old one.
-			p.ins = nil
-		}
+	return p.sh.conn.do(func(c *sqlitec.Conn) error {
 		if p.ins == nil {
 			ins, err := newInserts(c, p.sh.parts)
 			if err != nil {
@@ -145,18 +138,17 @@ func (p *projector) commitStage(hwm int64) error {
 			}
 			p.ins = ins
 		}
-		tx, err := c.begin()
-		if err != nil {
-			return fmt.Errorf("begin projection: %w", err)
+		if err := c.Exec("BEGIN IMMEDIATE"); err != nil {
+			return classify("begin projection", err)
 		}
 		if err := p.writeStage(hwm); err != nil {
-			tx.Rollback()
+			_ = c.Exec("ROLLBACK")
 			return classify("project", err)
 		}
-		if err := tx.Commit(); err != nil {
+		if err := c.Exec("COMMIT"); err != nil {
 			// A COMMIT that fails may leave the transaction open (SQLITE_BUSY does): end it,
 			// so the retry can begin another.
-			tx.Rollback()
+			_ = c.Exec("ROLLBACK")
 			return classify("commit projection", err)
 		}
 		return nil
@@ -210,7 +202,7 @@ func (p *projector) writeStage(hwm int64) error {
 			return err
 		}
 	}
-	if _, err := ins.setHWM.exec([]any{hwm}); err != nil {
+	if _, err := ins.setHWM.Exec(hwm); err != nil {
 		return fmt.Errorf("update projection state: %w", err)
 	}
 	return nil

@@ -3,11 +3,11 @@ package store
 import (
 	"context"
 	"database/sql"
-	"database/sql/driver"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
+
+	"github.com/otelbench/otelbench/internal/sqlitec"
 )
 
 // LogTextShift sizes the groups log_text indexes: one document per 1<<LogTextShift consecutive
@@ -19,7 +19,7 @@ const groupBodiesSQL = `SELECT id, body FROM logs WHERE id >= ? AND id < ? AND b
 
 // newTextInsert prepares the bulk REPLACE of log_text documents (rowid, body): a group that a
 // later slice completes gets its whole text again, which replaces the partial document.
-func newTextInsert(c *dconn, errs *[]error) *driverBulk {
+func newTextInsert(c *sqlitec.Conn, errs *[]error) *driverBulk {
 	b, err := newDriverBulk(c, "INSERT OR REPLACE INTO", "log_text", "rowid", "body")
 	*errs = append(*errs, err)
 	return b
@@ -78,34 +78,19 @@ func (d *textDocs) addRows(ctx context.Context, stmt *sql.Stmt, from, to int64) 
 	return rows.Err()
 }
 
-// addDriverRows is addRows on the projector's driver connection.
-func (d *textDocs) addDriverRows(stmt *dstmt, from, to int64) error {
-	rows, err := stmt.query(from, to)
+// addConnRows is addRows on the projector's connection.
+func (d *textDocs) addConnRows(stmt *sqlitec.Stmt, from, to int64) error {
+	rows, err := stmt.Query(from, to)
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
-	dest := make([]driver.Value, 2)
 	for {
-		if err := rows.Next(dest); errors.Is(err, io.EOF) {
-			return nil
-		} else if err != nil {
+		ok, err := rows.Next()
+		if err != nil || !ok {
 			return err
 		}
-		id, ok := dest[0].(int64)
-		if !ok {
-			return fmt.Errorf("read group bodies: id is %T", dest[0])
-		}
-		var body string
-		switch b := dest[1].(type) {
-		case string:
-			body = b
-		case []byte:
-			body = string(b)
-		default:
-			return fmt.Errorf("read group bodies: body is %T", dest[1])
-		}
-		if err := d.add(id, body); err != nil {
+		if err := d.add(rows.Int64(0), rows.Text(1)); err != nil {
 			return err
 		}
 	}
@@ -127,7 +112,7 @@ func (x *textIndexer) index(ins *inserts, logs []logRow) error {
 	// The read-back stays inside one group, so emit (which may execute a bulk insert on this
 	// connection) is not called while its rows are open.
 	if start := logs[0].id >> LogTextShift << LogTextShift; start < logs[0].id {
-		if err := x.docs.addDriverRows(ins.groupBodies, start, logs[0].id); err != nil {
+		if err := x.docs.addConnRows(ins.groupBodies, start, logs[0].id); err != nil {
 			return fmt.Errorf("read group bodies: %w", err)
 		}
 	}

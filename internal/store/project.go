@@ -1,19 +1,18 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
-	"database/sql/driver"
-	"errors"
 	"fmt"
-	"io"
 	"sync/atomic"
 	"time"
 
 	"github.com/klauspost/compress/zstd"
-	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/otelbench/otelbench/internal/signal"
+	"github.com/otelbench/otelbench/internal/sqlitec"
 )
 
 // maxSliceRecords bounds the records one projection transaction takes (beyond the first raw
@@ -128,15 +127,13 @@ func (s *Store) project(ctx context.Context, sh *shard) {
 type projector struct {
 	s  *Store
 	sh *shard
-	db *sql.DB
 
 	hwm        int64 // projected raw id, as committed
 	nextLogID  int64
 	nextSpanID int64
 	loaded     bool
 
-	selectRaw *dstmt      // on rawConn (readRaw)
-	rawConn   driver.Conn // the shard's raw.db reader, as the driver sees it
+	selectRaw *sqlitec.Stmt // on the shard's raw.db reader (readRaw)
 	rows      []rawRow
 	readAt    time.Time // when the current slice read rows
 	zdec      *zstd.Decoder
@@ -176,7 +173,7 @@ type prefetch struct {
 }
 
 func newProjector(s *Store, sh *shard) *projector {
-	p := &projector{s: s, sh: sh, db: sh.db}
+	p := &projector{s: s, sh: sh}
 	p.reset()
 	return p
 }
@@ -192,10 +189,7 @@ func (p *projector) close() {
 		p.boost = nil
 	}
 	if p.selectRaw != nil {
-		_ = onConn(p.sh.rawDB, func(*dconn) error {
-			p.selectRaw.close()
-			return nil
-		})
+		_ = p.sh.raw.do(func(*sqlitec.Conn) error { return p.selectRaw.Close() })
 		p.selectRaw = nil
 	}
 	if p.zdec != nil {
@@ -204,12 +198,12 @@ func (p *projector) close() {
 	p.closeInserts()
 }
 
-// closeInserts closes the statements prepared on telemetry.db's driver connection, on it.
+// closeInserts closes the statements prepared on the projector's connection, on it.
 func (p *projector) closeInserts() {
 	if p.ins == nil {
 		return
 	}
-	_ = onConn(p.db, func(*dconn) error {
+	_ = p.sh.conn.do(func(*sqlitec.Conn) error {
 		p.ins.close()
 		return nil
 	})
@@ -234,8 +228,24 @@ func (p *projector) load() error {
 		}
 		return "COALESCE((SELECT max(id) FROM " + table + "), 0) + 1"
 	}
-	err := p.db.QueryRow(`SELECT (SELECT raw_id FROM projection_state WHERE id = 1), `+
-		next("logs", partLogsMetrics)+", "+next("spans", partTraces)).Scan(&p.hwm, &p.nextLogID, &p.nextSpanID)
+	err := p.sh.conn.do(func(c *sqlitec.Conn) error {
+		st, err := c.Prepare(`SELECT (SELECT raw_id FROM projection_state WHERE id = 1), ` +
+			next("logs", partLogsMetrics) + ", " + next("spans", partTraces))
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		rows, err := st.Query()
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		if ok, err := rows.Next(); !ok {
+			return cmp.Or(err, sql.ErrNoRows)
+		}
+		p.hwm, p.nextLogID, p.nextSpanID = rows.Int64(0), rows.Int64(1), rows.Int64(2)
+		return nil
+	})
 	if err != nil {
 		return fmt.Errorf("read projection state: %w", err)
 	}
@@ -249,49 +259,42 @@ func (p *projector) load() error {
 // ~500 payloads in memory cost more than half the server's peak RSS under bulk load. The rows of
 // other signals between them are read too, without their payloads, so that the slice's
 // high-water mark passes them (at most skipFactor times limit rows in all). It reads on the
-// driver connection (driverconn.go): through database/sql each payload was copied twice, by the
-// driver and again into the row (~300 bytes of garbage a load-shaped log); modernc.org/sqlite
-// returns a blob in a new slice, which the row keeps.
+// shard's sqlitec connection to raw.db (conn.go), which copies each payload once, into the row:
+// through database/sql each was copied twice (~300 bytes of garbage a load-shaped log).
 func (p *projector) readRaw(rows *[]rawRow, after int64, limit int, maxRecords, maxBytes int64) error {
 	*rows = (*rows)[:0]
-	return onConn(p.sh.rawDB, func(c *dconn) error {
-		if p.selectRaw != nil && p.rawConn != c.conn {
-			p.selectRaw = nil // finalized with the connection database/sql replaced
-		}
+	return p.sh.raw.do(func(c *sqlitec.Conn) error {
 		if p.selectRaw == nil {
 			payload := "payload"
 			if cond := p.sh.takesSQL(); cond != "" {
 				payload = "CASE WHEN " + cond + " THEN payload END"
 			}
-			st, err := c.prepare(`SELECT id, signal, records, received_unix_nano, encoding, ` + payload + `
+			st, err := c.Prepare(`SELECT id, signal, records, received_unix_nano, encoding, ` + payload + `
 				FROM raw WHERE id > ? ORDER BY id LIMIT ?`)
 			if err != nil {
 				return fmt.Errorf("prepare raw select: %w", err)
 			}
-			p.selectRaw, p.rawConn = st, c.conn
+			p.selectRaw = st
 		}
 		scan := int64(limit)
 		if p.sh.takesSQL() != "" {
 			scan *= skipFactor
 		}
-		rs, err := p.selectRaw.query(after, scan)
+		rs, err := p.selectRaw.Query(after, scan)
 		if err != nil {
 			return fmt.Errorf("read raw: %w", err)
 		}
 		defer rs.Close()
 		var own int
 		var records, bytes int64
-		dest := make([]driver.Value, 6)
 		for {
-			if err := rs.Next(dest); errors.Is(err, io.EOF) {
+			if ok, err := rs.Next(); err != nil {
+				return fmt.Errorf("read raw: %w", err)
+			} else if !ok {
 				return nil
-			} else if err != nil {
-				return fmt.Errorf("read raw: %w", err)
 			}
-			r, err := scanRaw(dest)
-			if err != nil {
-				return fmt.Errorf("read raw: %w", err)
-			}
+			r := rawRow{id: rs.Int64(0), sig: signal.Signal(rs.Int64(1)), records: rs.Int64(2),
+				received: rs.Int64(3), encoding: rs.Int64(4), payload: rs.Bytes(5)}
 			*rows = append(*rows, r)
 			if !p.sh.takes(r.sig) {
 				continue
@@ -303,27 +306,6 @@ func (p *projector) readRaw(rows *[]rawRow, after int64, limit int, maxRecords, 
 			bytes += int64(len(r.payload))
 		}
 	})
-}
-
-// scanRaw converts a row of readRaw's SELECT.
-func scanRaw(dest []driver.Value) (rawRow, error) {
-	var ints [5]int64
-	for i := range ints {
-		v, ok := dest[i].(int64)
-		if !ok {
-			return rawRow{}, fmt.Errorf("column %d is %T, want an integer", i+1, dest[i])
-		}
-		ints[i] = v
-	}
-	r := rawRow{id: ints[0], sig: signal.Signal(ints[1]), records: ints[2], received: ints[3], encoding: ints[4]}
-	switch b := dest[5].(type) {
-	case []byte:
-		r.payload = b
-	case nil:
-	default:
-		return r, fmt.Errorf("payload is %T, want a blob", dest[5])
-	}
-	return r, nil
 }
 
 // fill reads the raw rows after raw id after into rows and stages the first n of them, as many
@@ -492,20 +474,16 @@ func (p *projector) projectSlice() (int, error) {
 // the slice and leaves them as they are.
 func (p *projector) countPages() {
 	c := &p.s.stats
-	_ = onConn(p.db, func(dc *dconn) error {
-		st, ok := dc.conn.(sqlite.DBStatus)
-		if !ok {
-			return nil
-		}
+	_ = p.sh.conn.do(func(conn *sqlitec.Conn) error {
 		for _, m := range []struct {
-			op  sqlite.DBStatusOp
+			op  int
 			sum *atomic.Uint64
 		}{
-			{sqlite.DBStatusCacheWrite, &c.pagesWritten},
-			{sqlite.DBStatusCacheSpill, &c.pagesSpilled},
-			{sqlite.DBStatusCacheMiss, &c.pagesRead},
+			{sqlite3.SQLITE_DBSTATUS_CACHE_WRITE, &c.pagesWritten},
+			{sqlite3.SQLITE_DBSTATUS_CACHE_SPILL, &c.pagesSpilled},
+			{sqlite3.SQLITE_DBSTATUS_CACHE_MISS, &c.pagesRead},
 		} {
-			if cur, _, err := st.Status(m.op, true); err == nil && cur > 0 {
+			if cur, _, err := conn.Status(m.op, true); err == nil && cur > 0 {
 				m.sum.Add(uint64(cur))
 			}
 		}

@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"testing"
 	"time"
+
+	"github.com/otelbench/otelbench/internal/sqlitec"
 )
 
 // rawCount counts raw.db rows through the writer's file, read-only.
@@ -123,15 +125,51 @@ func TestProjectorCheckpointThreshold(t *testing.T) {
 	} {
 		s := openTest(t, tc.cfg)
 		for _, sh := range s.shards {
-			var got int
-			if err := sh.db.QueryRow(`PRAGMA wal_autocheckpoint`).Scan(&got); err != nil {
-				t.Fatal(err)
-			}
-			if got != tc.want {
+			if got := pragma(t, sh.conn, "wal_autocheckpoint"); got != int64(tc.want) {
 				t.Errorf("KeepRaw %v: the %s projector checkpoints every %d pages, want %d", tc.cfg.KeepRaw, sh.name, got, tc.want)
 			}
 		}
 	}
+}
+
+// TestProjectorConnPragmas: the projector's sqlitec connections (conn.go) get the settings the
+// driver's DSN gave them before.
+func TestProjectorConnPragmas(t *testing.T) {
+	for _, oneFile := range []bool{true, false} {
+		s := openTest(t, Config{TracesFile: !oneFile, Logger: quietLogger})
+		for _, sh := range s.shards {
+			for name, want := range map[string]int64{"synchronous": 1, "cache_size": -2048, "cache_spill": 0,
+				"busy_timeout": 10000, "foreign_keys": 0, "temp_store": 2, "query_only": 0} {
+				if got := pragma(t, sh.conn, name); got != want {
+					t.Errorf("%s: the %s projector's %s is %d, want %d", layoutName(oneFile), sh.name, name, got, want)
+				}
+			}
+			for name, want := range map[string]int64{"query_only": 1, "cache_size": -1024, "busy_timeout": 10000} {
+				if got := pragma(t, sh.raw, name); got != want {
+					t.Errorf("%s: the %s projector's raw reader's %s is %d, want %d", layoutName(oneFile), sh.name, name, got, want)
+				}
+			}
+		}
+	}
+}
+
+// pragma reads an integer pragma on c.
+func pragma(t *testing.T, c *conn, name string) int64 {
+	t.Helper()
+	var v int64
+	err := c.do(func(c *sqlitec.Conn) error {
+		st, err := c.Prepare("PRAGMA " + name)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		v, err = st.QueryInt64()
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
 }
 
 // TestDurableHWMNeedsFullCheckpoint: while a reader pins an old snapshot of telemetry.db, the

@@ -73,8 +73,9 @@ type shard struct {
 	parts   parts
 	signals signalSet     // the signals whose rows it projects
 	others  signalSet     // the signals the other shards project (takes)
-	db      *sql.DB       // the projector's connection (one)
-	rawDB   *sql.DB       // raw.db read-only, one connection, the projector's reader
+	db      *sql.DB       // Open's connection: journal mode, schema, state; closed when Open returns
+	conn    *conn         // the projector's connection (conn.go)
+	raw     *conn         // raw.db read-only, the projector's reader
 	wake    chan struct{} // nudged after each group commit (wakeProjector)
 	done    chan struct{} // closed when its projector goroutine returned
 }

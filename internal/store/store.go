@@ -238,6 +238,14 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		s.closeDBs()
 		return nil, err
 	}
+	for _, sh := range s.shards {
+		err := sh.db.Close()
+		sh.db = nil
+		if err != nil {
+			s.closeDBs()
+			return nil, classify("close "+sh.name+" setup connection", err)
+		}
+	}
 	var pruneDBs []*sql.DB
 	if s.pruneConfigured() {
 		// Its own connection to each projected database: the checkpoint that makes the
@@ -406,7 +414,11 @@ func (s *Store) openDBs(ctx context.Context) error {
 		if err := applySchema(ctx, sh.db, sh.parts); err != nil {
 			return err
 		}
-		sh.rawDB, err = openOne(ctx, dsn(s.rawPath, append(commonPragmas, "cache_size(-1024)", "query_only(true)")...))
+		sh.conn, err = openConn(sh.path, "synchronous(normal)", projectorCheckpoint(s.pruneConfigured()), "cache_size(-2048)", "cache_spill(false)")
+		if err != nil {
+			return classify("open "+sh.name+" database for projection", err)
+		}
+		sh.raw, err = openConn(s.rawPath, "cache_size(-1024)", "query_only(true)")
 		if err != nil {
 			return classify("open raw reader", err)
 		}
@@ -458,7 +470,8 @@ func (s *Store) closeDBs() error {
 	var errs []error
 	dbs := []*sql.DB{s.readDB}
 	for _, sh := range s.shards {
-		dbs = append(dbs, sh.rawDB, sh.db)
+		dbs = append(dbs, sh.db)
+		errs = append(errs, sh.raw.close(), sh.conn.close())
 	}
 	for _, db := range append(dbs, s.writeDB) {
 		if db != nil {

@@ -11,6 +11,7 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/otelbench/otelbench/internal/signal"
+	"github.com/otelbench/otelbench/internal/sqlitec"
 )
 
 // Append queues one OTLP Export*ServiceRequest in protobuf encoding and blocks until the group
@@ -194,6 +195,10 @@ func isDiskFull(err error) bool {
 	var se *sqlite.Error
 	if errors.As(err, &se) {
 		return se.Code()&0xff == sqlite3.SQLITE_FULL
+	}
+	var ce *sqlitec.Error
+	if errors.As(err, &ce) {
+		return ce.Code()&0xff == sqlite3.SQLITE_FULL
 	}
 	return false
 }

@@ -1,0 +1,48 @@
+package store
+
+import (
+	"sync"
+
+	"github.com/otelbench/otelbench/internal/sqlitec"
+)
+
+// The projector's two connections, telemetry.db's (or traces.db's) that commits its slices and
+// raw.db's that reads them, are sqlitec connections, not database/sql ones: catch-up is bound by
+// the committing thread, and through modernc.org/sqlite's driver it spent ~14% of its time
+// binding parameters (a C allocation, a copy and a free per text, a name lookup per parameter)
+// and ~9% in the connection mutex the driver always opens with. Through database/sql before that
+// it also allocated a []driver.NamedValue per statement execution and converted every argument.
+// Statements are prepared on a connection once, on first use, and closed with the projector.
+
+// conn is one sqlitec connection and the lock that keeps it to one goroutine at a time (it is
+// opened without SQLite's own mutex): the projector's thread, its boost worker and its stager
+// take turns on it.
+type conn struct {
+	mu sync.Mutex
+	c  *sqlitec.Conn
+}
+
+// openConn opens the database at path with commonPragmas and then pragmas.
+func openConn(path string, pragmas ...string) (*conn, error) {
+	c, err := sqlitec.Open(path, append(append([]string(nil), commonPragmas...), pragmas...)...)
+	if err != nil {
+		return nil, err
+	}
+	return &conn{c: c}, nil
+}
+
+// do runs f on the connection, holding it.
+func (c *conn) do(f func(c *sqlitec.Conn) error) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return f(c.c)
+}
+
+func (c *conn) close() error {
+	if c == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.c.Close()
+}
