@@ -18,7 +18,7 @@ const bulkChunkParams = 512
 // instead of one per row is most of the insert speed. Statements for 1, 2, 4, ... chunk rows
 // are prepared up front (bulkSQL) — database/sql cannot prepare on a connection while a
 // transaction holds it — and a remainder of r rows runs as the binary digits of r. bulkInsert
-// runs them through database/sql, driverBulk on a driver connection.
+// runs them through database/sql, connBulk on a sqlitec connection (conn.go).
 type bulkRows struct {
 	cols  int
 	chunk int // a power of two
@@ -128,16 +128,16 @@ func (b *bulkInsert) close() {
 	}
 }
 
-// driverBulk is bulkRows on the projector's sqlitec connection (conn.go).
-type driverBulk struct {
+// connBulk is bulkRows on the projector's sqlitec connection (conn.go).
+type connBulk struct {
 	bulkRows
 	stmts []*sqlitec.Stmt
 }
 
-// newDriverBulk prepares the statements of a driverBulk on c.
-func newDriverBulk(c *sqlitec.Conn, verb, table string, cols ...string) (*driverBulk, error) {
+// newConnBulk prepares the statements of a connBulk on c.
+func newConnBulk(c *sqlitec.Conn, verb, table string, cols ...string) (*connBulk, error) {
 	rows, queries := bulkSQL(verb, table, cols...)
-	b := &driverBulk{bulkRows: rows}
+	b := &connBulk{bulkRows: rows}
 	for _, q := range queries {
 		st, err := c.Prepare(q)
 		if err != nil {
@@ -150,7 +150,7 @@ func newDriverBulk(c *sqlitec.Conn, verb, table string, cols ...string) (*driver
 }
 
 // add queues one row, flushing a full chunk into the connection's transaction.
-func (b *driverBulk) add(vals ...any) error {
+func (b *connBulk) add(vals ...any) error {
 	if b.queue(vals) {
 		return b.flush()
 	}
@@ -158,13 +158,13 @@ func (b *driverBulk) add(vals ...any) error {
 }
 
 // flush inserts the queued rows.
-func (b *driverBulk) flush() error {
+func (b *connBulk) flush() error {
 	return b.flushWith(func(k int, args []any) (int64, error) {
 		return b.stmts[k].Exec(args...)
 	})
 }
 
-func (b *driverBulk) close() {
+func (b *connBulk) close() {
 	for _, st := range b.stmts {
 		st.Close()
 	}

@@ -15,8 +15,8 @@ const maxCacheEntries = 1 << 16
 type inserts struct {
 	upsertResource, upsertScope, upsertMetric, setHWM, groupBodies *sqlitec.Stmt
 
-	logs, text, spans, events, links, chunks *driverBulk
-	numbers, hists, exps, summaries          *driverBulk
+	logs, text, spans, events, links, chunks *connBulk
+	numbers, hists, exps, summaries          *connBulk
 
 	chunker chunker // packs trace_chunks rows, reused across slices
 }
@@ -34,8 +34,8 @@ func newInserts(c *sqlitec.Conn, ps parts) (*inserts, error) {
 	// ABORT keeps a statement journal, a copy of every page it dirties, to undo its own rows.
 	// FAIL stops at the failing row with the same error and undoes nothing, which costs nothing
 	// here: commitStage rolls the whole transaction back on any error.
-	bulk := func(table string, cols ...string) *driverBulk {
-		b, err := newDriverBulk(c, "INSERT OR FAIL INTO", table, cols...)
+	bulk := func(table string, cols ...string) *connBulk {
+		b, err := newConnBulk(c, "INSERT OR FAIL INTO", table, cols...)
 		errs = append(errs, err)
 		return b
 	}
@@ -81,8 +81,8 @@ func newInserts(c *sqlitec.Conn, ps parts) (*inserts, error) {
 	return ins, nil
 }
 
-func (ins *inserts) bulks() []*driverBulk {
-	return []*driverBulk{ins.logs, ins.text, ins.spans, ins.chunks, ins.events, ins.links, ins.numbers, ins.hists, ins.exps, ins.summaries}
+func (ins *inserts) bulks() []*connBulk {
+	return []*connBulk{ins.logs, ins.text, ins.spans, ins.chunks, ins.events, ins.links, ins.numbers, ins.hists, ins.exps, ins.summaries}
 }
 
 func (ins *inserts) reset() {
@@ -235,7 +235,7 @@ func (p *projector) writeLogs(resIDs, scopeIDs []int64) error {
 // checkRowids verifies that the last row b inserted got rowid want, the id the projector
 // assigned it (rows take SQLite's next rowid: see newInserts). A mismatch fails the slice, and
 // the retry loads the ids afresh.
-func checkRowids(table string, b *driverBulk, want int64) error {
+func checkRowids(table string, b *connBulk, want int64) error {
 	if b.lastID != want {
 		return fmt.Errorf("insert %s: the last row got rowid %d where the projector assigned %d", table, b.lastID, want)
 	}

@@ -19,8 +19,8 @@ const groupBodiesSQL = `SELECT id, body FROM logs WHERE id >= ? AND id < ? AND b
 
 // newTextInsert prepares the bulk REPLACE of log_text documents (rowid, body): a group that a
 // later slice completes gets its whole text again, which replaces the partial document.
-func newTextInsert(c *sqlitec.Conn, errs *[]error) *driverBulk {
-	b, err := newDriverBulk(c, "INSERT OR REPLACE INTO", "log_text", "rowid", "body")
+func newTextInsert(c *sqlitec.Conn, errs *[]error) *connBulk {
+	b, err := newConnBulk(c, "INSERT OR REPLACE INTO", "log_text", "rowid", "body")
 	*errs = append(*errs, err)
 	return b
 }
