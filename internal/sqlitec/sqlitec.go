@@ -210,6 +210,7 @@ func (s *Stmt) Exec(args ...any) (lastID int64, err error) {
 			continue
 		case sqlite3.SQLITE_DONE:
 			sqlite3.Xsqlite3_reset(s.c.tls, s.p)
+			s.trim()
 			return s.c.LastInsertRowid(), nil
 		default:
 			return 0, s.fail(rc)
@@ -229,9 +230,11 @@ func (s *Stmt) QueryInt64(args ...any) (int64, error) {
 		if rc := sqlite3.Xsqlite3_reset(s.c.tls, s.p); rc != sqlite3.SQLITE_OK {
 			return 0, s.c.errorf(rc, "%s", abbrev(s.query))
 		}
+		s.trim()
 		return v, nil
 	case sqlite3.SQLITE_DONE:
 		sqlite3.Xsqlite3_reset(s.c.tls, s.p)
+		s.trim()
 		return 0, sql.ErrNoRows
 	default:
 		return 0, s.fail(rc)
@@ -251,7 +254,24 @@ func (s *Stmt) Query(args ...any) (*Rows, error) {
 func (s *Stmt) fail(rc int32) error {
 	err := s.c.errorf(rc, "%s", abbrev(s.query))
 	sqlite3.Xsqlite3_reset(s.c.tls, s.p)
+	s.trim()
 	return err
+}
+
+// maxKeptArena is the most arena a statement keeps between executions: one that bound more
+// (a slice of large log bodies, say) frees it, so that it does not hold the most it ever bound
+// for the rest of the connection's life. The store's largest regular binding, 256 log_text
+// documents of a load's logs, is 1–2 MiB.
+const maxKeptArena = 4 << 20
+
+// trim frees an arena over maxKeptArena, once the statement is reset.
+func (s *Stmt) trim() {
+	if s.size <= maxKeptArena {
+		return
+	}
+	sqlite3.Xsqlite3_clear_bindings(s.c.tls, s.p)
+	libc.Xfree(s.c.tls, s.arena)
+	s.arena, s.size = 0, 0
 }
 
 // bind binds args to the statement's parameters, in order; there must be one per parameter.
@@ -408,6 +428,7 @@ func (r *Rows) Close() {
 	if !r.done {
 		r.done = true
 		sqlite3.Xsqlite3_reset(r.s.c.tls, r.s.p)
+		r.s.trim()
 	}
 }
 

@@ -251,3 +251,38 @@ func TestTransactionAndStatus(t *testing.T) {
 		t.Errorf("%d rows (%d rolled back), want the 1000 committed", n, rolled)
 	}
 }
+
+// TestArenaTrimmed: a statement that bound more than maxKeptArena frees its arena after the
+// execution, and one that bound less keeps it for the next.
+func TestArenaTrimmed(t *testing.T) {
+	c, _ := openTest(t)
+	ins := prepare(t, c, `INSERT INTO t(s) VALUES (?)`)
+	if _, err := ins.Exec("small"); err != nil {
+		t.Fatal(err)
+	}
+	if ins.size == 0 || ins.size > maxKeptArena {
+		t.Fatalf("arena of %d bytes after a small text", ins.size)
+	}
+	huge := strings.Repeat("y", 3*maxKeptArena)
+	if _, err := ins.Exec(huge); err != nil {
+		t.Fatal(err)
+	}
+	if ins.size != 0 || ins.arena != 0 {
+		t.Errorf("arena of %d bytes kept after a %d-byte text", ins.size, len(huge))
+	}
+	if _, err := ins.Exec("again"); err != nil {
+		t.Fatal(err)
+	}
+	sel := prepare(t, c, `SELECT length(s), s = ? FROM t WHERE id = 2`)
+	r, err := sel.Query(huge)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := r.Next(); !ok || err != nil || r.Int64(0) != int64(len(huge)) || r.Int64(1) != 1 {
+		t.Fatalf("the huge text read back wrong: %v %v", ok, err)
+	}
+	r.Close()
+	if sel.size != 0 {
+		t.Errorf("query arena of %d bytes kept after its rows closed", sel.size)
+	}
+}
