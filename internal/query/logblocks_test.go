@@ -287,7 +287,7 @@ func downgradeToV2(t testing.TB, path string) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	if _, err := db.Exec(`DROP TRIGGER summarize_logs_metrics; DROP TRIGGER summarize_spans; DROP TABLE log_blocks; DROP TABLE service_counts;
+	if _, err := db.Exec(`DROP TRIGGER IF EXISTS summarize_logs_metrics; DROP TRIGGER IF EXISTS summarize_spans; DROP TABLE log_blocks; DROP TABLE service_counts;
 		DROP TABLE summary_state; UPDATE schema_version SET version = 2`); err != nil {
 		t.Fatal(err)
 	}

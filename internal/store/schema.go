@@ -68,7 +68,9 @@ func (ps parts) sql() string {
 // bounded, resumable steps (catchUpLogGrams). Version 8 split the schema into parts, each with a
 // summary trigger of its own in place of summarize_slice (Open replaces it), so that a new data
 // directory can keep its trace tables in traces.db under a projector of their own
-// (Config.TracesFile, shard.go).
+// (Config.TracesFile, shard.go). Since then the projector writes the summaries itself
+// (summarize) and Open drops those triggers; the tables are unchanged, so the version is too,
+// and a build that still has the triggers creates them again when it opens the database.
 const SchemaVersion = 8
 
 // Schema returns the SQL text that creates the relational tables (schema_common.sql,

@@ -150,28 +150,6 @@ CREATE TABLE IF NOT EXISTS log_blocks (
 	logs               INTEGER NOT NULL
 );
 
--- summarize_logs_metrics adds the logs and metrics rows projected since summary_state to the
--- summaries. It reads only those rows (rowid ranges), once per slice.
-CREATE TRIGGER IF NOT EXISTS summarize_logs_metrics AFTER UPDATE OF raw_id ON projection_state
-BEGIN
-	INSERT INTO log_blocks(block, min_time_unix_nano, max_time_unix_nano, logs)
-		SELECT id >> 12, min(time_unix_nano), max(time_unix_nano), count(*) FROM logs
-		WHERE id > (SELECT log_id FROM summary_state WHERE id = 1) GROUP BY id >> 12
-		ON CONFLICT(block) DO UPDATE SET
-			min_time_unix_nano = min(min_time_unix_nano, excluded.min_time_unix_nano),
-			max_time_unix_nano = max(max_time_unix_nano, excluded.max_time_unix_nano),
-			logs = logs + excluded.logs;
-	INSERT INTO service_counts(service, signal, records, last_seen_unix_nano)
-		SELECT coalesce(service, ''), 'logs', count(*), max(time_unix_nano) FROM logs
-		WHERE id > (SELECT log_id FROM summary_state WHERE id = 1) GROUP BY 1
-		ON CONFLICT(service, signal) DO UPDATE SET records = records + excluded.records,
-			last_seen_unix_nano = max(last_seen_unix_nano, excluded.last_seen_unix_nano);
-	INSERT INTO service_counts(service, signal, records, last_seen_unix_nano)
-		SELECT coalesce(service, ''), 'metrics', count(*), 0 FROM metrics
-		WHERE id > (SELECT metric_id FROM summary_state WHERE id = 1) GROUP BY 1
-		ON CONFLICT(service, signal) DO UPDATE SET records = records + excluded.records;
-	UPDATE summary_state SET
-		log_id = coalesce((SELECT max(id) FROM logs), log_id),
-		metric_id = coalesce((SELECT max(id) FROM metrics), metric_id)
-	WHERE id = 1;
-END;
+-- summarize_logs_metrics (schema version 8) added each slice's logs and metrics to the summaries
+-- in SQL; the projector now does it with the slice's rows at hand (commit.go's summarize).
+DROP TRIGGER IF EXISTS summarize_logs_metrics;

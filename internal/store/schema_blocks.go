@@ -60,7 +60,7 @@ var summaryTables = []summaryTable{
 // service_counts, in transactions of at most summaryStep ids, each advancing summary_state with
 // its rows (so an interrupted upgrade resumes where it stopped). It runs at Open, before the
 // projector starts, where it is a no-op unless the database was written by a version without
-// the summaries (schema version < 3): from then on the summarize triggers keep them current.
+// the summaries (schema version < 3): from then on the projector keeps them current (summarize).
 func catchUpSummaries(ctx context.Context, db *sql.DB, ps parts) error {
 	for _, t := range summaryTables {
 		if ps&t.part == 0 {

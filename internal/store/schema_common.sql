@@ -60,8 +60,8 @@ CREATE TABLE IF NOT EXISTS scopes (
 	attributes TEXT NOT NULL DEFAULT '{}'
 );
 
--- Summaries (schema version 3), kept by the triggers of schema.sql and schema_traces.sql in the
--- transaction of every projection slice (the projector's last statement in a slice updates projection_state), so they always
+-- Summaries (schema version 3), kept by the projector in the transaction of every projection
+-- slice (commit.go's summarize; triggers on projection_state until version 8), so they always
 -- describe exactly the projected rows. A database of an earlier version is summarized when this
 -- version first opens it (schema_blocks.go), in bounded steps.
 --
@@ -87,7 +87,7 @@ CREATE TABLE IF NOT EXISTS summary_state (
 );
 INSERT OR IGNORE INTO summary_state(id, log_id, span_id, metric_id) VALUES (1, 0, 0, 0);
 
--- summarize_slice (schema versions 3 to 7) summarized logs, spans and metrics in one trigger.
--- Version 8 gives each part its own (summarize_logs_metrics, summarize_spans), which Open creates
--- after this drop; both keep summary_state and service_counts exactly as the old one did.
+-- summarize_slice (schema versions 3 to 7) summarized logs, spans and metrics in one trigger;
+-- version 8 had one per part (schema.sql, schema_traces.sql drop them). The projector keeps
+-- summary_state and the summaries exactly as they did.
 DROP TRIGGER IF EXISTS summarize_slice;

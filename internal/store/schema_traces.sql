@@ -92,13 +92,6 @@ CREATE TABLE IF NOT EXISTS trace_chunks_start (
 );
 INSERT OR IGNORE INTO trace_chunks_start(id, span_id) SELECT 1, COALESCE(max(id), 0) + 1 FROM spans;
 
--- summarize_spans adds the spans projected since summary_state to service_counts, once per slice.
-CREATE TRIGGER IF NOT EXISTS summarize_spans AFTER UPDATE OF raw_id ON projection_state
-BEGIN
-	INSERT INTO service_counts(service, signal, records, last_seen_unix_nano)
-		SELECT coalesce(service, ''), 'spans', count(*), max(start_time_unix_nano) FROM spans
-		WHERE id > (SELECT span_id FROM summary_state WHERE id = 1) GROUP BY 1
-		ON CONFLICT(service, signal) DO UPDATE SET records = records + excluded.records,
-			last_seen_unix_nano = max(last_seen_unix_nano, excluded.last_seen_unix_nano);
-	UPDATE summary_state SET span_id = coalesce((SELECT max(id) FROM spans), span_id) WHERE id = 1;
-END;
+-- summarize_spans (schema version 8) added each slice's spans to service_counts in SQL; the
+-- projector now does it with the slice's rows at hand (commit.go's summarize).
+DROP TRIGGER IF EXISTS summarize_spans;

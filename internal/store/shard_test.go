@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/otelbench/otelbench/internal/sqlitec"
 )
 
 // fileTables returns the tables of the database file at path.
@@ -164,7 +166,7 @@ func TestVersion7Upgrade(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.Exec(`DROP TRIGGER summarize_logs_metrics; DROP TRIGGER summarize_spans; ` + oldSummarizeSlice +
+	if _, err := db.Exec(`DROP TRIGGER IF EXISTS summarize_logs_metrics; DROP TRIGGER IF EXISTS summarize_spans; ` + oldSummarizeSlice +
 		`; UPDATE schema_version SET version = 7`); err != nil {
 		t.Fatal(err)
 	}
@@ -174,12 +176,100 @@ func TestVersion7Upgrade(t *testing.T) {
 		t.Fatalf("a version 7 directory opened with %d projected databases, want 1", len(s.shards))
 	}
 	got := queryRows(t, s.ReadDB(), `SELECT (SELECT version FROM schema_version),
-		(SELECT group_concat(name, ' ') FROM (SELECT name FROM sqlite_schema WHERE type = 'trigger' ORDER BY name))`)
-	if diff := cmp.Diff([][]string{{fmt.Sprint(SchemaVersion), "summarize_logs_metrics summarize_spans"}}, got); diff != "" {
+		(SELECT count(*) FROM sqlite_schema WHERE type = 'trigger')`)
+	if diff := cmp.Diff([][]string{{fmt.Sprint(SchemaVersion), "0"}}, got); diff != "" {
 		t.Errorf("after the upgrade: version, triggers (-want +got):\n%s", diff)
 	}
 	appendSummaryData(t, s, 1)
 	checkSummaries(t, s)
+}
+
+// Version 8's summary triggers, as the builds before the projector's summarize created them.
+const (
+	v8SummarizeLogsMetrics = `CREATE TRIGGER summarize_logs_metrics AFTER UPDATE OF raw_id ON projection_state
+BEGIN
+	INSERT INTO log_blocks(block, min_time_unix_nano, max_time_unix_nano, logs)
+		SELECT id >> 12, min(time_unix_nano), max(time_unix_nano), count(*) FROM logs
+		WHERE id > (SELECT log_id FROM summary_state WHERE id = 1) GROUP BY id >> 12
+		ON CONFLICT(block) DO UPDATE SET
+			min_time_unix_nano = min(min_time_unix_nano, excluded.min_time_unix_nano),
+			max_time_unix_nano = max(max_time_unix_nano, excluded.max_time_unix_nano),
+			logs = logs + excluded.logs;
+	INSERT INTO service_counts(service, signal, records, last_seen_unix_nano)
+		SELECT coalesce(service, ''), 'logs', count(*), max(time_unix_nano) FROM logs
+		WHERE id > (SELECT log_id FROM summary_state WHERE id = 1) GROUP BY 1
+		ON CONFLICT(service, signal) DO UPDATE SET records = records + excluded.records,
+			last_seen_unix_nano = max(last_seen_unix_nano, excluded.last_seen_unix_nano);
+	INSERT INTO service_counts(service, signal, records, last_seen_unix_nano)
+		SELECT coalesce(service, ''), 'metrics', count(*), 0 FROM metrics
+		WHERE id > (SELECT metric_id FROM summary_state WHERE id = 1) GROUP BY 1
+		ON CONFLICT(service, signal) DO UPDATE SET records = records + excluded.records;
+	UPDATE summary_state SET
+		log_id = coalesce((SELECT max(id) FROM logs), log_id),
+		metric_id = coalesce((SELECT max(id) FROM metrics), metric_id)
+	WHERE id = 1;
+END`
+	v8SummarizeSpans = `CREATE TRIGGER summarize_spans AFTER UPDATE OF raw_id ON projection_state
+BEGIN
+	INSERT INTO service_counts(service, signal, records, last_seen_unix_nano)
+		SELECT coalesce(service, ''), 'spans', count(*), max(start_time_unix_nano) FROM spans
+		WHERE id > (SELECT span_id FROM summary_state WHERE id = 1) GROUP BY 1
+		ON CONFLICT(service, signal) DO UPDATE SET records = records + excluded.records,
+			last_seen_unix_nano = max(last_seen_unix_nano, excluded.last_seen_unix_nano);
+	UPDATE summary_state SET span_id = coalesce((SELECT max(id) FROM spans), span_id) WHERE id = 1;
+END`
+)
+
+// TestVersion8TriggersDropped opens a data directory whose databases have version 8's summary
+// triggers (a build before summarize wrote it, in either layout): Open drops them, so that the
+// projector's summaries are the only ones and every row is counted exactly once.
+func TestVersion8TriggersDropped(t *testing.T) {
+	for _, oneFile := range []bool{true, false} {
+		t.Run(layoutName(oneFile), func(t *testing.T) {
+			dir := t.TempDir()
+			s := openTest(t, Config{Dir: dir, Sync: SyncOff, ProjectSlice: 2, TracesFile: !oneFile})
+			appendSummaryData(t, s, 0)
+			if err := s.Close(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			triggers := map[string][]string{FileName: {v8SummarizeLogsMetrics, v8SummarizeSpans}}
+			if !oneFile {
+				triggers = map[string][]string{FileName: {v8SummarizeLogsMetrics}, TracesFileName: {v8SummarizeSpans}}
+			}
+			for file, defs := range triggers {
+				db, err := sql.Open("sqlite", "file:"+filepath.Join(dir, file))
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, def := range defs {
+					if _, err := db.Exec(def); err != nil {
+						t.Fatalf("%s: %v", file, err)
+					}
+				}
+				db.Close()
+			}
+			s = openTest(t, Config{Dir: dir, Sync: SyncOff, ProjectSlice: 2, TracesFile: !oneFile})
+			for _, sh := range s.shards {
+				err := sh.conn.do(func(c *sqlitec.Conn) error {
+					st, err := c.Prepare(`SELECT count(*) FROM sqlite_schema WHERE type = 'trigger'`)
+					if err != nil {
+						return err
+					}
+					defer st.Close()
+					n, err := st.QueryInt64()
+					if err == nil && n != 0 {
+						t.Errorf("%s: %d triggers left after Open", sh.name, n)
+					}
+					return err
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			appendSummaryData(t, s, 1)
+			checkSummaries(t, s)
+		})
+	}
 }
 
 // TestDamagedRawRowProjectedOnce: a raw row whose signal is no signal (a damaged row) is taken
