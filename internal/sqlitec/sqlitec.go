@@ -92,8 +92,14 @@ func (c *Conn) Close() error {
 	return err
 }
 
+// errClosed is the error of a closed connection or statement.
+var errClosed = errors.New("sqlitec: connection closed")
+
 // Exec runs query, which may hold several statements, without arguments (sqlite3_exec).
 func (c *Conn) Exec(query string) error {
+	if c.tls == nil {
+		return errClosed
+	}
 	q, err := libc.CString(query)
 	if err != nil {
 		return fmt.Errorf("sqlitec: %w", err)
@@ -117,6 +123,9 @@ func (c *Conn) Exec(query string) error {
 
 // Status reads a sqlite3_db_status counter (sqlite3.SQLITE_DBSTATUS_*), resetting it if reset.
 func (c *Conn) Status(op int, reset bool) (cur, highwater int, err error) {
+	if c.tls == nil {
+		return 0, 0, errClosed
+	}
 	p := c.tls.Alloc(8)
 	defer c.tls.Free(8)
 	r := int32(0)
@@ -160,6 +169,9 @@ type Stmt struct {
 
 // Prepare compiles query, one statement, to be run many times (SQLITE_PREPARE_PERSISTENT).
 func (c *Conn) Prepare(query string) (*Stmt, error) {
+	if c.tls == nil {
+		return nil, errClosed
+	}
 	q, err := libc.CString(query)
 	if err != nil {
 		return nil, fmt.Errorf("sqlitec: %w", err)
@@ -183,10 +195,15 @@ func (c *Conn) Prepare(query string) (*Stmt, error) {
 	return s, nil
 }
 
-// Close finalizes the statement and frees its arena.
+// Close finalizes the statement and frees its arena. Statements are closed before their
+// connection: after it, Close reports errClosed and leaks the statement.
 func (s *Stmt) Close() error {
 	if s == nil || s.p == 0 {
 		return nil
+	}
+	if s.c.tls == nil {
+		s.p = 0
+		return errClosed
 	}
 	// finalize returns the error of the statement's last execution, already reported.
 	sqlite3.Xsqlite3_finalize(s.c.tls, s.p)
@@ -276,8 +293,8 @@ func (s *Stmt) trim() {
 
 // bind binds args to the statement's parameters, in order; there must be one per parameter.
 func (s *Stmt) bind(args []any) error {
-	if s.p == 0 {
-		return errors.New("sqlitec: statement is closed")
+	if s.p == 0 || s.c.tls == nil {
+		return errClosed
 	}
 	if len(args) != s.params {
 		return fmt.Errorf("sqlitec: %s: %d arguments for %d parameters", abbrev(s.query), len(args), s.params)

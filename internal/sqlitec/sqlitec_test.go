@@ -286,3 +286,33 @@ func TestArenaTrimmed(t *testing.T) {
 		t.Errorf("query arena of %d bytes kept after its rows closed", sel.size)
 	}
 }
+
+// TestClosed: a closed connection and its statements answer errors, not panics.
+func TestClosed(t *testing.T) {
+	c, _ := openTest(t)
+	st, err := c.Prepare(`SELECT 1`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Close(); err != nil {
+		t.Errorf("second close: %v", err)
+	}
+	if err := c.Exec(`SELECT 1`); !errors.Is(err, errClosed) {
+		t.Errorf("exec: %v", err)
+	}
+	if _, err := c.Prepare(`SELECT 1`); !errors.Is(err, errClosed) {
+		t.Errorf("prepare: %v", err)
+	}
+	if _, _, err := c.Status(sqlite3.SQLITE_DBSTATUS_CACHE_WRITE, false); !errors.Is(err, errClosed) {
+		t.Errorf("status: %v", err)
+	}
+	if _, err := st.QueryInt64(); !errors.Is(err, errClosed) {
+		t.Errorf("statement of a closed connection: %v", err)
+	}
+	if err := st.Close(); !errors.Is(err, errClosed) {
+		t.Errorf("closing a statement after its connection: %v", err)
+	}
+}
