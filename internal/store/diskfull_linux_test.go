@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/otelbench/otelbench/internal/signal"
+	"github.com/otelbench/otelbench/internal/sqlitec"
 )
 
 // TestDiskFull fills a real 2 MiB tmpfs: every Append either returns nil and its record is there
@@ -118,5 +119,121 @@ func TestDiskFull(t *testing.T) {
 			t.Errorf("raw row %d: body %.20q, want %.20q", i, got, acked[i])
 		}
 		i++
+	}
+}
+
+// TestDiskFullProjectorConn fills a real tmpfs through the projector's kind of connection
+// (conn.go, sqlitec): the error is ErrDiskFull to the store, the transaction rolls back, the
+// database stays intact, and once space is freed the same connection commits again.
+func TestDiskFullProjectorConn(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to mount a tmpfs")
+	}
+	mnt := t.TempDir()
+	if err := syscall.Mount("tmpfs", mnt, "tmpfs", 0, "size=1m"); err != nil {
+		t.Skipf("mount tmpfs: %v (needs root and mount permission)", err)
+	}
+	defer syscall.Unmount(mnt, syscall.MNT_DETACH)
+	filler := filepath.Join(mnt, "filler")
+	if err := os.WriteFile(filler, make([]byte, 256<<10), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := openConn(filepath.Join(mnt, "t.db"), "journal_mode = wal", "synchronous(normal)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.close()
+	noise := make([]byte, 8<<10)
+	rng := rand.New(rand.NewPCG(3, 4))
+	insert := func(c *sqlitec.Conn, rows int) error {
+		if err := c.Exec("BEGIN IMMEDIATE"); err != nil {
+			return err
+		}
+		st, err := c.Prepare(`INSERT INTO t(b) VALUES (?)`)
+		if err != nil {
+			_ = c.Exec("ROLLBACK")
+			return err
+		}
+		defer st.Close()
+		for range rows {
+			for j := range noise {
+				noise[j] = byte(rng.Uint32())
+			}
+			if _, err := st.Exec(noise); err != nil {
+				_ = c.Exec("ROLLBACK")
+				return err
+			}
+		}
+		if err := c.Exec("COMMIT"); err != nil {
+			_ = c.Exec("ROLLBACK")
+			return err
+		}
+		return nil
+	}
+	var committed int64
+	err = c.do(func(c *sqlitec.Conn) error {
+		if err := c.Exec(`CREATE TABLE t(id INTEGER PRIMARY KEY, b BLOB)`); err != nil {
+			return err
+		}
+		for range 200 { // 200 × 10 × 8 KiB: far past the 1 MiB disk
+			if err := insert(c, 10); err != nil {
+				return err
+			}
+			committed += 10
+		}
+		return nil
+	})
+	if err == nil {
+		t.Fatal("1 MiB took 16 MiB of rows")
+	}
+	if !isDiskFull(err) || !errors.Is(classify("project", err), ErrDiskFull) {
+		t.Fatalf("disk full: %v, want ErrDiskFull", err)
+	}
+	if err := os.Remove(filler); err != nil {
+		t.Fatal(err)
+	}
+	count := func() (n int64) {
+		t.Helper()
+		err := c.do(func(c *sqlitec.Conn) error {
+			st, err := c.Prepare(`SELECT count(*) FROM t`)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			n, err = st.QueryInt64()
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if n := count(); n != committed {
+		t.Errorf("%d rows after the failed transaction, want the %d committed", n, committed)
+	}
+	if err := c.do(func(c *sqlitec.Conn) error { return insert(c, 2) }); err != nil {
+		t.Fatalf("insert after freeing space: %v", err)
+	}
+	if n := count(); n != committed+2 {
+		t.Errorf("%d rows, want %d", n, committed+2)
+	}
+	err = c.do(func(c *sqlitec.Conn) error {
+		st, err := c.Prepare(`PRAGMA integrity_check`)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		rows, err := st.Query()
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		if ok, err := rows.Next(); err != nil || !ok || rows.Text(0) != "ok" {
+			return fmt.Errorf("integrity_check: %q %v", rows.Text(0), err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
