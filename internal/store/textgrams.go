@@ -31,6 +31,60 @@ func (s *gramSet) add(body string) {
 	if s.ascii == nil {
 		s.ascii = make([]uint64, asciiGrams/64)
 	}
+	if isASCII(body) {
+		s.addASCII(body)
+		return
+	}
+	s.addRunes(body)
+}
+
+// isASCII reports whether s is 7-bit ASCII.
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// addASCII is addRunes for a body of 7-bit ASCII, a byte a character: the window is the
+// packed key itself, and a token is the hex of its three bytes. Log bodies are mostly ASCII,
+// and this runs on the projector's committing thread.
+func (s *gramSet) addASCII(body string) {
+	if len(body) < 3 {
+		return
+	}
+	const mask = asciiGrams - 1
+	k := uint32(foldASCII(body[0]))<<7 | uint32(foldASCII(body[1]))
+	for i := 2; i < len(body); i++ {
+		k = (k<<7 | uint32(foldASCII(body[i]))) & mask
+		word, bit := &s.ascii[k>>6], uint64(1)<<(k&63)
+		if *word&bit != 0 {
+			continue
+		}
+		*word |= bit
+		s.set = append(s.set, k)
+		if len(s.doc) > 0 {
+			s.doc = append(s.doc, ' ')
+		}
+		const hexDigits = "0123456789abcdef"
+		c0, c1, c2 := byte(k>>14), byte(k>>7)&0x7f, byte(k)&0x7f
+		s.doc = append(s.doc, hexDigits[c0>>4], hexDigits[c0&15], hexDigits[c1>>4], hexDigits[c1&15],
+			hexDigits[c2>>4], hexDigits[c2&15])
+	}
+}
+
+// foldASCII lower-cases an ASCII letter, as unicode.ToLower does.
+func foldASCII(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+// addRunes adds the trigrams of body, any UTF-8.
+func (s *gramSet) addRunes(body string) {
 	var w [3]rune // the window, folded
 	n := 0        // characters in w
 	for _, r := range body {
