@@ -195,6 +195,17 @@ func (c *Conn) Prepare(query string) (*Stmt, error) {
 	return s, nil
 }
 
+// QueryInt64 prepares query, runs it once with args and returns the first column of its first
+// row (sql.ErrNoRows if none): for one-off reads (a pragma, a count), not for hot paths.
+func (c *Conn) QueryInt64(query string, args ...any) (int64, error) {
+	st, err := c.Prepare(query)
+	if err != nil {
+		return 0, err
+	}
+	defer st.Close()
+	return st.QueryInt64(args...)
+}
+
 // Close finalizes the statement and frees its arena. Statements are closed before their
 // connection: after it, Close reports errClosed and leaks the statement.
 func (s *Stmt) Close() error {

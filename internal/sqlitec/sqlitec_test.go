@@ -316,3 +316,16 @@ func TestClosed(t *testing.T) {
 		t.Errorf("closing a statement after its connection: %v", err)
 	}
 }
+
+func TestConnQueryInt64(t *testing.T) {
+	c, _ := openTest(t)
+	if n, err := c.QueryInt64(`SELECT ? + 1`, int64(41)); err != nil || n != 42 {
+		t.Errorf("got %d, %v; want 42", n, err)
+	}
+	if _, err := c.QueryInt64(`SELECT 1 WHERE 0`); !errors.Is(err, sql.ErrNoRows) {
+		t.Errorf("no row: %v", err)
+	}
+	if _, err := c.QueryInt64(`SELECT nope`); err == nil {
+		t.Error("a bad query read a row")
+	}
+}

@@ -194,13 +194,8 @@ func TestDiskFullProjectorConn(t *testing.T) {
 	}
 	count := func() (n int64) {
 		t.Helper()
-		err := c.do(func(c *sqlitec.Conn) error {
-			st, err := c.Prepare(`SELECT count(*) FROM t`)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			n, err = st.QueryInt64()
+		err := c.do(func(c *sqlitec.Conn) (err error) {
+			n, err = c.QueryInt64(`SELECT count(*) FROM t`)
 			return err
 		})
 		if err != nil {

@@ -157,13 +157,8 @@ func TestProjectorConnPragmas(t *testing.T) {
 func pragma(t *testing.T, c *conn, name string) int64 {
 	t.Helper()
 	var v int64
-	err := c.do(func(c *sqlitec.Conn) error {
-		st, err := c.Prepare("PRAGMA " + name)
-		if err != nil {
-			return err
-		}
-		defer st.Close()
-		v, err = st.QueryInt64()
+	err := c.do(func(c *sqlitec.Conn) (err error) {
+		v, err = c.QueryInt64("PRAGMA " + name)
 		return err
 	})
 	if err != nil {

@@ -251,12 +251,7 @@ func TestVersion8TriggersDropped(t *testing.T) {
 			s = openTest(t, Config{Dir: dir, Sync: SyncOff, ProjectSlice: 2, TracesFile: !oneFile})
 			for _, sh := range s.shards {
 				err := sh.conn.do(func(c *sqlitec.Conn) error {
-					st, err := c.Prepare(`SELECT count(*) FROM sqlite_schema WHERE type = 'trigger'`)
-					if err != nil {
-						return err
-					}
-					defer st.Close()
-					n, err := st.QueryInt64()
+					n, err := c.QueryInt64(`SELECT count(*) FROM sqlite_schema WHERE type = 'trigger'`)
 					if err == nil && n != 0 {
 						t.Errorf("%s: %d triggers left after Open", sh.name, n)
 					}
