@@ -757,7 +757,7 @@ func TestProjectionBoundsBigPayloads(t *testing.T) {
 
 // TestProjectorSliceStaysInCache: a slice that dirties more pages than the projector's page
 // cache holds (2 MiB) keeps them until its commit instead of spilling them to the WAL
-// mid-transaction (1118 pages written, 675 of them spilled, with spilling on), where a spilled
+// mid-transaction (with 4 KiB pages: 1118 pages written, 675 of them spilled, with spilling on), where a spilled
 // page that changes again is read back or rewritten in its frame, and the commit then recomputes
 // the checksums of every frame after it. The page counters in Stats show it.
 func TestProjectorSliceStaysInCache(t *testing.T) {
@@ -780,9 +780,11 @@ func TestProjectorSliceStaysInCache(t *testing.T) {
 	if st.ProjectionSlices != 1 {
 		t.Fatalf("projected in %d slices, want 1", st.ProjectionSlices)
 	}
-	if pg := st.ProjectionPages; pg.Written < 2*512 || pg.Spilled != 0 {
-		t.Errorf("projector pages: %d written, %d spilled; want more than the cache's 512 written, none spilled",
-			pg.Written, pg.Spilled)
+	// Twice the cache's 2 MiB in pages of the file's size (8 KiB: 256 pages in the cache).
+	cachePages := int64(2<<20) / pragma(t, s.shards[0].conn, "page_size")
+	if pg := st.ProjectionPages; int64(pg.Written) < 2*cachePages || pg.Spilled != 0 {
+		t.Errorf("projector pages: %d written, %d spilled; want more than twice the cache's %d written, none spilled",
+			pg.Written, pg.Spilled, cachePages)
 	}
 }
 

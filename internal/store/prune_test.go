@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -113,20 +114,43 @@ func TestPruneKeepRaw(t *testing.T) {
 }
 
 // TestProjectorCheckpointThreshold: with the prune watcher checkpointing telemetry.db every
-// second, the projector's own automatic checkpoint only bounds the WAL; without the watcher it
-// keeps the WAL at 32 MiB itself.
+// second, the projector's own automatic checkpoint only bounds the WAL (256 MiB); without the
+// watcher it keeps the WAL at 32 MiB itself. New files have 8 KiB pages; a file created with
+// 4 KiB pages keeps them, and its threshold in pages doubles.
 func TestProjectorCheckpointThreshold(t *testing.T) {
 	for _, tc := range []struct {
-		cfg  Config
-		want int
+		cfg       Config
+		oldPages  bool
+		wantBytes int64
 	}{
-		{Config{Logger: quietLogger}, 65536},
-		{Config{KeepRaw: true, Logger: quietLogger}, 8192},
+		{Config{Logger: quietLogger}, false, 256 << 20},
+		{Config{TracesFile: true, Logger: quietLogger}, false, 256 << 20},
+		{Config{KeepRaw: true, Logger: quietLogger}, false, 32 << 20},
+		{Config{Logger: quietLogger}, true, 256 << 20},
+		{Config{KeepRaw: true, Logger: quietLogger}, true, 32 << 20},
 	} {
+		wantPage := int64(projectedPageSize)
+		if tc.oldPages {
+			// An older directory: telemetry.db was created with SQLite's default 4 KiB pages.
+			wantPage = 4096
+			tc.cfg.Dir = t.TempDir()
+			db, err := sql.Open("sqlite", "file:"+filepath.Join(tc.cfg.Dir, FileName))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := db.Exec("PRAGMA page_size = 4096; PRAGMA journal_mode = wal; CREATE TABLE older(x)"); err != nil {
+				t.Fatal(err)
+			}
+			db.Close()
+		}
 		s := openTest(t, tc.cfg)
 		for _, sh := range s.shards {
-			if got := pragma(t, sh.conn, "wal_autocheckpoint"); got != int64(tc.want) {
-				t.Errorf("KeepRaw %v: the %s projector checkpoints every %d pages, want %d", tc.cfg.KeepRaw, sh.name, got, tc.want)
+			page, pages := pragma(t, sh.conn, "page_size"), pragma(t, sh.conn, "wal_autocheckpoint")
+			if page != wantPage {
+				t.Errorf("%+v: %s has %d-byte pages, want %d", tc.cfg, sh.name, page, wantPage)
+			}
+			if page*pages != tc.wantBytes {
+				t.Errorf("%+v: the %s projector checkpoints every %d pages of %d bytes, want %d bytes", tc.cfg, sh.name, pages, page, tc.wantBytes)
 			}
 		}
 	}

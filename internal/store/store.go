@@ -342,21 +342,33 @@ func openOne(ctx context.Context, dsn string) (*sql.DB, error) {
 // for good (docs/benchmarks/query.md, docs/benchmarks/serve.md).
 var commonPragmas = []string{"busy_timeout(10000)", "foreign_keys(off)", "temp_store(memory)"}
 
-// projectorCheckpoint is the projector connection's automatic checkpoint threshold, in pages of
-// telemetry.db's WAL (4 KiB). At 8,192 pages (32 MiB) the projector copied the WAL into the
-// database on its own thread about every second of catch-up, ~9% of its time. At 65,536 it
-// checkpoints an eighth as often, and each page a slice rewrites again and again (an index's
-// newest leaves) is copied once per checkpoint: catch-up after a mixed load went from ~59k to
-// ~70k records/s (docs/benchmarks/store.md). The cost is disk: while the projector writes
-// without pause the prune watcher's PASSIVE checkpoints copy pages but cannot restart the WAL
-// (new frames keep arriving behind them), so the file grows to ~256 MiB and is reused from
-// then on. Without the watcher (KeepRaw) nothing else checkpoints and the threshold stays 32 MiB.
-func projectorCheckpoint(watcher bool) string {
+// projectorCheckpoint is the projector connection's automatic checkpoint threshold, given in
+// bytes of WAL and set in pages of the file's own size (8 KiB since the thirteenth session, 4 KiB
+// in a file created before). At 32 MiB the projector copied the WAL into the database on its own
+// thread about every second of catch-up, ~9% of its time. At 256 MiB it checkpoints an eighth as
+// often, and each page a slice rewrites again and again (an index's newest leaves) is copied once
+// per checkpoint: catch-up after a mixed load went from ~59k to ~70k records/s
+// (docs/benchmarks/store.md). The cost is disk: while the projector writes without pause the
+// prune watcher's PASSIVE checkpoints copy pages but cannot restart the WAL (new frames keep
+// arriving behind them), so the file grows to ~256 MiB and is reused from then on. Without the
+// watcher (KeepRaw) nothing else checkpoints and the threshold stays 32 MiB.
+func projectorCheckpoint(watcher bool, pageSize int64) (pages int64) {
+	bytes := int64(32 << 20)
 	if watcher {
-		return "wal_autocheckpoint(65536)"
+		bytes = 256 << 20
 	}
-	return "wal_autocheckpoint(8192)"
+	return bytes / max(pageSize, 512)
 }
+
+// projectedPageSize is the page size of a new telemetry.db or traces.db. A projection slice's
+// rows land in the newest leaves of a table and its indexes, so larger pages split less, keep
+// the trees shallower and halve the WAL frames of a commit (each frame two pwrites, a header
+// and its page): catch-up after a mixed load +13% (medians 77.0k → 87.3k records/s in 3
+// alternated rounds) and peak RSS 86–88 → 77–79 MB, with the query benchmarks unchanged
+// (docs/benchmarks/store.md, thirteenth session). An 8 KiB page and SQLite's header fall in
+// modernc.org/memory's 16 KiB slab class, as a 4 KiB one in the 8 KiB class: a cache of so
+// many KiB costs the same RSS at either size. A file created with other pages keeps them.
+const projectedPageSize = 8192
 
 func (s *Store) openDBs(ctx context.Context) error {
 	var err error
@@ -404,17 +416,26 @@ func (s *Store) openDBs(ctx context.Context) error {
 	// Each projector has caches of its own: halved, two projectors gained nothing on one
 	// (docs/benchmarks/store.md, eleventh session).
 	for _, sh := range s.shards {
-		sh.db, err = openOne(ctx, dsn(sh.path, append(commonPragmas, "synchronous(normal)", projectorCheckpoint(s.pruneConfigured()), "cache_size(-2048)", "cache_spill(false)")...))
+		sh.db, err = openOne(ctx, dsn(sh.path, append(commonPragmas, "synchronous(normal)", "cache_size(-2048)", "cache_spill(false)")...))
 		if err != nil {
 			return classify("open "+sh.name+" database", err)
 		}
-		if _, err := sh.db.ExecContext(ctx, "PRAGMA journal_mode = wal"); err != nil {
+		// page_size first, as for raw.db: it takes effect only before the file's first write.
+		if _, err := sh.db.ExecContext(ctx, fmt.Sprintf("PRAGMA page_size = %d; PRAGMA journal_mode = wal", projectedPageSize)); err != nil {
 			return classify("set "+sh.name+" journal mode", err)
+		}
+		var pageSize int64
+		if err := sh.db.QueryRowContext(ctx, "PRAGMA page_size").Scan(&pageSize); err != nil {
+			return classify("read "+sh.name+" page size", err)
+		}
+		checkpoint := projectorCheckpoint(s.pruneConfigured(), pageSize)
+		if _, err := sh.db.ExecContext(ctx, fmt.Sprintf("PRAGMA wal_autocheckpoint = %d", checkpoint)); err != nil {
+			return classify("set "+sh.name+" checkpoint threshold", err)
 		}
 		if err := applySchema(ctx, sh.db, sh.parts); err != nil {
 			return err
 		}
-		sh.conn, err = openConn(sh.path, "synchronous(normal)", projectorCheckpoint(s.pruneConfigured()), "cache_size(-2048)", "cache_spill(false)")
+		sh.conn, err = openConn(sh.path, "synchronous(normal)", fmt.Sprintf("wal_autocheckpoint(%d)", checkpoint), "cache_size(-2048)", "cache_spill(false)")
 		if err != nil {
 			return classify("open "+sh.name+" database for projection", err)
 		}
