@@ -168,7 +168,7 @@ func TestProjectorConnPragmas(t *testing.T) {
 					t.Errorf("%s: the %s projector's %s is %d, want %d", layoutName(oneFile), sh.name, name, got, want)
 				}
 			}
-			for name, want := range map[string]int64{"query_only": 1, "cache_size": -1024, "busy_timeout": 10000} {
+			for name, want := range map[string]int64{"query_only": 1, "cache_size": -256, "busy_timeout": 10000} {
 				if got := pragma(t, sh.raw, name); got != want {
 					t.Errorf("%s: the %s projector's raw reader's %s is %d, want %d", layoutName(oneFile), sh.name, name, got, want)
 				}
