@@ -35,6 +35,9 @@ type stage struct {
 	sums    []summaryPoint
 
 	buf []byte // JSON scratch
+
+	resCache resCache // the resources staged so far, by their encoded bytes (rescache.go)
+	strip    resStrip
 }
 
 type resourceEntry struct {
@@ -178,20 +181,31 @@ func (st *stage) attrs(m pcommon.Map) string {
 func (st *stage) resource(r pcommon.Resource, schemaURL string) int {
 	attrs := r.Attributes()
 	st.buf = appendJSONMapSorted(st.buf[:0], attrs)
+	var service any
+	if v, ok := attrs.Get("service.name"); ok {
+		service = v.AsString()
+	}
+	return st.stageResourceJSON(st.buf, service, schemaURL)
+}
+
+// stageResource stages a resource given its attributes' JSON (as resource renders them) and
+// its service.name, and returns its slice-local index.
+func (st *stage) stageResource(attrs string, service any, schemaURL string) int {
+	st.buf = append(st.buf[:0], attrs...)
+	return st.stageResourceJSON(st.buf, service, schemaURL)
+}
+
+func (st *stage) stageResourceJSON(attrs []byte, service any, schemaURL string) int {
 	h := fnv.New128a()
 	h.Write([]byte(schemaURL))
 	h.Write([]byte{0})
-	h.Write(st.buf)
+	h.Write(attrs)
 	var key [16]byte
 	h.Sum(key[:0])
 	if i, ok := st.resIndex[key]; ok {
 		return i
 	}
-	e := resourceEntry{hash: key, schemaURL: schemaURL, attrs: string(st.buf)}
-	if v, ok := attrs.Get("service.name"); ok {
-		e.service = v.AsString()
-	}
-	st.resources = append(st.resources, e)
+	st.resources = append(st.resources, resourceEntry{hash: key, schemaURL: schemaURL, attrs: string(attrs), service: service})
 	st.resIndex[key] = len(st.resources) - 1
 	return len(st.resources) - 1
 }
@@ -221,6 +235,7 @@ func (p *projector) stageRow(st *stage, r *rawRow) error {
 	if err != nil {
 		return err
 	}
+	payload = st.resCache.strip(payload, &st.strip)
 	switch r.sig {
 	case signal.Logs:
 		var u plog.ProtoUnmarshaler
@@ -228,32 +243,33 @@ func (p *projector) stageRow(st *stage, r *rawRow) error {
 		if err != nil {
 			return fmt.Errorf("decode logs: %w", err)
 		}
-		st.addLogs(r.id, ld)
+		st.addLogs(r.id, ld, &st.strip)
 	case signal.Traces:
 		var u ptrace.ProtoUnmarshaler
 		td, err := u.UnmarshalTraces(payload)
 		if err != nil {
 			return fmt.Errorf("decode traces: %w", err)
 		}
-		st.addTraces(r.id, td)
+		st.addTraces(r.id, td, &st.strip)
 	case signal.Metrics:
 		var u pmetric.ProtoUnmarshaler
 		md, err := u.UnmarshalMetrics(payload)
 		if err != nil {
 			return fmt.Errorf("decode metrics: %w", err)
 		}
-		st.addMetrics(r.id, md)
+		st.addMetrics(r.id, md, &st.strip)
 	default:
 		return fmt.Errorf("unknown signal %d", r.sig)
 	}
 	return nil
 }
 
-func (st *stage) addLogs(rawID int64, ld plog.Logs) {
+// addLogs stages ld, decoded from the payload that rs describes (resCache.strip).
+func (st *stage) addLogs(rawID int64, ld plog.Logs, rs *resStrip) {
 	rls := ld.ResourceLogs()
 	for i := range rls.Len() {
 		rl := rls.At(i)
-		res := st.resource(rl.Resource(), rl.SchemaUrl())
+		res := st.resourceFor(rs, i, rl.Resource(), rl.SchemaUrl())
 		sls := rl.ScopeLogs()
 		for j := range sls.Len() {
 			sl := sls.At(j)
@@ -291,11 +307,12 @@ func (st *stage) addLogs(rawID int64, ld plog.Logs) {
 	}
 }
 
-func (st *stage) addTraces(rawID int64, td ptrace.Traces) {
+// addTraces stages td, decoded from the payload that strip describes (resCache.strip).
+func (st *stage) addTraces(rawID int64, td ptrace.Traces, strip *resStrip) {
 	rss := td.ResourceSpans()
 	for i := range rss.Len() {
 		rs := rss.At(i)
-		res := st.resource(rs.Resource(), rs.SchemaUrl())
+		res := st.resourceFor(strip, i, rs.Resource(), rs.SchemaUrl())
 		sss := rs.ScopeSpans()
 		for j := range sss.Len() {
 			ss := sss.At(j)

@@ -57,11 +57,12 @@ func optFloat(has bool, f float64) any {
 	return f
 }
 
-func (st *stage) addMetrics(rawID int64, md pmetric.Metrics) {
+// addMetrics stages md, decoded from the payload that rs describes (resCache.strip).
+func (st *stage) addMetrics(rawID int64, md pmetric.Metrics, rs *resStrip) {
 	rms := md.ResourceMetrics()
 	for i := range rms.Len() {
 		rm := rms.At(i)
-		res := st.resource(rm.Resource(), rm.SchemaUrl())
+		res := st.resourceFor(rs, i, rm.Resource(), rm.SchemaUrl())
 		sms := rm.ScopeMetrics()
 		for j := range sms.Len() {
 			sm := sms.At(j)

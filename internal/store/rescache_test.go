@@ -1,0 +1,224 @@
+package store
+
+import (
+	"fmt"
+	"reflect"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/plog"
+	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/otelbench/otelbench/internal/otlpgen"
+	"github.com/otelbench/otelbench/internal/signal"
+)
+
+// staged is everything a stage holds after staging, to compare two stages.
+type staged struct {
+	Resources []resourceEntry
+	Scopes    []scopeEntry
+	Metrics   []metricEntry
+	Logs      []logRow
+	Spans     []spanRow
+	Events    []eventRow
+	Links     []linkRow
+	Numbers   []numberPoint
+	Hists     []histPoint
+	Exps      []expHistPoint
+	Sums      []summaryPoint
+}
+
+func stagedOf(st *stage) staged {
+	return staged{orNil(st.resources), orNil(st.scopes), orNil(st.metrics), orNil(st.logs), orNil(st.spans),
+		orNil(st.events), orNil(st.links), orNil(st.numbers), orNil(st.hists), orNil(st.exps), orNil(st.sums)}
+}
+
+// orNil makes an empty table nil: a used stage's tables are empty where a new one's are nil.
+func orNil[T any](s []T) []T {
+	if len(s) == 0 {
+		return nil
+	}
+	return s
+}
+
+// stagedDiff names the first of a's tables that differs from b's, with both, or returns "".
+func stagedDiff(a, b staged) string {
+	av, bv := reflect.ValueOf(a), reflect.ValueOf(b)
+	for i := range av.NumField() {
+		if x, y := av.Field(i).Interface(), bv.Field(i).Interface(); !reflect.DeepEqual(x, y) {
+			return fmt.Sprintf("%s:\n got %+v\nwant %+v", av.Type().Field(i).Name, x, y)
+		}
+	}
+	return ""
+}
+
+// stageOne stages payload as raw row 7 into p's stage, reset first; p's resource cache is kept.
+func stageOne(p *projector, sig signal.Signal, payload []byte) (staged, error) {
+	p.stage.reset(100, 200)
+	r := rawRow{id: 7, sig: sig, records: 1, payload: payload}
+	err := p.stageRow(&p.stage, &r)
+	return stagedOf(&p.stage), err
+}
+
+// resourceCases are payloads whose resources exercise the cache: load-shaped requests of each
+// signal (a few services, a dozen attributes each), and logs requests with several resource
+// entries, one without attributes, one schema URL apart, and a resource field given twice.
+func resourceCases(t testing.TB) map[string]struct {
+	sig      signal.Signal
+	payloads [][]byte
+} {
+	cases := map[string]struct {
+		sig      signal.Signal
+		payloads [][]byte
+	}{}
+	for _, sig := range []signal.Signal{signal.Logs, signal.Traces, signal.Metrics} {
+		pool, err := otlpgen.NewPool(otlpgen.Config{Records: 3, Attrs: otlpgen.DefaultAttrs,
+			BodyBytes: otlpgen.DefaultBodyBytes, PoolSize: 32, BaseTime: time.Unix(1_700_000_000, 0)}, sig)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ps [][]byte
+		for _, p := range pool.Payloads(sig) {
+			ps = append(ps, p.Body)
+		}
+		cases["load-shaped "+sig.String()] = struct {
+			sig      signal.Signal
+			payloads [][]byte
+		}{sig, ps}
+	}
+
+	ld := plog.NewLogs()
+	for i, svc := range []string{"a", "b", "", "a"} {
+		rl := ld.ResourceLogs().AppendEmpty()
+		if svc != "" {
+			rl.Resource().Attributes().PutStr("service.name", svc)
+			rl.Resource().Attributes().PutInt("pid", int64(i%2))
+		}
+		if i == 3 {
+			rl.SetSchemaUrl("https://opentelemetry.io/schemas/1.30.0")
+		}
+		rl.ScopeLogs().AppendEmpty().LogRecords().AppendEmpty().Body().SetStr("body")
+	}
+	multi, err := logsMarshaler.MarshalLogs(ld)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One ResourceLogs whose Resource comes twice: protobuf merges the two, so strip leaves it.
+	res := protowire.AppendTag(nil, 1, protowire.BytesType) // Resource.attributes[0]
+	kv := protowire.AppendTag(nil, 1, protowire.BytesType)
+	kv = protowire.AppendString(kv, "k")
+	res = protowire.AppendBytes(res, kv)
+	var entry []byte
+	for range 2 {
+		entry = protowire.AppendTag(entry, 1, protowire.BytesType)
+		entry = protowire.AppendBytes(entry, res)
+	}
+	twice := protowire.AppendTag(nil, 1, protowire.BytesType)
+	twice = protowire.AppendBytes(twice, entry)
+	cases["several resources"] = struct {
+		sig      signal.Signal
+		payloads [][]byte
+	}{signal.Logs, [][]byte{multi, twice, multi}}
+	return cases
+}
+
+// TestResourceCacheStagesAlike: a payload staged with its resources taken from the cache stages
+// exactly what it stages decoded whole, and the cache is used: every resource of a payload seen
+// before is a hit.
+func TestResourceCacheStagesAlike(t *testing.T) {
+	for name, tc := range resourceCases(t) {
+		warm := &projector{}
+		for _, p := range tc.payloads { // fill the cache
+			if _, err := stageOne(warm, tc.sig, p); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+		}
+		hits := 0
+		for i, p := range tc.payloads {
+			want, err := stageOne(&projector{}, tc.sig, p)
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			got, err := stageOne(warm, tc.sig, p)
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			if diff := stagedDiff(got, want); diff != "" {
+				t.Errorf("%s: payload %d staged from the cache differs: %s", name, i, diff)
+			}
+			for _, h := range warm.stage.strip.hits {
+				if h != nil {
+					hits++
+				}
+			}
+		}
+		if hits == 0 {
+			t.Errorf("%s: no resource came from the cache", name)
+		}
+	}
+}
+
+// TestResourceStripKeepsUnknownFields: strip removes only the Resource field of an entry it
+// knows; the entry's other fields, and the request's fields other than its entries, stay.
+func TestResourceStripKeepsUnknownFields(t *testing.T) {
+	res := protowire.AppendTag(nil, 5, protowire.VarintType) // an unknown field of Resource
+	res = protowire.AppendVarint(res, 9)
+	var entry []byte
+	entry = protowire.AppendTag(entry, 3, protowire.BytesType) // schema_url before the resource
+	entry = protowire.AppendString(entry, "s")
+	entry = protowire.AppendTag(entry, 1, protowire.BytesType)
+	entry = protowire.AppendBytes(entry, res)
+	entry = protowire.AppendTag(entry, 99, protowire.VarintType)
+	entry = protowire.AppendVarint(entry, 1)
+	payload := protowire.AppendTag(nil, 1, protowire.BytesType)
+	payload = protowire.AppendBytes(payload, entry)
+	payload = protowire.AppendTag(payload, 42, protowire.Fixed64Type)
+	payload = protowire.AppendFixed64(payload, 3)
+
+	c := resCache{m: map[string]resCached{string(res): {attrs: "{}"}}}
+	var rs resStrip
+	got := c.strip(payload, &rs)
+	var wantEntry []byte
+	wantEntry = protowire.AppendTag(wantEntry, 3, protowire.BytesType)
+	wantEntry = protowire.AppendString(wantEntry, "s")
+	wantEntry = protowire.AppendTag(wantEntry, 99, protowire.VarintType)
+	wantEntry = protowire.AppendVarint(wantEntry, 1)
+	want := protowire.AppendTag(nil, 1, protowire.BytesType)
+	want = protowire.AppendBytes(want, wantEntry)
+	want = protowire.AppendTag(want, 42, protowire.Fixed64Type)
+	want = protowire.AppendFixed64(want, 3)
+	if string(got) != string(want) {
+		t.Errorf("strip:\n got %x\nwant %x", got, want)
+	}
+	if len(rs.hits) != 1 || rs.hits[0] == nil {
+		t.Errorf("strip found %d entries, hits %v; want the one, a hit", len(rs.hits), rs.hits)
+	}
+	// Malformed: cut in the middle of the entry. Nothing is stripped or cached.
+	if got := c.strip(payload[:len(payload)-12], &rs); string(got) != string(payload[:len(payload)-12]) || len(rs.hits) != 0 {
+		t.Errorf("a malformed payload came back changed (%x) with %d entries", got, len(rs.hits))
+	}
+}
+
+// FuzzResourceCache: whatever payload a stage with a warm cache is given, it stages what a stage
+// without one does, or fails as it does.
+func FuzzResourceCache(f *testing.F) {
+	for _, tc := range resourceCases(f) {
+		for i, p := range tc.payloads {
+			f.Add(uint8(tc.sig), p, tc.payloads[(i+1)%len(tc.payloads)])
+		}
+	}
+	f.Fuzz(func(t *testing.T, sig uint8, first, second []byte) {
+		s := signal.Signal(sig%3 + 1)
+		warm := &projector{}
+		_, _ = stageOne(warm, s, first)
+		_, _ = stageOne(warm, s, second)
+		want, wantErr := stageOne(&projector{}, s, second)
+		got, err := stageOne(warm, s, second)
+		if (err != nil) != (wantErr != nil) {
+			t.Fatalf("error %v from the warm stage, %v from a cold one", err, wantErr)
+		}
+		if diff := stagedDiff(got, want); err == nil && diff != "" {
+			t.Fatalf("staged from the cache: %s", diff)
+		}
+	})
+}
