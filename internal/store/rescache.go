@@ -50,11 +50,11 @@ func (c *resCache) strip(payload []byte, rs *resStrip) []byte {
 	for len(b) > 0 {
 		num, typ, n := protowire.ConsumeTag(b)
 		if n < 0 {
-			return c.unwalkable(payload, rs)
+			return unwalkable(payload, rs)
 		}
 		m := protowire.ConsumeFieldValue(num, typ, b[n:])
 		if m < 0 {
-			return c.unwalkable(payload, rs)
+			return unwalkable(payload, rs)
 		}
 		field := b[:n+m]
 		b = b[n+m:]
@@ -67,7 +67,7 @@ func (c *resCache) strip(payload []byte, rs *resStrip) []byte {
 		entry, _ := protowire.ConsumeBytes(field[n:])
 		res, start, end, ok := resourceField(entry)
 		if !ok {
-			return c.unwalkable(payload, rs)
+			return unwalkable(payload, rs)
 		}
 		hit, cached := c.m[string(res)]
 		if !cached || res == nil {
@@ -102,7 +102,7 @@ const maxStripBuf = 1 << 20
 
 // unwalkable resets rs for a payload strip cannot walk: it is decoded whole, and pdata, which
 // reads the same wire format, reports what is wrong with it.
-func (c *resCache) unwalkable(payload []byte, rs *resStrip) []byte {
+func unwalkable(payload []byte, rs *resStrip) []byte {
 	rs.hits, rs.keys = rs.hits[:0], rs.keys[:0]
 	return payload
 }

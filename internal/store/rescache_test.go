@@ -123,8 +123,7 @@ func resourceCases(t testing.TB) map[string]struct {
 }
 
 // TestResourceCacheStagesAlike: a payload staged with its resources taken from the cache stages
-// exactly what it stages decoded whole, and the cache is used: every resource of a payload seen
-// before is a hit.
+// exactly what it stages decoded whole, and the cache is used.
 func TestResourceCacheStagesAlike(t *testing.T) {
 	for name, tc := range resourceCases(t) {
 		warm := &projector{}
