@@ -162,31 +162,28 @@ func TestResourceCacheStagesAlike(t *testing.T) {
 func TestResourceStripKeepsUnknownFields(t *testing.T) {
 	res := protowire.AppendTag(nil, 5, protowire.VarintType) // an unknown field of Resource
 	res = protowire.AppendVarint(res, 9)
-	var entry []byte
-	entry = protowire.AppendTag(entry, 3, protowire.BytesType) // schema_url before the resource
-	entry = protowire.AppendString(entry, "s")
-	entry = protowire.AppendTag(entry, 1, protowire.BytesType)
-	entry = protowire.AppendBytes(entry, res)
-	entry = protowire.AppendTag(entry, 99, protowire.VarintType)
-	entry = protowire.AppendVarint(entry, 1)
-	payload := protowire.AppendTag(nil, 1, protowire.BytesType)
-	payload = protowire.AppendBytes(payload, entry)
-	payload = protowire.AppendTag(payload, 42, protowire.Fixed64Type)
-	payload = protowire.AppendFixed64(payload, 3)
+	// request is an export request of one entry (schema_url, then res if not nil, then an
+	// unknown field) and an unknown field of its own.
+	request := func(res []byte) []byte {
+		entry := protowire.AppendTag(nil, 3, protowire.BytesType) // schema_url before the resource
+		entry = protowire.AppendString(entry, "s")
+		if res != nil {
+			entry = protowire.AppendTag(entry, 1, protowire.BytesType)
+			entry = protowire.AppendBytes(entry, res)
+		}
+		entry = protowire.AppendTag(entry, 99, protowire.VarintType)
+		entry = protowire.AppendVarint(entry, 1)
+		payload := protowire.AppendTag(nil, 1, protowire.BytesType)
+		payload = protowire.AppendBytes(payload, entry)
+		payload = protowire.AppendTag(payload, 42, protowire.Fixed64Type)
+		return protowire.AppendFixed64(payload, 3)
+	}
+	payload := request(res)
 
 	c := resCache{m: map[string]resCached{string(res): {attrs: "{}"}}}
 	var rs resStrip
 	got := c.strip(payload, &rs)
-	var wantEntry []byte
-	wantEntry = protowire.AppendTag(wantEntry, 3, protowire.BytesType)
-	wantEntry = protowire.AppendString(wantEntry, "s")
-	wantEntry = protowire.AppendTag(wantEntry, 99, protowire.VarintType)
-	wantEntry = protowire.AppendVarint(wantEntry, 1)
-	want := protowire.AppendTag(nil, 1, protowire.BytesType)
-	want = protowire.AppendBytes(want, wantEntry)
-	want = protowire.AppendTag(want, 42, protowire.Fixed64Type)
-	want = protowire.AppendFixed64(want, 3)
-	if string(got) != string(want) {
+	if want := request(nil); string(got) != string(want) {
 		t.Errorf("strip:\n got %x\nwant %x", got, want)
 	}
 	if len(rs.hits) != 1 || rs.hits[0] == nil {
