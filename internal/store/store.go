@@ -335,8 +335,8 @@ func openOne(ctx context.Context, dsn string) (*sql.DB, error) {
 // 16 KiB for an 8 KiB one). The writer only appends (1 MiB: the rightmost B-tree path and one
 // commit's dirty pages; a bigger commit spills to the WAL early), the projector's raw reader
 // reads each page once (256 KiB, the B-tree's inner pages: with 1 MiB, as until the thirteenth
-// session, a two-projector catch-up ran no faster and peaked ~2 MB higher), the projector updates indexes all over telemetry.db (2 MiB:
-// under a mixed load SQLite's own memory measured 52 MB with 4 MiB and 33 MB with 512 KiB, and
+// session, a two-projector catch-up ran no faster and peaked ~2 MB higher), the projector
+// updates indexes all over telemetry.db (2 MiB: under a mixed load SQLite's own memory measured 52 MB with 4 MiB and 33 MB with 512 KiB, and
 // catch-up after the load ran as fast with 2 MiB as with 4; BenchmarkProject/logs/records=10 is
 // ~2% slower at 1 MiB), and each read connection gets 2 MiB: queries read the OS's page cache
 // well, and 4 connections × 8 MiB let one big read (a 161,000-span trace) raise the server's RSS
@@ -365,8 +365,9 @@ func projectorCheckpoint(watcher bool, pageSize int64) (pages int64) {
 // rows land in the newest leaves of a table and its indexes, so larger pages split less, keep
 // the trees shallower and halve the WAL frames of a commit (each frame two pwrites, a header
 // and its page): catch-up after a mixed load +13% (medians 77.0k → 87.3k records/s in 3
-// alternated rounds) and peak RSS 86–88 → 77–79 MB, with the query benchmarks unchanged
-// (docs/benchmarks/store.md, thirteenth session). An 8 KiB page and SQLite's header fall in
+// alternated rounds) and peak RSS 86–88 → 77–79 MB. The query benchmarks did not move but
+// logs-by-trace, whose 65 block seeks each search a bigger page (~0.83 → ~1.02 ms;
+// docs/benchmarks/store.md, thirteenth session). An 8 KiB page and SQLite's header fall in
 // modernc.org/memory's 16 KiB slab class, as a 4 KiB one in the 8 KiB class: a cache of so
 // many KiB costs the same RSS at either size. A file created with other pages keeps them.
 const projectedPageSize = 8192
