@@ -766,9 +766,10 @@ func TestProjectorSliceStaysInCache(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// 512 requests of 16 logs, each ~400 bytes as a row: one slice of ~3 MiB of logs rows.
-	prefix := strings.Repeat("a log body of some length ", 12)
-	for i := range 512 {
+	// As many requests of 16 logs as one slice takes (372), each log ~650 bytes as a row: one
+	// slice of ~3.5 MiB of logs rows.
+	prefix := strings.Repeat("a log body of some length ", 22)
+	for i := range maxSliceRecords / (16 + sliceRowWeight) {
 		appendLogs(t, s, makeLogs(fmt.Sprint("svc", i%5), fmt.Sprint(prefix, i), 16))
 	}
 	if err := s.Close(context.Background()); err != nil {

@@ -26,7 +26,7 @@ const (
 	// DefaultQueueRequests bounds the requests waiting for, or inside, a group commit.
 	DefaultQueueRequests = 8192
 	// DefaultProjectSlice is how many raw rows one projection transaction takes at most.
-	DefaultProjectSlice = 512
+	DefaultProjectSlice = 2048
 	// RawFileName is the raw database inside Config.Dir (the durable write path).
 	RawFileName = "raw.db"
 	// FileName is the relational (projected) database inside Config.Dir.
