@@ -263,7 +263,8 @@ func (p *projector) load() error {
 }
 
 // readRaw loads the raw rows after raw id after into rows, up to limit rows of the shard's
-// signals, stopping one such row after their records pass maxRecords or their payload bytes
+// signals, stopping one such row after their records (each row weighing sliceRowWeight more)
+// pass maxRecords or their payload bytes
 // pass maxBytes: a slice of 1000-record requests uses a handful of rows, and holding the other
 // ~500 payloads in memory cost more than half the server's peak RSS under bulk load. The rows of
 // other signals between them are read too, without their payloads, so that the slice's

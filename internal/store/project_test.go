@@ -710,6 +710,34 @@ func TestProjectionBoundsBigRequests(t *testing.T) {
 	}
 }
 
+// TestProjectionSlicesWeighRows: requests of one record are projected maxSliceRecords /
+// (1 + sliceRowWeight) to a slice (1,170), not ProjectSlice (2,048) nor 8,192: each raw row
+// weighs sliceRowWeight records beyond its own.
+func TestProjectionSlicesWeighRows(t *testing.T) {
+	perSlice := maxSliceRecords / (1 + sliceRowWeight)
+	if perSlice >= DefaultProjectSlice {
+		t.Fatalf("one-record slices of %d rows: the weight no longer bounds them before ProjectSlice (%d)", perSlice, DefaultProjectSlice)
+	}
+	dir := t.TempDir()
+	s, err := Open(context.Background(), Config{Dir: dir, NoProjection: true, Sync: SyncOff})
+	if err != nil {
+		t.Fatal(err)
+	}
+	requests := perSlice + 30
+	for i := range requests {
+		appendLogs(t, s, makeLogs("svc", fmt.Sprint("one-", i), 1))
+	}
+	if err := s.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	s = openTest(t, Config{Dir: dir})
+	waitProjected(t, s)
+	if st := s.Stats(); st.Logs.RecordsProjected != uint64(requests) || st.ProjectionSlices != 2 {
+		t.Errorf("Stats: got %d projected in %d slices; want %d in 2 (%d + 30 requests)",
+			st.Logs.RecordsProjected, st.ProjectionSlices, requests, perSlice)
+	}
+}
+
 // TestProjectionBoundsBigPayloads: a slice also stops at maxSliceBytes of payload, so requests
 // of few but large records are projected two to a slice here, and a slice reads only the rows
 // it takes plus one, instead of ProjectSlice payloads of megabytes each.
