@@ -48,6 +48,9 @@ type rawRow struct {
 	payload  []byte
 }
 
+// sliceWeight is what r counts toward maxSliceRecords: its records and sliceRowWeight.
+func (r *rawRow) sliceWeight() int64 { return r.records + sliceRowWeight }
+
 // wakeProjector nudges the projectors after a commit; it never blocks.
 func (s *Store) wakeProjector() {
 	for _, sh := range s.shards {
@@ -263,9 +266,8 @@ func (p *projector) load() error {
 }
 
 // readRaw loads the raw rows after raw id after into rows, up to limit rows of the shard's
-// signals, stopping one such row after their records (each row weighing sliceRowWeight more)
-// pass maxRecords or their payload bytes
-// pass maxBytes: a slice of 1000-record requests uses a handful of rows, and holding the other
+// signals, stopping one such row after their weight (sliceWeight) passes maxRecords or their
+// payload bytes pass maxBytes: a slice of 1000-record requests uses a handful of rows, and holding the other
 // ~500 payloads in memory cost more than half the server's peak RSS under bulk load. The rows of
 // other signals between them are read too, without their payloads, so that the slice's
 // high-water mark passes them (at most skipFactor times limit rows in all). It reads on the
@@ -312,7 +314,7 @@ func (p *projector) readRaw(rows *[]rawRow, after int64, limit int, maxRecords, 
 			if own++; own == limit || records > maxRecords || bytes > maxBytes {
 				return nil // this row may be past the slice: kept so the caller sees more is pending
 			}
-			records += r.records + sliceRowWeight
+			records += r.sliceWeight()
 			bytes += int64(len(r.payload))
 		}
 	})
@@ -341,7 +343,7 @@ func (p *projector) fill(rows *[]rawRow, st *stage, readAt *time.Time, after, ne
 		if !p.sh.takes(r.sig) {
 			continue
 		}
-		if own == limit || own > 0 && (records+r.records+sliceRowWeight > maxSliceRecords || bytes+int64(len(r.payload)) > maxSliceBytes) {
+		if own == limit || own > 0 && (records+r.sliceWeight() > maxSliceRecords || bytes+int64(len(r.payload)) > maxSliceBytes) {
 			break
 		}
 		own++
@@ -350,7 +352,7 @@ func (p *projector) fill(rows *[]rawRow, st *stage, readAt *time.Time, after, ne
 			// row) must not stall projection forever: skip it, loudly.
 			p.s.cfg.Logger.Error("store: skipping unprojectable raw row", "raw_id", r.id, "signal", r.sig, "err", err)
 		}
-		records += r.records + sliceRowWeight
+		records += r.sliceWeight()
 		bytes += int64(len(r.payload))
 	}
 	return n, nil
