@@ -22,8 +22,6 @@ type inserts struct {
 
 	logs, text, spans, events, links, chunks *connBulk
 	numbers, hists, exps, summaries          *connBulk
-
-	chunker chunker // packs trace_chunks rows, reused across slices
 }
 
 // newInserts prepares the statements of the tables in ps (the others stay nil).
@@ -349,7 +347,7 @@ func (p *projector) writeLogs(resIDs, scopeIDs []int64) error {
 	if err := checkRowids("logs", ins.logs, st.logs[len(st.logs)-1].id); err != nil {
 		return err
 	}
-	if err := p.text.index(ins, st.logs); err != nil {
+	if err := p.text.index(ins, st); err != nil {
 		return fmt.Errorf("index log bodies: %w", err)
 	}
 	return nil

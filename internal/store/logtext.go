@@ -96,33 +96,76 @@ func (d *textDocs) addConnRows(stmt *sqlitec.Stmt, from, to int64) error {
 	}
 }
 
+// textDoc is one log_text document (rowid g) of a slice, built by the stager (packTexts).
+type textDoc struct {
+	g    int64
+	text string
+}
+
+// packTexts builds the log_text documents of the groups the staged logs (in id order) touch,
+// so that the projector's committing thread only inserts them (textIndexer.index). It runs
+// where the slice is staged: on the stager while catching up. A first group that began in an
+// earlier slice is left out (textFrom counts its logs): its document needs the earlier bodies,
+// which the committing thread reads back from the database.
+func (st *stage) packTexts() {
+	st.texts = st.texts[:0]
+	st.textFrom = 0
+	logs := st.logs
+	if len(logs) == 0 {
+		return
+	}
+	if g := logs[0].id >> LogTextShift; g<<LogTextShift < logs[0].id {
+		for st.textFrom < len(logs) && logs[st.textFrom].id>>LogTextShift == g {
+			st.textFrom++
+		}
+	}
+	d := &st.text
+	d.emit = st.addText
+	for i := st.textFrom; i < len(logs); i++ {
+		_ = d.add(logs[i].id, logs[i].body) // addText never fails
+	}
+	_ = d.finish()
+}
+
+func (st *stage) addText(g int64, text string) error {
+	st.texts = append(st.texts, textDoc{g, text})
+	return nil
+}
+
 // textIndexer writes the log_text documents of a projection slice.
 type textIndexer struct {
 	docs textDocs
 }
 
-// index writes the documents of the groups logs (in id order) touch. The first group may have
-// begun in an earlier slice: its earlier bodies are read back, so the new document holds the
-// whole group.
-func (x *textIndexer) index(ins *inserts, logs []logRow) error {
+// index writes the documents of the groups st's logs touch: the ones the stager built
+// (packTexts) and, when the first group began in an earlier slice, that group's, from its
+// earlier bodies read back and the slice's, so the new document holds the whole group.
+func (x *textIndexer) index(ins *inserts, st *stage) error {
+	logs := st.logs
 	if len(logs) == 0 {
 		return nil
 	}
-	x.docs.emit = func(g int64, text string) error { return ins.text.add(g, text) }
-	// The read-back stays inside one group, so emit (which may execute a bulk insert on this
-	// connection) is not called while its rows are open.
-	if start := logs[0].id >> LogTextShift << LogTextShift; start < logs[0].id {
+	if st.textFrom > 0 {
+		x.docs.emit = func(g int64, text string) error { return ins.text.add(g, text) }
+		// The read-back stays inside the group, so emit (which may execute a bulk insert on
+		// this connection) is not called while its rows are open.
+		start := logs[0].id >> LogTextShift << LogTextShift
 		if err := x.docs.addConnRows(ins.groupBodies, start, logs[0].id); err != nil {
 			return fmt.Errorf("read group bodies: %w", err)
 		}
-	}
-	for i := range logs {
-		if err := x.docs.add(logs[i].id, logs[i].body); err != nil {
+		for i := range logs[:st.textFrom] {
+			if err := x.docs.add(logs[i].id, logs[i].body); err != nil {
+				return err
+			}
+		}
+		if err := x.docs.finish(); err != nil {
 			return err
 		}
 	}
-	if err := x.docs.finish(); err != nil {
-		return err
+	for _, d := range st.texts {
+		if err := ins.text.add(d.g, d.text); err != nil {
+			return err
+		}
 	}
 	return ins.text.flush()
 }

@@ -355,6 +355,7 @@ func (p *projector) fill(rows *[]rawRow, st *stage, readAt *time.Time, after, ne
 		records += r.sliceWeight()
 		bytes += int64(len(r.payload))
 	}
+	st.pack()
 	return n, nil
 }
 

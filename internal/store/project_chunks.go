@@ -12,72 +12,53 @@ const traceChunkVersion = 1
 // statusError is OTLP's STATUS_CODE_ERROR, counted in trace_chunks.errors.
 const statusError = 2
 
-// chunkBuilder packs the spans of one trace within one projection slice.
-type chunkBuilder struct {
-	traceID     string
-	first, last int64
-	count       int64
-	errors      int64 // spans with status ERROR
-	strs        map[string]uint32
-	table       []byte // string table entries: uvarint len, bytes
-	nstr        uint32
-	base        int64
-	body        []byte
+// chunker packs a slice's spans by trace (stage.packChunks). Its buffers are reused across
+// slices; only the packed output (stage.chunkBuf) grows with the slice, the rest with its
+// largest trace.
+type chunker struct {
+	trace      map[string]int32 // trace id → index in first-span order
+	head, tail []int32          // per trace, its first and last span
+	next       []int32          // per span, the next span of its trace (-1: none)
+	strs       map[string]uint32
+	table      []byte // string table entries: uvarint len, bytes
+	body       []byte
 }
 
-func (c *chunkBuilder) str(s string) uint32 {
+// str returns the index of s in the string table of the trace being packed (0 for "").
+func (ch *chunker) str(s string) uint32 {
 	if s == "" {
 		return 0
 	}
-	if i, ok := c.strs[s]; ok {
+	if i, ok := ch.strs[s]; ok {
 		return i
 	}
-	c.nstr++
-	c.strs[s] = c.nstr
-	c.table = binary.AppendUvarint(c.table, uint64(len(s)))
-	c.table = append(c.table, s...)
-	return c.nstr
+	i := uint32(len(ch.strs) + 1)
+	ch.strs[s] = i
+	ch.table = binary.AppendUvarint(ch.table, uint64(len(s)))
+	ch.table = append(ch.table, s...)
+	return i
 }
 
-// chunker groups a slice's spans by trace into chunkBuilders, reused across slices.
-type chunker struct {
-	byTrace  map[string]*chunkBuilder
-	builders []*chunkBuilder // in first-span order
-	free     []*chunkBuilder
-	out      []byte
-}
-
-func (ch *chunker) reset() {
-	for _, c := range ch.builders {
-		clear(c.strs)
-		c.table, c.body, c.nstr, c.count, c.errors = c.table[:0], c.body[:0], 0, 0, 0
-		if cap(c.body) > 1<<20 { // do not hold on to one huge trace's buffers
-			c.body, c.table = nil, nil
+// link groups spans by trace: after it, head lists the traces in first-span order and next
+// chains each trace's spans in id order.
+func (ch *chunker) link(spans []spanRow) {
+	if ch.trace == nil {
+		ch.trace, ch.strs = map[string]int32{}, map[string]uint32{}
+	}
+	clear(ch.trace)
+	ch.head, ch.tail, ch.next = ch.head[:0], ch.tail[:0], ch.next[:0]
+	for i := range spans {
+		tid, _ := spans[i].traceID.(string)
+		ch.next = append(ch.next, -1)
+		t, ok := ch.trace[tid]
+		if !ok {
+			t = int32(len(ch.head))
+			ch.trace[tid] = t
+			ch.head, ch.tail = append(ch.head, int32(i)), append(ch.tail, int32(i))
+			continue
 		}
-		ch.free = append(ch.free, c)
+		ch.next[ch.tail[t]], ch.tail[t] = int32(i), int32(i)
 	}
-	clear(ch.builders)
-	ch.builders = ch.builders[:0]
-	if ch.byTrace == nil {
-		ch.byTrace = map[string]*chunkBuilder{}
-	}
-	clear(ch.byTrace)
-}
-
-func (ch *chunker) builder(traceID string, spanRow, start int64) *chunkBuilder {
-	if c, ok := ch.byTrace[traceID]; ok {
-		return c
-	}
-	var c *chunkBuilder
-	if n := len(ch.free); n > 0 {
-		c, ch.free = ch.free[n-1], ch.free[:n-1]
-	} else {
-		c = &chunkBuilder{strs: map[string]uint32{}}
-	}
-	c.traceID, c.first, c.base = traceID, spanRow, start
-	ch.byTrace[traceID] = c
-	ch.builders = append(ch.builders, c)
-	return c
 }
 
 // hexUint64 parses the 16-digit lowercase hex ids hexID writes; anything else is 0.
@@ -102,57 +83,91 @@ func hexUint64(v any) uint64 {
 	return n
 }
 
-// writeTraceChunks packs the staged spans per trace and inserts one trace_chunks row per trace,
-// in tx (the slice's transaction).
+// chunkRow is one trace_chunks row of a slice: the spans of one trace, packed by the stager
+// (stage.packChunks) into stage.chunkBuf[off:end].
+type chunkRow struct {
+	traceID                    string
+	first, last, count, errors int64
+	off, end                   int
+}
+
+// maxChunkBuf bounds the packed-chunk buffer a stage keeps between slices: one huge trace's
+// spans do not stay in the heap for good.
+const maxChunkBuf = 4 << 20
+
+// packChunks packs the staged spans per trace, one chunkRow each, so that the projector's
+// committing thread only inserts them (writeTraceChunks). It runs where the slice is staged:
+// on the stager while catching up, in step with the committing thread's previous slice.
+func (st *stage) packChunks() {
+	st.chunks = st.chunks[:0]
+	if cap(st.chunkBuf) > maxChunkBuf {
+		st.chunkBuf = nil
+	}
+	st.chunkBuf = st.chunkBuf[:0]
+	if len(st.spans) == 0 {
+		return
+	}
+	ch := &st.chunker
+	ch.link(st.spans)
+	out := st.chunkBuf
+	for _, head := range ch.head {
+		clear(ch.strs)
+		ch.table, ch.body = ch.table[:0], ch.body[:0]
+		first := &st.spans[head]
+		row := chunkRow{first: first.id}
+		row.traceID, _ = first.traceID.(string)
+		base := first.start
+		b := ch.body
+		for i := head; i >= 0; i = ch.next[i] {
+			s := &st.spans[i]
+			row.last = s.id
+			row.count++
+			if s.statusCode == statusError {
+				row.errors++
+			}
+			b = binary.BigEndian.AppendUint64(b, hexUint64(s.spanID))
+			b = binary.BigEndian.AppendUint64(b, hexUint64(s.parent))
+			b = binary.AppendVarint(b, s.start-base)
+			b = binary.AppendVarint(b, s.end-s.start)
+			b = binary.AppendUvarint(b, uint64(s.kind))
+			b = binary.AppendUvarint(b, uint64(s.statusCode))
+			svc, _ := st.resources[s.res].service.(string)
+			b = binary.AppendUvarint(b, uint64(ch.str(svc)))
+			b = binary.AppendUvarint(b, uint64(ch.str(s.name)))
+			b = binary.AppendUvarint(b, uint64(ch.str(s.statusMsg)))
+			attrs := s.attrs
+			if attrs == "{}" {
+				attrs = ""
+			}
+			b = binary.AppendUvarint(b, uint64(len(attrs)))
+			b = append(b, attrs...)
+		}
+		ch.body = b
+		row.off = len(out)
+		out = append(out, traceChunkVersion)
+		out = binary.AppendUvarint(out, uint64(len(ch.strs)))
+		out = append(out, ch.table...)
+		out = binary.AppendVarint(out, base)
+		out = binary.AppendUvarint(out, uint64(row.count))
+		out = append(out, ch.body...)
+		row.end = len(out)
+		st.chunks = append(st.chunks, row)
+	}
+	st.chunkBuf = out
+	if cap(ch.body) > 1<<20 { // do not hold on to one huge trace's buffers
+		ch.body, ch.table = nil, nil
+	}
+}
+
+// writeTraceChunks inserts the slice's packed chunks (packChunks), one trace_chunks row per
+// trace, in the slice's transaction. The rows' blobs stay in the stage's buffer until the next
+// slice is staged into it, after the bulk flushes that copy them.
 func (p *projector) writeTraceChunks() error {
 	st := &p.stage
-	if len(st.spans) == 0 {
-		return nil
-	}
-	ch := &p.ins.chunker
-	ch.reset()
-	for i := range st.spans {
-		s := &st.spans[i]
-		tid, _ := s.traceID.(string)
-		c := ch.builder(tid, s.id, s.start)
-		c.last = s.id
-		c.count++
-		if s.statusCode == statusError {
-			c.errors++
-		}
-		b := binary.BigEndian.AppendUint64(c.body, hexUint64(s.spanID))
-		b = binary.BigEndian.AppendUint64(b, hexUint64(s.parent))
-		b = binary.AppendVarint(b, s.start-c.base)
-		b = binary.AppendVarint(b, s.end-s.start)
-		b = binary.AppendUvarint(b, uint64(s.kind))
-		b = binary.AppendUvarint(b, uint64(s.statusCode))
-		svc, _ := st.resources[s.res].service.(string)
-		b = binary.AppendUvarint(b, uint64(c.str(svc)))
-		b = binary.AppendUvarint(b, uint64(c.str(s.name)))
-		b = binary.AppendUvarint(b, uint64(c.str(s.statusMsg)))
-		attrs := s.attrs
-		if attrs == "{}" {
-			attrs = ""
-		}
-		b = binary.AppendUvarint(b, uint64(len(attrs)))
-		c.body = append(b, attrs...)
-	}
-	for _, c := range ch.builders {
-		out := append(ch.out[:0], traceChunkVersion)
-		out = binary.AppendUvarint(out, uint64(c.nstr))
-		out = append(out, c.table...)
-		out = binary.AppendVarint(out, c.base)
-		out = binary.AppendUvarint(out, uint64(c.count))
-		out = append(out, c.body...)
-		ch.out = out
-		// The driver copies the blob during Exec (bulk flush), so ch.out cannot be reused
-		// before the flush: give each row its own copy.
-		if err := p.ins.chunks.add(c.traceID, c.first, c.last, c.count, c.errors, append([]byte(nil), out...)); err != nil {
+	for _, c := range st.chunks {
+		if err := p.ins.chunks.add(c.traceID, c.first, c.last, c.count, c.errors, st.chunkBuf[c.off:c.end:c.end]); err != nil {
 			return fmt.Errorf("insert trace chunks: %w", err)
 		}
-	}
-	if cap(ch.out) > 1<<20 {
-		ch.out = nil
 	}
 	return nil
 }

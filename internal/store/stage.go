@@ -36,6 +36,14 @@ type stage struct {
 
 	buf []byte // JSON scratch
 
+	// What the stager prepares beyond the rows, for the committing thread only to insert.
+	chunker  chunker    // packs chunks (packChunks)
+	chunks   []chunkRow // trace_chunks rows, blobs in chunkBuf
+	chunkBuf []byte
+	text     textDocs  // builds texts (packTexts)
+	texts    []textDoc // log_text documents
+	textFrom int       // logs of a first group begun in an earlier slice, left to the committing thread
+
 	resCache resCache // the resources staged so far, by their encoded bytes (rescache.go)
 	strip    resStrip
 }
@@ -157,6 +165,14 @@ func (st *stage) reset(nextLogID, nextSpanID int64) {
 	st.hists = st.hists[:0]
 	st.exps = st.exps[:0]
 	st.sums = st.sums[:0]
+	st.chunks, st.texts, st.textFrom = st.chunks[:0], st.texts[:0], 0
+}
+
+// pack prepares what the committing thread would otherwise build from the staged rows: the
+// trace_chunks rows and the log_text documents.
+func (st *stage) pack() {
+	st.packChunks()
+	st.packTexts()
 }
 
 // records returns the number of projected rows staged (for sizing and tests).
