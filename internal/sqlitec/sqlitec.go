@@ -17,6 +17,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -164,7 +165,8 @@ type Stmt struct {
 	query  string
 	params int
 	arena  uintptr
-	size   int // the arena's bytes
+	size   int   // the arena's bytes
+	conv   []Arg // bind's conversions of []any, reused
 }
 
 // Prepare compiles query, one statement, to be run many times (SQLITE_PREPARE_PERSISTENT).
@@ -227,11 +229,25 @@ func (s *Stmt) Close() error {
 }
 
 // Exec runs the statement with args, stepping through any rows it returns, and returns the
-// connection's last inserted rowid.
+// connection's last inserted rowid. The arguments may be nil, int64, int, int32, uint32, bool,
+// float64, string or []byte (nil binds NULL).
 func (s *Stmt) Exec(args ...any) (lastID int64, err error) {
 	if err := s.bind(args); err != nil {
 		return 0, err
 	}
+	return s.run()
+}
+
+// ExecArgs is Exec with the arguments as Args, which a caller can build without allocating.
+func (s *Stmt) ExecArgs(args []Arg) (lastID int64, err error) {
+	if err := s.bindArgs(args); err != nil {
+		return 0, err
+	}
+	return s.run()
+}
+
+// run steps the bound statement to its end and returns the connection's last inserted rowid.
+func (s *Stmt) run() (lastID int64, err error) {
 	for {
 		switch rc := sqlite3.Xsqlite3_step(s.c.tls, s.p); rc {
 		case sqlite3.SQLITE_ROW:
@@ -304,6 +320,17 @@ func (s *Stmt) trim() {
 
 // bind binds args to the statement's parameters, in order; there must be one per parameter.
 func (s *Stmt) bind(args []any) error {
+	s.conv = s.conv[:0]
+	for _, a := range args {
+		s.conv = append(s.conv, Value(a))
+	}
+	err := s.bindArgs(s.conv)
+	clear(s.conv) // drop the references to the caller's texts and blobs
+	return err
+}
+
+// bindArgs binds args to the statement's parameters, texts and blobs copied into its arena.
+func (s *Stmt) bindArgs(args []Arg) error {
 	if s.p == 0 || s.c.tls == nil {
 		return errClosed
 	}
@@ -311,56 +338,39 @@ func (s *Stmt) bind(args []any) error {
 		return fmt.Errorf("sqlitec: %s: %d arguments for %d parameters", abbrev(s.query), len(args), s.params)
 	}
 	need := 0
-	for _, a := range args {
-		switch v := a.(type) {
-		case string:
-			need += len(v)
-		case []byte:
-			need += len(v)
+	for i := range args {
+		switch a := &args[i]; a.kind {
+		case argText, argBlob:
+			need += len(a.s)
+		case argBad:
+			return fmt.Errorf("sqlitec: %s: argument %d: cannot bind a %s", abbrev(s.query), i+1, a.s)
 		}
 	}
 	if err := s.reserve(need); err != nil {
 		return err
 	}
 	tls, off := s.c.tls, 0
-	for i, a := range args {
+	for i := range args {
+		a := &args[i]
 		n := int32(i + 1)
 		var rc int32
-		switch v := a.(type) {
-		case nil:
+		switch a.kind {
+		case argNull:
 			rc = sqlite3.Xsqlite3_bind_null(tls, s.p, n)
-		case int64:
-			rc = sqlite3.Xsqlite3_bind_int64(tls, s.p, n, v)
-		case int:
-			rc = sqlite3.Xsqlite3_bind_int64(tls, s.p, n, int64(v))
-		case int32:
-			rc = sqlite3.Xsqlite3_bind_int64(tls, s.p, n, int64(v))
-		case uint32:
-			rc = sqlite3.Xsqlite3_bind_int64(tls, s.p, n, int64(v))
-		case bool:
-			b := int64(0)
-			if v {
-				b = 1
-			}
-			rc = sqlite3.Xsqlite3_bind_int64(tls, s.p, n, b)
-		case float64:
-			rc = sqlite3.Xsqlite3_bind_double(tls, s.p, n, v)
-		case string:
+		case argInt:
+			rc = sqlite3.Xsqlite3_bind_int64(tls, s.p, n, a.i)
+		case argFloat:
+			rc = sqlite3.Xsqlite3_bind_double(tls, s.p, n, math.Float64frombits(uint64(a.i)))
+		case argText:
 			// A text with a null pointer would be NULL: an empty one points at the arena,
 			// which reserve always allocates.
-			copy(libc.GoBytes(s.arena+uintptr(off), len(v)), v)
-			rc = sqlite3.Xsqlite3_bind_text(tls, s.p, n, s.arena+uintptr(off), int32(len(v)), 0)
-			off += len(v)
-		case []byte:
-			if v == nil {
-				rc = sqlite3.Xsqlite3_bind_null(tls, s.p, n)
-				break
-			}
-			copy(libc.GoBytes(s.arena+uintptr(off), len(v)), v)
-			rc = sqlite3.Xsqlite3_bind_blob(tls, s.p, n, s.arena+uintptr(off), int32(len(v)), 0)
-			off += len(v)
-		default:
-			return fmt.Errorf("sqlitec: %s: argument %d: cannot bind a %T", abbrev(s.query), i+1, v)
+			copy(libc.GoBytes(s.arena+uintptr(off), len(a.s)), a.s)
+			rc = sqlite3.Xsqlite3_bind_text(tls, s.p, n, s.arena+uintptr(off), int32(len(a.s)), 0)
+			off += len(a.s)
+		case argBlob:
+			copy(libc.GoBytes(s.arena+uintptr(off), len(a.s)), a.s)
+			rc = sqlite3.Xsqlite3_bind_blob(tls, s.p, n, s.arena+uintptr(off), int32(len(a.s)), 0)
+			off += len(a.s)
 		}
 		if rc != sqlite3.SQLITE_OK {
 			return s.c.errorf(rc, "%s: bind argument %d", abbrev(s.query), i+1)

@@ -36,11 +36,10 @@ func prepare(t *testing.T, c *Conn, q string) *Stmt {
 	return st
 }
 
-// TestRoundTrip binds every supported Go type, reads each back through the driver
-// (database/sql on the same file, another connection) and through Rows.
+// TestRoundTrip binds every supported Go type, through Exec's []any and through ExecArgs'
+// Args, reads each back through the driver (database/sql on the same file, another
+// connection) and through Rows.
 func TestRoundTrip(t *testing.T) {
-	c, path := openTest(t)
-	ins := prepare(t, c, `INSERT INTO t(i, f, s, b, u) VALUES (?, ?, ?, ?, ?)`)
 	big := strings.Repeat("x", 100_000) // past the arena's first sizes
 	rows := [][]any{
 		{int64(math.MinInt64), 1.5, "hello", []byte{0, 1, 2}, "a"},
@@ -50,17 +49,43 @@ func TestRoundTrip(t *testing.T) {
 		{true, nil, "short", []byte("again"), "d"},        // after the arena grew
 		{false, nil, nil, nil, "e"},
 	}
-	var last int64
-	for i, r := range rows {
-		id, err := ins.Exec(r...)
-		if err != nil {
-			t.Fatalf("row %d: %v", i, err)
-		}
-		if id != last+1 {
-			t.Fatalf("row %d: last insert rowid %d, want %d", i, id, last+1)
-		}
-		last = id
+	// The same rows as Args, built by the constructors.
+	args := [][]Arg{
+		{Int(math.MinInt64), Float(1.5), Text("hello"), Blob([]byte{0, 1, 2}), Text("a")},
+		{Int(7), Float(-0.25), Text(""), Blob([]byte{}), Text("b")},
+		{Int(-3), Null(), Text(big), Blob([]byte(big)), Null()},
+		{Int(math.MaxUint32), Null(), Text("é\x00z"), Blob(nil), Text("c")},
+		{Bool(true), Null(), Text("short"), Blob([]byte("again")), Text("d")},
+		{Bool(false), {}, Null(), Null(), Text("e")}, // the zero Arg is NULL
 	}
+	for _, mode := range []string{"Exec", "ExecArgs"} {
+		t.Run(mode, func(t *testing.T) {
+			c, path := openTest(t)
+			ins := prepare(t, c, `INSERT INTO t(i, f, s, b, u) VALUES (?, ?, ?, ?, ?)`)
+			var last int64
+			for i := range rows {
+				var id int64
+				var err error
+				if mode == "Exec" {
+					id, err = ins.Exec(rows[i]...)
+				} else {
+					id, err = ins.ExecArgs(args[i])
+				}
+				if err != nil {
+					t.Fatalf("row %d: %v", i, err)
+				}
+				if id != last+1 {
+					t.Fatalf("row %d: last insert rowid %d, want %d", i, id, last+1)
+				}
+				last = id
+			}
+			checkRoundTrip(t, c, path, big)
+		})
+	}
+}
+
+// checkRoundTrip reads back TestRoundTrip's rows.
+func checkRoundTrip(t *testing.T, c *Conn, path, big string) {
 	db, err := sql.Open("sqlite", path)
 	if err != nil {
 		t.Fatal(err)
@@ -186,6 +211,12 @@ func TestErrors(t *testing.T) {
 	}
 	if _, err := ins.Exec(uint64(1)); err == nil || !strings.Contains(err.Error(), "cannot bind a uint64") {
 		t.Errorf("unsupported type: %v", err)
+	}
+	if _, err := ins.ExecArgs([]Arg{Value(struct{}{})}); err == nil || !strings.Contains(err.Error(), "cannot bind a struct {}") {
+		t.Errorf("unsupported type through Value: %v", err)
+	}
+	if _, err := ins.ExecArgs([]Arg{Text("a"), Text("b")}); err == nil || !strings.Contains(err.Error(), "2 arguments for 1 parameters") {
+		t.Errorf("too many Args: %v", err)
 	}
 	if _, err := c.Prepare(`SELECT nope FROM t`); err == nil || !strings.Contains(err.Error(), "no such column: nope") {
 		t.Errorf("bad query: %v", err)

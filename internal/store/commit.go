@@ -333,8 +333,10 @@ func (p *projector) writeLogs(resIDs, scopeIDs []int64) error {
 	st, ins := &p.stage, p.ins
 	for i := range st.logs {
 		l := &st.logs[i]
-		if err := ins.logs.add(l.rawID, resIDs[l.res], scopeIDs[l.scope], st.resources[l.res].service,
-			l.time, l.observed, l.severity, l.severityText, l.body, l.attrs, l.traceID, l.spanID, l.flags, l.event); err != nil {
+		if err := ins.logs.add(sqlitec.Int(l.rawID), sqlitec.Int(resIDs[l.res]), sqlitec.Int(scopeIDs[l.scope]),
+			sqlitec.Value(st.resources[l.res].service), sqlitec.Int(l.time), sqlitec.Int(l.observed), sqlitec.Int(l.severity),
+			sqlitec.Text(l.severityText), sqlitec.Text(l.body), sqlitec.Text(l.attrs), sqlitec.Value(l.traceID),
+			sqlitec.Value(l.spanID), sqlitec.Int(l.flags), sqlitec.Text(l.event)); err != nil {
 			return fmt.Errorf("insert logs: %w", err)
 		}
 	}
@@ -367,9 +369,12 @@ func (p *projector) writeSpans(resIDs, scopeIDs []int64) error {
 	st, ins := &p.stage, p.ins
 	for i := range st.spans {
 		s := &st.spans[i]
-		if err := ins.spans.add(s.rawID, resIDs[s.res], scopeIDs[s.scope], st.resources[s.res].service,
-			s.traceID, s.spanID, s.parent, s.traceState, s.name, s.kind, s.start, s.end, s.end-s.start,
-			s.statusCode, s.statusMsg, s.attrs, s.flags, s.dropAttrs, s.dropEv, s.dropLink); err != nil {
+		if err := ins.spans.add(sqlitec.Int(s.rawID), sqlitec.Int(resIDs[s.res]), sqlitec.Int(scopeIDs[s.scope]),
+			sqlitec.Value(st.resources[s.res].service), sqlitec.Value(s.traceID), sqlitec.Value(s.spanID),
+			sqlitec.Value(s.parent), sqlitec.Text(s.traceState), sqlitec.Text(s.name), sqlitec.Int(s.kind),
+			sqlitec.Int(s.start), sqlitec.Int(s.end), sqlitec.Int(s.end-s.start), sqlitec.Int(s.statusCode),
+			sqlitec.Text(s.statusMsg), sqlitec.Text(s.attrs), sqlitec.Int(s.flags), sqlitec.Int(s.dropAttrs),
+			sqlitec.Int(s.dropEv), sqlitec.Int(s.dropLink)); err != nil {
 			return fmt.Errorf("insert spans: %w", err)
 		}
 	}
@@ -385,13 +390,15 @@ func (p *projector) writeSpans(resIDs, scopeIDs []int64) error {
 	// key enforcement), so they can be flushed in any order.
 	for i := range st.events {
 		e := &st.events[i]
-		if err := ins.events.add(e.spanRow, e.time, e.name, e.attrs, e.dropped); err != nil {
+		if err := ins.events.add(sqlitec.Int(e.spanRow), sqlitec.Int(e.time), sqlitec.Text(e.name), sqlitec.Text(e.attrs),
+			sqlitec.Int(e.dropped)); err != nil {
 			return fmt.Errorf("insert span events: %w", err)
 		}
 	}
 	for i := range st.links {
 		l := &st.links[i]
-		if err := ins.links.add(l.spanRow, l.traceID, l.spanID, l.traceState, l.attrs, l.flags, l.dropped); err != nil {
+		if err := ins.links.add(sqlitec.Int(l.spanRow), sqlitec.Value(l.traceID), sqlitec.Value(l.spanID),
+			sqlitec.Text(l.traceState), sqlitec.Text(l.attrs), sqlitec.Int(l.flags), sqlitec.Int(l.dropped)); err != nil {
 			return fmt.Errorf("insert span links: %w", err)
 		}
 	}
@@ -402,27 +409,34 @@ func (p *projector) writePoints(metricIDs []int64) error {
 	st, ins := &p.stage, p.ins
 	for i := range st.numbers {
 		n := &st.numbers[i]
-		if err := ins.numbers.add(metricIDs[n.metric], n.rawID, n.time, n.start, n.attrs, n.vint, n.vdouble, n.flags); err != nil {
+		if err := ins.numbers.add(sqlitec.Int(metricIDs[n.metric]), sqlitec.Int(n.rawID), sqlitec.Int(n.time),
+			sqlitec.Int(n.start), sqlitec.Text(n.attrs), sqlitec.Value(n.vint), sqlitec.Value(n.vdouble), sqlitec.Int(n.flags)); err != nil {
 			return fmt.Errorf("insert number points: %w", err)
 		}
 	}
 	for i := range st.hists {
 		h := &st.hists[i]
-		if err := ins.hists.add(metricIDs[h.metric], h.rawID, h.time, h.start, h.attrs, h.count, h.sum, h.min, h.max,
-			h.buckets, h.bounds, h.flags); err != nil {
+		if err := ins.hists.add(sqlitec.Int(metricIDs[h.metric]), sqlitec.Int(h.rawID), sqlitec.Int(h.time),
+			sqlitec.Int(h.start), sqlitec.Text(h.attrs), sqlitec.Int(h.count), sqlitec.Value(h.sum), sqlitec.Value(h.min),
+			sqlitec.Value(h.max), sqlitec.Text(h.buckets), sqlitec.Text(h.bounds), sqlitec.Int(h.flags)); err != nil {
 			return fmt.Errorf("insert histogram points: %w", err)
 		}
 	}
 	for i := range st.exps {
 		e := &st.exps[i]
-		if err := ins.exps.add(metricIDs[e.metric], e.rawID, e.time, e.start, e.attrs, e.count, e.sum, e.min, e.max,
-			e.scale, e.zeroCount, e.zeroThreshold, e.posOffset, e.posBuckets, e.negOffset, e.negBuckets, e.flags); err != nil {
+		if err := ins.exps.add(sqlitec.Int(metricIDs[e.metric]), sqlitec.Int(e.rawID), sqlitec.Int(e.time),
+			sqlitec.Int(e.start), sqlitec.Text(e.attrs), sqlitec.Int(e.count), sqlitec.Value(e.sum), sqlitec.Value(e.min),
+			sqlitec.Value(e.max), sqlitec.Int(e.scale), sqlitec.Int(e.zeroCount), sqlitec.Float(e.zeroThreshold),
+			sqlitec.Int(e.posOffset), sqlitec.Text(e.posBuckets), sqlitec.Int(e.negOffset), sqlitec.Text(e.negBuckets),
+			sqlitec.Int(e.flags)); err != nil {
 			return fmt.Errorf("insert exponential histogram points: %w", err)
 		}
 	}
 	for i := range st.sums {
 		s := &st.sums[i]
-		if err := ins.summaries.add(metricIDs[s.metric], s.rawID, s.time, s.start, s.attrs, s.count, s.sum, s.quantiles, s.flags); err != nil {
+		if err := ins.summaries.add(sqlitec.Int(metricIDs[s.metric]), sqlitec.Int(s.rawID), sqlitec.Int(s.time),
+			sqlitec.Int(s.start), sqlitec.Text(s.attrs), sqlitec.Int(s.count), sqlitec.Float(s.sum), sqlitec.Text(s.quantiles),
+			sqlitec.Int(s.flags)); err != nil {
 			return fmt.Errorf("insert summary points: %w", err)
 		}
 	}

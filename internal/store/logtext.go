@@ -146,7 +146,7 @@ func (x *textIndexer) index(ins *inserts, st *stage) error {
 		return nil
 	}
 	if st.textFrom > 0 {
-		x.docs.emit = func(g int64, text string) error { return ins.text.add(g, text) }
+		x.docs.emit = func(g int64, text string) error { return ins.text.add(sqlitec.Int(g), sqlitec.Text(text)) }
 		// The read-back stays inside the group, so emit (which may execute a bulk insert on
 		// this connection) is not called while its rows are open.
 		start := logs[0].id >> LogTextShift << LogTextShift
@@ -163,7 +163,7 @@ func (x *textIndexer) index(ins *inserts, st *stage) error {
 		}
 	}
 	for _, d := range st.texts {
-		if err := ins.text.add(d.g, d.text); err != nil {
+		if err := ins.text.add(sqlitec.Int(d.g), sqlitec.Text(d.text)); err != nil {
 			return err
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+
+	"github.com/otelbench/otelbench/internal/sqlitec"
 )
 
 // traceChunkVersion is the first byte of every trace_chunks.packed value.
@@ -165,7 +167,8 @@ func (st *stage) packChunks() {
 func (p *projector) writeTraceChunks() error {
 	st := &p.stage
 	for _, c := range st.chunks {
-		if err := p.ins.chunks.add(c.traceID, c.first, c.last, c.count, c.errors, st.chunkBuf[c.off:c.end:c.end]); err != nil {
+		if err := p.ins.chunks.add(sqlitec.Text(c.traceID), sqlitec.Int(c.first), sqlitec.Int(c.last), sqlitec.Int(c.count),
+			sqlitec.Int(c.errors), sqlitec.Blob(st.chunkBuf[c.off:c.end:c.end])); err != nil {
 			return fmt.Errorf("insert trace chunks: %w", err)
 		}
 	}
