@@ -159,12 +159,40 @@ func (b *stepper) stepOf(t int64) int64 {
 	return b.q.Since + (t-b.q.Since)/int64(b.q.Step)*int64(b.q.Step)
 }
 
-func idList(ms []metricStream) (string, []any) {
-	args := make([]any, len(ms))
+// seekStreamsMax is the most streams a points query seeks one by one in each block; with more it
+// reads each block's whole part of the index. In a database of 3.3M load-shaped points in 5,120
+// streams (docs/benchmarks/store.md, sixteenth session) the number points of 224 streams took
+// 650 ms seeking and 1,070 scanning; of 1,024 streams, ~2.8 s both ways: a seek per stream costs
+// ~1.5 µs a block, an index entry ~0.4, and a block holds 4,096 entries.
+var seekStreamsMax = 1024 // a variable for tests
+
+// pointsQuery returns the SQL and arguments that select cols (which must include
+// time_unix_nano) from the points of streams ms in table, with times in [q.Since, q.Until), by
+// time. The points indexes are keyed by (block, metric_id, time_unix_nano) (store's schema.sql):
+// the query looks in each block that point_blocks says can hold the range, and in the NULL block
+// of the rows written before schema version 9.
+func pointsQuery(table, cols string, ms []metricStream, q SeriesQuery) (string, []any) {
+	args := make([]any, 0, 2+len(ms))
+	args = append(args, q.Since, q.Until)
+	var ids strings.Builder
 	for i, m := range ms {
-		args[i] = m.id
+		if i > 0 {
+			ids.WriteByte(',')
+		}
+		fmt.Fprintf(&ids, "?%d", i+3)
+		args = append(args, m.id)
 	}
-	return strings.TrimSuffix(strings.Repeat("?,", len(ms)), ","), args
+	seek := "metric_id"
+	if len(ms) > seekStreamsMax {
+		seek = "+metric_id" // not from the index: scan each block's entries instead
+	}
+	return `SELECT ` + cols + ` FROM ` + table + ` WHERE block IN (SELECT block FROM point_blocks
+			WHERE point_table = '` + table + `' AND max_time_unix_nano >= ?1 AND min_time_unix_nano < ?2)
+		AND ` + seek + ` IN (` + ids.String() + `) AND time_unix_nano >= ?1 AND time_unix_nano < ?2
+		UNION ALL
+		SELECT ` + cols + ` FROM ` + table + ` WHERE block IS NULL
+		AND metric_id IN (` + ids.String() + `) AND time_unix_nano >= ?1 AND time_unix_nano < ?2
+		ORDER BY time_unix_nano`, args
 }
 
 func temporalityOf(ms []metricStream) map[int64]int {
@@ -181,10 +209,9 @@ func temporalityOf(ms []metricStream) map[int64]int {
 // increase (cumulative: per stream, resets restart from zero; delta: the
 // step's sum); last is the newest point.
 func (r *Reader) numberSeries(ctx context.Context, q SeriesQuery, ms []metricStream, b *stepper) error {
-	ph, args := idList(ms)
-	rows, err := r.db.QueryContext(ctx, `SELECT metric_id, attributes, time_unix_nano, coalesce(value_double, value_int, 0)
-		FROM number_points WHERE metric_id IN (`+ph+`) AND time_unix_nano >= ? AND time_unix_nano < ?
-		ORDER BY time_unix_nano`, append(args, q.Since, q.Until)...)
+	query, args := pointsQuery("number_points",
+		`metric_id, attributes, time_unix_nano, coalesce(value_double, value_int, 0)`, ms, q)
+	rows, err := r.db.QueryContext(ctx, query, args...)
 	if err != nil {
 		return fmt.Errorf("query number points: %w", err)
 	}
@@ -342,11 +369,9 @@ func deltaOf(prev map[string]*cumState, key string, start, since int64, counts [
 }
 
 func (r *Reader) histogramSeries(ctx context.Context, q SeriesQuery, ms []metricStream, b *stepper) error {
-	ph, args := idList(ms)
-	rows, err := r.db.QueryContext(ctx, `SELECT metric_id, attributes, time_unix_nano, start_time_unix_nano, count,
-		coalesce(sum, 0), min, max, bucket_counts, explicit_bounds
-		FROM histogram_points WHERE metric_id IN (`+ph+`) AND time_unix_nano >= ? AND time_unix_nano < ?
-		ORDER BY time_unix_nano`, append(args, q.Since, q.Until)...)
+	query, args := pointsQuery("histogram_points", `metric_id, attributes, time_unix_nano, start_time_unix_nano, count,
+		coalesce(sum, 0), min, max, bucket_counts, explicit_bounds`, ms, q)
+	rows, err := r.db.QueryContext(ctx, query, args...)
 	if err != nil {
 		return fmt.Errorf("query histogram points: %w", err)
 	}
@@ -475,12 +500,10 @@ func (a *expAcc) histogram() ExpHistogram {
 }
 
 func (r *Reader) expHistogramSeries(ctx context.Context, q SeriesQuery, ms []metricStream, b *stepper) error {
-	ph, args := idList(ms)
-	rows, err := r.db.QueryContext(ctx, `SELECT metric_id, attributes, time_unix_nano, start_time_unix_nano, count,
+	query, args := pointsQuery("exp_histogram_points", `metric_id, attributes, time_unix_nano, start_time_unix_nano, count,
 		coalesce(sum, 0), min, max, scale, zero_count, zero_threshold, positive_offset, positive_buckets,
-		negative_offset, negative_buckets
-		FROM exp_histogram_points WHERE metric_id IN (`+ph+`) AND time_unix_nano >= ? AND time_unix_nano < ?
-		ORDER BY time_unix_nano`, append(args, q.Since, q.Until)...)
+		negative_offset, negative_buckets`, ms, q)
+	rows, err := r.db.QueryContext(ctx, query, args...)
 	if err != nil {
 		return fmt.Errorf("query exponential histogram points: %w", err)
 	}
@@ -539,10 +562,8 @@ func (r *Reader) expHistogramSeries(ctx context.Context, q SeriesQuery, ms []met
 // summarySeries reports each step's newest summary point: summaries carry
 // precomputed quantiles that cannot be merged.
 func (r *Reader) summarySeries(ctx context.Context, q SeriesQuery, ms []metricStream, b *stepper) error {
-	ph, args := idList(ms)
-	rows, err := r.db.QueryContext(ctx, `SELECT time_unix_nano, count, sum, quantiles
-		FROM summary_points WHERE metric_id IN (`+ph+`) AND time_unix_nano >= ? AND time_unix_nano < ?
-		ORDER BY time_unix_nano`, append(args, q.Since, q.Until)...)
+	query, args := pointsQuery("summary_points", `time_unix_nano, count, sum, quantiles`, ms, q)
+	rows, err := r.db.QueryContext(ctx, query, args...)
 	if err != nil {
 		return fmt.Errorf("query summary points: %w", err)
 	}

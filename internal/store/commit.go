@@ -16,9 +16,10 @@ type inserts struct {
 	upsertResource, upsertScope, upsertMetric, setHWM, groupBodies *sqlitec.Stmt
 
 	// summaries (summarize)
-	upsertLogBlock, upsertServiceCount, countMetrics, logsState, spansState *sqlitec.Stmt
-	blocks                                                                  []logBlock
-	services                                                                []serviceCount
+	upsertLogBlock, upsertPointBlock, upsertServiceCount, countMetrics, logsState, spansState *sqlitec.Stmt
+	blocks                                                                                    []logBlock
+	pointBlocks                                                                               []pointBlock // writePoints
+	services                                                                                  []serviceCount
 
 	logs, text, spans, events, links, chunks *connBulk
 	numbers, hists, exps, summaries          *connBulk
@@ -56,6 +57,11 @@ func newInserts(c *sqlitec.Conn, ps parts) (*inserts, error) {
 				min_time_unix_nano = min(min_time_unix_nano, excluded.min_time_unix_nano),
 				max_time_unix_nano = max(max_time_unix_nano, excluded.max_time_unix_nano),
 				logs = logs + excluded.logs`)
+		ins.upsertPointBlock = prep(`INSERT INTO point_blocks(point_table, block, min_time_unix_nano, max_time_unix_nano, points)
+			VALUES (?,?,?,?,?) ON CONFLICT(point_table, block) DO UPDATE SET
+				min_time_unix_nano = min(min_time_unix_nano, excluded.min_time_unix_nano),
+				max_time_unix_nano = max(max_time_unix_nano, excluded.max_time_unix_nano),
+				points = points + excluded.points`)
 		// New metrics rows are new series, a handful a slice at most: counted in SQL.
 		ins.countMetrics = prep(`INSERT INTO service_counts(service, signal, records, last_seen_unix_nano)
 			SELECT coalesce(service, ''), 'metrics', count(*), 0 FROM metrics
@@ -80,14 +86,14 @@ func newInserts(c *sqlitec.Conn, ps parts) (*inserts, error) {
 		ins.text = newTextInsert(c, &errs)
 		ins.groupBodies = prep(groupBodiesSQL)
 		ins.numbers = bulk("number_points", "metric_id", "raw_id", "time_unix_nano", "start_time_unix_nano", "attributes",
-			"value_int", "value_double", "flags")
+			"value_int", "value_double", "flags", "block")
 		ins.hists = bulk("histogram_points", "metric_id", "raw_id", "time_unix_nano", "start_time_unix_nano", "attributes",
-			"count", "sum", "min", "max", "bucket_counts", "explicit_bounds", "flags")
+			"count", "sum", "min", "max", "bucket_counts", "explicit_bounds", "flags", "block")
 		ins.exps = bulk("exp_histogram_points", "metric_id", "raw_id", "time_unix_nano", "start_time_unix_nano", "attributes",
 			"count", "sum", "min", "max", "scale", "zero_count", "zero_threshold", "positive_offset", "positive_buckets",
-			"negative_offset", "negative_buckets", "flags")
+			"negative_offset", "negative_buckets", "flags", "block")
 		ins.summaries = bulk("summary_points", "metric_id", "raw_id", "time_unix_nano", "start_time_unix_nano", "attributes",
-			"count", "sum", "quantiles", "flags")
+			"count", "sum", "quantiles", "flags", "block")
 	}
 	if ps&partTraces != 0 {
 		ins.spans = bulk("spans", "raw_id", "resource_id", "scope_id", "service", "trace_id", "span_id", "parent_span_id",
@@ -124,7 +130,7 @@ func (ins *inserts) close() {
 		return
 	}
 	for _, st := range []*sqlitec.Stmt{ins.upsertResource, ins.upsertScope, ins.upsertMetric, ins.setHWM, ins.groupBodies,
-		ins.upsertLogBlock, ins.upsertServiceCount, ins.countMetrics, ins.logsState, ins.spansState} {
+		ins.upsertLogBlock, ins.upsertPointBlock, ins.upsertServiceCount, ins.countMetrics, ins.logsState, ins.spansState} {
 		st.Close()
 	}
 	for _, b := range ins.bulks() {
@@ -247,7 +253,8 @@ type serviceCount struct {
 }
 
 // summarize adds the slice's logs to log_blocks (oldest and newest time per block of
-// 1<<LogBlockShift ids) and its logs, spans and new metrics to service_counts, and moves
+// 1<<LogBlockShift ids), its points to point_blocks (the same per block of each points table,
+// gathered by writePoints) and its logs, spans and new metrics to service_counts, and moves
 // summary_state past them, in the slice's transaction: the summaries the query side reads
 // instead of scanning the tables. Schema 8's triggers on projection_state (Open drops them) did
 // this in SQL, reading the slice's rows back and sorting them by service: ~11% of the committing
@@ -286,6 +293,11 @@ func (p *projector) summarize() error {
 		}
 		if _, err := ins.logsState.Exec(lastLog); err != nil {
 			return fmt.Errorf("summary state: %w", err)
+		}
+	}
+	for _, b := range ins.pointBlocks {
+		if _, err := ins.upsertPointBlock.Exec(pointTables[b.table], b.block, b.minTime, b.maxTime, b.count); err != nil {
+			return fmt.Errorf("point blocks: %w", err)
 		}
 	}
 	if ins.spansState != nil && len(st.spans) > 0 {
@@ -405,40 +417,98 @@ func (p *projector) writeSpans(resIDs, scopeIDs []int64) error {
 	return nil
 }
 
+// writePoints inserts the slice's points. Each row takes the rowid SQLite gives it, the table's
+// next one (p.nextPoint: max(rowid) + 1 at load, then counted, as for logs), and stores its
+// block (rowid >> PointBlockShift), which the points indexes are keyed by first (schema.sql);
+// the blocks' times go to point_blocks (summarize).
 func (p *projector) writePoints(metricIDs []int64) error {
 	st, ins := &p.stage, p.ins
+	ins.pointBlocks = ins.pointBlocks[:0]
+	id := p.nextPoint[0]
 	for i := range st.numbers {
 		n := &st.numbers[i]
+		b := ins.addPointBlock(0, id, n.time)
 		if err := ins.numbers.add(sqlitec.Int(metricIDs[n.metric]), sqlitec.Int(n.rawID), sqlitec.Int(n.time),
-			sqlitec.Int(n.start), sqlitec.Text(n.attrs), sqlitec.Value(n.vint), sqlitec.Value(n.vdouble), sqlitec.Int(n.flags)); err != nil {
+			sqlitec.Int(n.start), sqlitec.Text(n.attrs), sqlitec.Value(n.vint), sqlitec.Value(n.vdouble), sqlitec.Int(n.flags),
+			sqlitec.Int(b)); err != nil {
 			return fmt.Errorf("insert number points: %w", err)
 		}
+		id++
 	}
+	if err := checkPointRowids(0, ins.numbers, id, p.nextPoint[0]); err != nil {
+		return err
+	}
+	id = p.nextPoint[1]
 	for i := range st.hists {
 		h := &st.hists[i]
+		b := ins.addPointBlock(1, id, h.time)
 		if err := ins.hists.add(sqlitec.Int(metricIDs[h.metric]), sqlitec.Int(h.rawID), sqlitec.Int(h.time),
 			sqlitec.Int(h.start), sqlitec.Text(h.attrs), sqlitec.Int(h.count), sqlitec.Value(h.sum), sqlitec.Value(h.min),
-			sqlitec.Value(h.max), sqlitec.Text(h.buckets), sqlitec.Text(h.bounds), sqlitec.Int(h.flags)); err != nil {
+			sqlitec.Value(h.max), sqlitec.Text(h.buckets), sqlitec.Text(h.bounds), sqlitec.Int(h.flags),
+			sqlitec.Int(b)); err != nil {
 			return fmt.Errorf("insert histogram points: %w", err)
 		}
+		id++
 	}
+	if err := checkPointRowids(1, ins.hists, id, p.nextPoint[1]); err != nil {
+		return err
+	}
+	id = p.nextPoint[2]
 	for i := range st.exps {
 		e := &st.exps[i]
+		b := ins.addPointBlock(2, id, e.time)
 		if err := ins.exps.add(sqlitec.Int(metricIDs[e.metric]), sqlitec.Int(e.rawID), sqlitec.Int(e.time),
 			sqlitec.Int(e.start), sqlitec.Text(e.attrs), sqlitec.Int(e.count), sqlitec.Value(e.sum), sqlitec.Value(e.min),
 			sqlitec.Value(e.max), sqlitec.Int(e.scale), sqlitec.Int(e.zeroCount), sqlitec.Float(e.zeroThreshold),
 			sqlitec.Int(e.posOffset), sqlitec.Text(e.posBuckets), sqlitec.Int(e.negOffset), sqlitec.Text(e.negBuckets),
-			sqlitec.Int(e.flags)); err != nil {
+			sqlitec.Int(e.flags), sqlitec.Int(b)); err != nil {
 			return fmt.Errorf("insert exponential histogram points: %w", err)
 		}
+		id++
 	}
+	if err := checkPointRowids(2, ins.exps, id, p.nextPoint[2]); err != nil {
+		return err
+	}
+	id = p.nextPoint[3]
 	for i := range st.sums {
 		s := &st.sums[i]
+		b := ins.addPointBlock(3, id, s.time)
 		if err := ins.summaries.add(sqlitec.Int(metricIDs[s.metric]), sqlitec.Int(s.rawID), sqlitec.Int(s.time),
 			sqlitec.Int(s.start), sqlitec.Text(s.attrs), sqlitec.Int(s.count), sqlitec.Float(s.sum), sqlitec.Text(s.quantiles),
-			sqlitec.Int(s.flags)); err != nil {
+			sqlitec.Int(s.flags), sqlitec.Int(b)); err != nil {
 			return fmt.Errorf("insert summary points: %w", err)
 		}
+		id++
 	}
-	return nil
+	return checkPointRowids(3, ins.summaries, id, p.nextPoint[3])
+}
+
+// pointBlock is a slice's addition to a point_blocks row: table is an index into pointTables.
+type pointBlock struct {
+	table                          int
+	block, minTime, maxTime, count int64
+}
+
+// addPointBlock counts the point of pointTables[table] with rowid id and time t into the slice's
+// point blocks and returns its block.
+func (ins *inserts) addPointBlock(table int, id, t int64) int64 {
+	b := id >> PointBlockShift
+	if n := len(ins.pointBlocks); n == 0 || ins.pointBlocks[n-1].table != table || ins.pointBlocks[n-1].block != b {
+		ins.pointBlocks = append(ins.pointBlocks, pointBlock{table: table, block: b, minTime: t, maxTime: t})
+	}
+	pb := &ins.pointBlocks[len(ins.pointBlocks)-1]
+	pb.minTime, pb.maxTime, pb.count = min(pb.minTime, t), max(pb.maxTime, t), pb.count+1
+	return b
+}
+
+// checkPointRowids flushes b, the rows of pointTables[table] the slice inserted (the projector
+// assigned them rowids first up to next-1), and verifies that the last one got its rowid.
+func checkPointRowids(table int, b *connBulk, next, first int64) error {
+	if next == first {
+		return nil
+	}
+	if err := b.flush(); err != nil {
+		return fmt.Errorf("insert %s: %w", pointTables[table], err)
+	}
+	return checkRowids(pointTables[table], b, next-1)
 }

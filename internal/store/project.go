@@ -143,6 +143,7 @@ type projector struct {
 	hwm        int64 // projected raw id, as committed
 	nextLogID  int64
 	nextSpanID int64
+	nextPoint  [len(pointTables)]int64 // the rowid the next row of each points table takes
 	loaded     bool
 
 	selectRaw *sqlitec.Stmt // on the shard's raw.db reader (readRaw)
@@ -240,9 +241,17 @@ func (p *projector) load() error {
 		}
 		return "COALESCE((SELECT max(id) FROM " + table + "), 0) + 1"
 	}
+	q := `SELECT (SELECT raw_id FROM projection_state WHERE id = 1), ` + next("logs", partLogsMetrics) + ", " +
+		next("spans", partTraces)
+	for _, t := range pointTables {
+		if p.sh.parts&partLogsMetrics == 0 {
+			q += ", 1"
+		} else {
+			q += ", COALESCE((SELECT max(rowid) FROM " + t + "), 0) + 1"
+		}
+	}
 	err := p.sh.conn.do(func(c *sqlitec.Conn) error {
-		st, err := c.Prepare(`SELECT (SELECT raw_id FROM projection_state WHERE id = 1), ` +
-			next("logs", partLogsMetrics) + ", " + next("spans", partTraces))
+		st, err := c.Prepare(q)
 		if err != nil {
 			return err
 		}
@@ -256,6 +265,9 @@ func (p *projector) load() error {
 			return cmp.Or(err, sql.ErrNoRows)
 		}
 		p.hwm, p.nextLogID, p.nextSpanID = rows.Int64(0), rows.Int64(1), rows.Int64(2)
+		for i := range p.nextPoint {
+			p.nextPoint[i] = rows.Int64(3 + i)
+		}
 		return nil
 	})
 	if err != nil {
@@ -476,6 +488,9 @@ func (p *projector) projectSlice() (int, error) {
 		sliceHook(p)
 	}
 	p.nextLogID, p.nextSpanID = p.stage.nextLogID, p.stage.nextSpanID
+	for i, n := range p.stage.pointCounts() {
+		p.nextPoint[i] += n
+	}
 	p.countPages()
 	p.account(n)
 	return n, nil

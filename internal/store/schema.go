@@ -32,6 +32,18 @@ const (
 	partTraces
 )
 
+// pointTables are the tables of metric points, in the order of projector.nextPoint.
+var pointTables = [...]string{"number_points", "histogram_points", "exp_histogram_points", "summary_points"}
+
+// pointIndexesSQL indexes the points tables by block first (schema.sql explains why). It runs
+// after schema.sql and after an older database's points tables gain their block column
+// (applySchema), so it is not part of schema.sql.
+const pointIndexesSQL = `CREATE INDEX IF NOT EXISTS number_points_block ON number_points(block, metric_id, time_unix_nano);
+CREATE INDEX IF NOT EXISTS histogram_points_block ON histogram_points(block, metric_id, time_unix_nano);
+CREATE INDEX IF NOT EXISTS exp_histogram_points_block ON exp_histogram_points(block, metric_id, time_unix_nano);
+CREATE INDEX IF NOT EXISTS summary_points_block ON summary_points(block, metric_id, time_unix_nano);
+`
+
 // sql returns the schema text that creates ps.
 func (ps parts) sql() string {
 	var b strings.Builder
@@ -71,12 +83,18 @@ func (ps parts) sql() string {
 // (Config.TracesFile, shard.go). Since then the projector writes the summaries itself
 // (summarize) and Open drops those triggers; the tables are unchanged, so the version is too,
 // and a build that still has the triggers creates them again when it opens the database.
-const SchemaVersion = 8
+// Version 9 gave the points tables a block column (rowid >> PointBlockShift) and replaced their
+// (metric_id, time_unix_nano) indexes with (block, metric_id, time_unix_nano), summarized by the
+// new point_blocks: Open adds the column to an older database (NULL in its rows, which the new
+// index keeps in the old order as one block), builds the new indexes and drops the old ones.
+const SchemaVersion = 9
 
 // Schema returns the SQL text that creates the relational tables (schema_common.sql,
 // schema.sql, schema_traces.sql) followed by the raw table (raw.sql), for documentation and for
 // tools that want to inspect it.
-func Schema() string { return (partLogsMetrics | partTraces).sql() + "\n" + rawSQL }
+func Schema() string {
+	return (partLogsMetrics | partTraces).sql() + "\n" + pointIndexesSQL + "\n" + rawSQL
+}
 
 // applySchema creates the tables of one database, checks its schema version and upgrades an
 // older one.
@@ -116,6 +134,20 @@ func applySchema(ctx context.Context, db *sql.DB, ps parts) error {
 		// Version 5: schema.sql has just built logs_trace_block, which replaces logs_trace.
 		if _, err := db.ExecContext(ctx, `DROP INDEX IF EXISTS logs_trace`); err != nil {
 			return classify("drop the version 4 log trace index", err)
+		}
+		// Version 9: the points tables' block column and the indexes keyed by it.
+		for _, t := range pointTables {
+			if err := addColumn(ctx, db, t, "block", "INTEGER"); err != nil {
+				return err
+			}
+		}
+		if _, err := db.ExecContext(ctx, pointIndexesSQL); err != nil {
+			return classify("index the points tables by block", err)
+		}
+		for _, t := range pointTables {
+			if _, err := db.ExecContext(ctx, `DROP INDEX IF EXISTS `+t+`_metric_time`); err != nil {
+				return classify("drop the version 8 index of "+t, err)
+			}
 		}
 	}
 	if ps&partTraces != 0 {

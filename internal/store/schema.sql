@@ -69,6 +69,22 @@ CREATE TABLE IF NOT EXISTS metrics (
 CREATE INDEX IF NOT EXISTS metrics_name ON metrics(name);
 CREATE INDEX IF NOT EXISTS metrics_service_name ON metrics(service, name);
 
+-- The four points tables below each hold a block column, the row's block of 4,096 rowids
+-- (block = rowid >> 12, store.PointBlockShift; SQLite allows no rowid in an index expression,
+-- so the projector stores it), and each is indexed by (block, metric_id, time_unix_nano):
+-- schema.go's pointIndexesSQL, applied once the column exists (an older database gains it).
+-- Schema version 9 keyed these indexes by block first, as version 5 did logs' and spans' trace
+-- indexes: keyed by (metric_id, time_unix_nano), each of the load's 5,120 series took its points
+-- at the end of its own range of the index, and once the ranges no longer shared leaves nearly
+-- every point read a page the cache no longer held and wrote it back at the commit (pages read
+-- per 1,000 points went from 36 to 525 within one catch-up; docs/benchmarks/store.md). A series
+-- read seeks once per block in its time range, the blocks point_blocks (below) lists:
+--   SELECT * FROM number_points WHERE block IN (SELECT block FROM point_blocks
+--       WHERE point_table = 'number_points' AND max_time_unix_nano >= ?1 AND min_time_unix_nano < ?2)
+--     AND metric_id = ?3 AND time_unix_nano >= ?1 AND time_unix_nano < ?2
+-- plus once in the NULL block of the rows older than version 9, which the index keeps in the
+-- version 8 order (internal/query's metrics.go).
+
 -- number_points holds gauge and sum data points (metrics.type tells which). Exactly one of
 -- value_int / value_double is set, as in OTLP's NumberDataPoint oneof.
 CREATE TABLE IF NOT EXISTS number_points (
@@ -79,9 +95,9 @@ CREATE TABLE IF NOT EXISTS number_points (
 	attributes           TEXT NOT NULL DEFAULT '{}',
 	value_int            INTEGER,
 	value_double         REAL,
-	flags                INTEGER NOT NULL DEFAULT 0
+	flags                INTEGER NOT NULL DEFAULT 0,
+	block                INTEGER -- rowid >> 12 (PointBlockShift); NULL in rows written before schema version 9
 );
-CREATE INDEX IF NOT EXISTS number_points_metric_time ON number_points(metric_id, time_unix_nano);
 
 -- histogram_points: explicit-bucket histograms. bucket_counts and explicit_bounds are JSON arrays
 -- (len(bucket_counts) = len(explicit_bounds) + 1 when set). sum/min/max are NULL when absent.
@@ -97,9 +113,9 @@ CREATE TABLE IF NOT EXISTS histogram_points (
 	max                  REAL,
 	bucket_counts        TEXT NOT NULL DEFAULT '[]',
 	explicit_bounds      TEXT NOT NULL DEFAULT '[]',
-	flags                INTEGER NOT NULL DEFAULT 0
+	flags                INTEGER NOT NULL DEFAULT 0,
+	block                INTEGER -- rowid >> 12 (PointBlockShift); NULL in rows written before schema version 9
 );
-CREATE INDEX IF NOT EXISTS histogram_points_metric_time ON histogram_points(metric_id, time_unix_nano);
 
 -- exp_histogram_points: base-2 exponential histograms. positive_buckets / negative_buckets are
 -- JSON arrays of counts starting at bucket index positive_offset / negative_offset.
@@ -120,9 +136,9 @@ CREATE TABLE IF NOT EXISTS exp_histogram_points (
 	positive_buckets     TEXT NOT NULL DEFAULT '[]',
 	negative_offset      INTEGER NOT NULL DEFAULT 0,
 	negative_buckets     TEXT NOT NULL DEFAULT '[]',
-	flags                INTEGER NOT NULL DEFAULT 0
+	flags                INTEGER NOT NULL DEFAULT 0,
+	block                INTEGER -- rowid >> 12 (PointBlockShift); NULL in rows written before schema version 9
 );
-CREATE INDEX IF NOT EXISTS exp_histogram_points_metric_time ON exp_histogram_points(metric_id, time_unix_nano);
 
 -- summary_points: quantiles is a JSON array of {"q": quantile, "v": value}.
 CREATE TABLE IF NOT EXISTS summary_points (
@@ -134,9 +150,9 @@ CREATE TABLE IF NOT EXISTS summary_points (
 	count                INTEGER NOT NULL,
 	sum                  REAL NOT NULL,
 	quantiles            TEXT NOT NULL DEFAULT '[]',
-	flags                INTEGER NOT NULL DEFAULT 0
+	flags                INTEGER NOT NULL DEFAULT 0,
+	block                INTEGER -- rowid >> 12 (PointBlockShift); NULL in rows written before schema version 9
 );
-CREATE INDEX IF NOT EXISTS summary_points_metric_time ON summary_points(metric_id, time_unix_nano);
 
 -- log_blocks (a summary, schema version 3; see schema_common.sql): logs by fixed blocks of 4,096
 -- ids (block = id >> 12) with the oldest and newest time_unix_nano among them. Log ids grow in projection order, which roughly follows time; the
@@ -149,6 +165,20 @@ CREATE TABLE IF NOT EXISTS log_blocks (
 	max_time_unix_nano INTEGER NOT NULL,
 	logs               INTEGER NOT NULL
 );
+
+-- point_blocks (schema version 9): the blocks of each points table (point_table is its name,
+-- block = rowid >> 12) with the oldest and newest time_unix_nano among their points, kept by the
+-- projector in each slice's transaction (commit.go's summarize), so a series read seeks only in
+-- the blocks that can hold its time range. Points ids grow in projection order, which roughly
+-- follows time, so a time range maps to few blocks.
+CREATE TABLE IF NOT EXISTS point_blocks (
+	point_table        TEXT NOT NULL,
+	block              INTEGER NOT NULL,
+	min_time_unix_nano INTEGER NOT NULL,
+	max_time_unix_nano INTEGER NOT NULL,
+	points             INTEGER NOT NULL,
+	PRIMARY KEY (point_table, block)
+) WITHOUT ROWID;
 
 -- summarize_logs_metrics (schema version 8) added each slice's logs and metrics to the summaries
 -- in SQL; the projector now does it with the slice's rows at hand (commit.go's summarize).

@@ -13,6 +13,10 @@ const LogBlockShift = 12
 // keyed by: block = spans.id >> SpanBlockShift.
 const SpanBlockShift = 12
 
+// PointBlockShift sizes the blocks of rowids of each points table (schema.sql): block = rowid >>
+// PointBlockShift, stored in the tables' block column and summarized in point_blocks.
+const PointBlockShift = 12
+
 // summaryStep bounds the ids of one table that one catch-up transaction summarizes, so upgrading
 // a large database never sorts more than this many rows at once (the GROUP BY of the summarizing
 // statements uses a temporary sorter, which temp_store=memory keeps in RAM).

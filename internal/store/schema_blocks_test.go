@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
 )
 
 // slowSummaries computes, from the tables themselves, what log_blocks and service_counts must
@@ -20,9 +21,30 @@ const (
 		UNION ALL SELECT coalesce(service, ''), 'spans', count(*), max(start_time_unix_nano) FROM spans GROUP BY 1
 		UNION ALL SELECT coalesce(service, ''), 'metrics', count(*), 0 FROM metrics GROUP BY 1
 		ORDER BY 1, 2`
-	slowLogBlocks = `SELECT id >> 12, min(time_unix_nano), max(time_unix_nano), count(*) FROM logs GROUP BY 1 ORDER BY 1`
-	gotLogBlocks  = `SELECT block, min_time_unix_nano, max_time_unix_nano, logs FROM log_blocks ORDER BY 1`
+	slowLogBlocks  = `SELECT id >> 12, min(time_unix_nano), max(time_unix_nano), count(*) FROM logs GROUP BY 1 ORDER BY 1`
+	gotLogBlocks   = `SELECT block, min_time_unix_nano, max_time_unix_nano, logs FROM log_blocks ORDER BY 1`
+	gotPointBlocks = `SELECT point_table, block, min_time_unix_nano, max_time_unix_nano, points FROM point_blocks ORDER BY 1, 2`
 )
+
+// slowPointBlocks aggregates what point_blocks must hold over the points tables' rows with a
+// block (the rows of a database upgraded from version 8 have none).
+func slowPointBlocks() string {
+	var parts []string
+	for _, t := range pointTables {
+		parts = append(parts, `SELECT '`+t+`', block, min(time_unix_nano), max(time_unix_nano), count(*) FROM `+t+`
+			WHERE block IS NOT NULL GROUP BY block`)
+	}
+	return strings.Join(parts, " UNION ALL ") + " ORDER BY 1, 2"
+}
+
+// misplacedPoints lists the points rows with a block that is not their rowid's.
+func misplacedPoints() string {
+	var parts []string
+	for _, t := range pointTables {
+		parts = append(parts, `SELECT '`+t+`', rowid, block FROM `+t+` WHERE block != rowid >> `+fmt.Sprint(PointBlockShift))
+	}
+	return strings.Join(parts, " UNION ALL ")
+}
 
 // checkSummaries compares the summaries with the aggregates over the tables. Each projected
 // database counts its own tables; ReadDB attaches traces.db as "traces".
@@ -40,6 +62,9 @@ func checkSummaries(t *testing.T, s *Store) {
 	}
 	if diff := cmp.Diff(queryRows(t, db, slowLogBlocks), queryRows(t, db, gotLogBlocks)); diff != "" {
 		t.Errorf("log_blocks (-aggregate +summary):\n%s", diff)
+	}
+	if diff := cmp.Diff(queryRows(t, db, slowPointBlocks()), queryRows(t, db, gotPointBlocks)); diff != "" {
+		t.Errorf("point_blocks (-aggregate +summary):\n%s", diff)
 	}
 	for i, sh := range s.shards {
 		got := queryRows(t, db, `SELECT log_id, span_id, metric_id FROM `+schemas[i]+`.summary_state`)
@@ -74,7 +99,49 @@ func appendSummaryData(t *testing.T, s *Store, round int) {
 	appendTraces(t, s, makeTraces())
 	appendTraces(t, s, interleavedTraces(3+round))
 	appendMetrics(t, s, makeMetrics())
+	appendMetrics(t, s, manyPoints(round, 1500+round*700))
 	waitProjected(t, s)
+}
+
+// manyPoints returns n points of each metric type, across 7 series each, whose times go back
+// and forth: with appendSummaryData's later rounds they fill more than one block of each table.
+func manyPoints(round, n int) pmetric.Metrics {
+	md := pmetric.NewMetrics()
+	rm := md.ResourceMetrics().AppendEmpty()
+	rm.Resource().Attributes().PutStr("service.name", "cart")
+	sm := rm.ScopeMetrics().AppendEmpty()
+	at := func(i int) pcommon.Timestamp {
+		return pcommon.Timestamp(1_700_000_000_000_000_000 + int64((i*7919)%5000)*1e6 + int64(round)*1e9)
+	}
+	for series := range 7 {
+		g := sm.Metrics().AppendEmpty()
+		g.SetName(fmt.Sprintf("gauge%d", series))
+		h := sm.Metrics().AppendEmpty()
+		h.SetName(fmt.Sprintf("hist%d", series))
+		hh := h.SetEmptyHistogram()
+		e := sm.Metrics().AppendEmpty()
+		e.SetName(fmt.Sprintf("exp%d", series))
+		eh := e.SetEmptyExponentialHistogram()
+		q := sm.Metrics().AppendEmpty()
+		q.SetName(fmt.Sprintf("summary%d", series))
+		qs := q.SetEmptySummary()
+		gs := g.SetEmptyGauge()
+		for i := series; i < n; i += 7 {
+			dp := gs.DataPoints().AppendEmpty()
+			dp.SetTimestamp(at(i))
+			dp.SetIntValue(int64(i))
+			hdp := hh.DataPoints().AppendEmpty()
+			hdp.SetTimestamp(at(i))
+			hdp.SetCount(uint64(i))
+			edp := eh.DataPoints().AppendEmpty()
+			edp.SetTimestamp(at(i))
+			edp.SetCount(uint64(i))
+			qdp := qs.DataPoints().AppendEmpty()
+			qdp.SetTimestamp(at(i))
+			qdp.SetCount(uint64(i))
+		}
+	}
+	return md
 }
 
 // TestSummariesMatchAggregates checks the trigger-maintained summaries against the aggregates
@@ -89,6 +156,12 @@ func TestSummariesMatchAggregates(t *testing.T) {
 			}
 			if n := countRows(t, s, "log_blocks"); n < 3 {
 				t.Errorf("only %d log blocks: the data should span several", n)
+			}
+			if got := queryRows(t, s.ReadDB(), `SELECT count(*) FROM point_blocks GROUP BY point_table`); len(got) != len(pointTables) || got[0][0] == "1" {
+				t.Errorf("point blocks per table %v: each table's points should span several", got)
+			}
+			if got := queryRows(t, s.ReadDB(), misplacedPoints()); len(got) > 0 {
+				t.Errorf("points whose block is not rowid >> %d: %v", PointBlockShift, got)
 			}
 		})
 	}
@@ -136,4 +209,92 @@ func TestSummariesUpgrade(t *testing.T) {
 	}
 	appendSummaryData(t, s, 2)
 	checkSummaries(t, s)
+}
+
+// downgradePointsToV8 makes the points tables of the telemetry.db at path what schema version 8
+// wrote: no block column, the (metric_id, time_unix_nano) indexes, no point_blocks.
+func downgradePointsToV8(t testing.TB, path string) {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, tb := range pointTables {
+		if _, err := db.Exec(`DROP INDEX ` + tb + `_block; ALTER TABLE ` + tb + ` DROP COLUMN block;
+			CREATE INDEX ` + tb + `_metric_time ON ` + tb + `(metric_id, time_unix_nano)`); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := db.Exec(`DROP TABLE point_blocks; UPDATE schema_version SET version = 8`); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestPointBlocksUpgrade opens a version 8 database: its points keep a NULL block, in the new
+// indexes in the old order, the old indexes are gone, and the points projected after the upgrade
+// take blocks and are summarized.
+func TestPointBlocksUpgrade(t *testing.T) {
+	dir := t.TempDir()
+	s := openTest(t, Config{Dir: dir, Sync: SyncOff})
+	appendSummaryData(t, s, 0)
+	before := countRows(t, s, "number_points")
+	if err := s.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	downgradePointsToV8(t, filepath.Join(dir, FileName))
+
+	s = openTest(t, Config{Dir: dir, Sync: SyncOff})
+	db := s.ReadDB()
+	if got := queryRows(t, db, `SELECT version FROM schema_version`); got[0][0] != fmt.Sprint(SchemaVersion) {
+		t.Errorf("version %s after the upgrade, want %d", got[0][0], SchemaVersion)
+	}
+	var idx []string
+	for _, r := range queryRows(t, db, `SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name LIKE '%_points' ORDER BY 1`) {
+		idx = append(idx, r[0])
+	}
+	want := []string{"exp_histogram_points_block", "histogram_points_block", "number_points_block", "summary_points_block"}
+	if diff := cmp.Diff(want, idx); diff != "" {
+		t.Errorf("points indexes after the upgrade (-want +got):\n%s", diff)
+	}
+	if got := queryRows(t, db, `SELECT count(*) FROM number_points WHERE block IS NULL`); got[0][0] != fmt.Sprint(before) {
+		t.Errorf("%s number points without a block after the upgrade, want the %d of version 8", got[0][0], before)
+	}
+	appendSummaryData(t, s, 1)
+	checkSummaries(t, s)
+	if got := queryRows(t, db, `SELECT count(*) FROM number_points WHERE block IS NOT NULL`); got[0][0] != fmt.Sprint(countRows(t, s, "number_points")-before) {
+		t.Errorf("%s number points with a block, want every one projected after the upgrade", got[0][0])
+	}
+	if got := queryRows(t, db, misplacedPoints()); len(got) > 0 {
+		t.Errorf("points whose block is not rowid >> %d: %v", PointBlockShift, got)
+	}
+}
+
+// TestPointRowidsChecked inserts a number point behind the projector's back: the next slice's
+// points would take rowids the projector did not count on, so that slice fails, and its retry
+// counts afresh: every point's block is its rowid's.
+func TestPointRowidsChecked(t *testing.T) {
+	s := openTest(t, Config{Logger: quietLogger})
+	appendMetrics(t, s, makeMetrics())
+	waitProjected(t, s)
+	db, err := sql.Open("sqlite", "file:"+s.TelemetryPath()+"?_pragma=busy_timeout(10000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`INSERT INTO number_points(rowid, metric_id, raw_id, time_unix_nano, start_time_unix_nano, block)
+		VALUES (8191, 1, 0, 0, 0, 1)`); err != nil {
+		t.Fatal(err)
+	}
+	appendMetrics(t, s, manyPoints(0, 700))
+	waitProjected(t, s)
+	if st := s.Stats(); st.ProjectionErrors == 0 {
+		t.Error("no projection error: the slice wrote points under blocks of rowids it did not assign")
+	}
+	if got := queryRows(t, s.ReadDB(), misplacedPoints()); len(got) > 0 {
+		t.Errorf("points whose block is not rowid >> %d: %v", PointBlockShift, got)
+	}
+	if got := queryRows(t, s.ReadDB(), `SELECT min(rowid), count(*) FROM number_points WHERE rowid > 8191`); got[0][0] != "8192" || got[0][1] != "700" {
+		t.Errorf("later number points (first rowid, count): %v, want 8192 700", got[0])
+	}
 }

@@ -175,6 +175,11 @@ func (st *stage) pack() {
 	st.packTexts()
 }
 
+// pointCounts returns the number of points staged for each of pointTables.
+func (st *stage) pointCounts() [len(pointTables)]int64 {
+	return [...]int64{int64(len(st.numbers)), int64(len(st.hists)), int64(len(st.exps)), int64(len(st.sums))}
+}
+
 // records returns the number of projected rows staged (for sizing and tests).
 func (st *stage) records() int {
 	return len(st.logs) + len(st.spans) + len(st.numbers) + len(st.hists) + len(st.exps) + len(st.sums)
