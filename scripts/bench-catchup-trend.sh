@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# bench-catchup-trend.sh follows one catch-up of `otelbench serve` window by
+# window, for each build given: the same closed-model load for DURATION, then
+# every WINDOW seconds until projection has caught up, the records projected in
+# the window, the pages the projector wrote and read per 1,000 of them (exact,
+# whatever the host's speed) and telemetry.db's size. Whether a catch-up slows
+# as the database grows shows in the pages long before it shows in a rate on a
+# noisy host.
+#
+#   MIX=metrics=1 scripts/bench-catchup-trend.sh /tmp/old/otelbench /tmp/new/otelbench
+#
+# Env: MIX=logs=1,metrics=1,traces=1 RECORDS=10 DURATION=15s POOL_SIZE=1024
+#      CONCURRENCY=256 WINDOW=4 CATCHUP=300 (seconds at most). The load always
+#      comes from the first build.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+[[ $# -ge 1 ]] || { echo "usage: $0 BIN [BIN...]" >&2; exit 2; }
+mix=${MIX:-logs=1,metrics=1,traces=1}
+records=${RECORDS:-10}
+dur=${DURATION:-15s}
+pool=${POOL_SIZE:-1024}
+conc=${CONCURRENCY:-256}
+window=${WINDOW:-4}
+catchmax=${CATCHUP:-300}
+work=$(mktemp -d "${TMPDIR:-/tmp}/bench-catchup-trend.XXXXXX")
+pid=
+trap '[[ -n $pid ]] && kill -KILL "$pid" 2>/dev/null; rm -rf "$work"' EXIT
+
+# sample prints: records projected, pages written, pages read, lag.
+sample() {
+	curl -sf "http://127.0.0.1:$port/api/v1/stats" | jq -r '"\([.signals[].records_projected] | add) \(.projection.pages_written) \(.projection.pages_read) \(.projection.lag_records)"'
+}
+
+echo "# bench-catchup-trend $(date -u +%FT%TZ) $(nproc) cores; --mix $mix --records $records --pool-size $pool, $conc workers, $dur; ${window}s windows"
+for bin in "$@"; do
+	port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+	rm -rf "$work/data"
+	"$bin" serve --addr "127.0.0.1:$port" --data "$work/data" 2>"$work/server.log" &
+	pid=$!
+	for _ in $(seq 100); do curl -sf -o /dev/null "http://127.0.0.1:$port/healthz" && break; sleep 0.1; done
+	"$1" load --endpoint "http://127.0.0.1:$port" --no-progress --mix "$mix" --records "$records" \
+		--pool-size "$pool" --concurrency "$conc" --duration "$dur" >/dev/null
+	echo "$bin"
+	read -r n0 w0 r0 lag < <(sample)
+	for i in $(seq $((catchmax / window))); do
+		[[ $lag == 0 ]] && break
+		sleep "$window"
+		read -r n1 w1 r1 lag < <(sample)
+		n=$((n1 - n0))
+		size=$(du -m "$work/data/telemetry.db" | cut -f1)
+		if [[ $n -gt 0 ]]; then
+			printf '  window %3d  rec/s %7d  pages_w/krec %5d  pages_r/krec %5d  telemetry.db %5d MB  lag %9d\n' \
+				"$i" $((n / window)) $(((w1 - w0) * 1000 / n)) $(((r1 - r0) * 1000 / n)) "$size" "$lag"
+		fi
+		n0=$n1 w0=$w1 r0=$r1
+	done
+	kill -TERM "$pid"
+	wait "$pid" || { echo "server did not exit 0" >&2; exit 1; }
+	pid=
+done
