@@ -90,8 +90,8 @@ func (ps parts) sql() string {
 const SchemaVersion = 9
 
 // Schema returns the SQL text that creates the relational tables (schema_common.sql,
-// schema.sql, schema_traces.sql) followed by the raw table (raw.sql), for documentation and for
-// tools that want to inspect it.
+// schema.sql, schema_traces.sql) and the points indexes (pointIndexesSQL), followed by the raw
+// table (raw.sql), for documentation and for tools that want to inspect it.
 func Schema() string {
 	return (partLogsMetrics | partTraces).sql() + "\n" + pointIndexesSQL + "\n" + rawSQL
 }
