@@ -2,8 +2,8 @@ package otlpcodec
 
 import (
 	"errors"
-	"io"
 
+	"github.com/otelbench/otelbench/internal/otlpwire"
 	"github.com/otelbench/otelbench/internal/signal"
 )
 
@@ -24,19 +24,6 @@ import (
 // migrates) sends Decode down the pdata path, which owns every error
 // message and every partial-success rewrite. FuzzScanMatchesPdata holds the
 // two to the same answers.
-
-// Wire types.
-const (
-	wtVarint = 0
-	wtI64    = 1
-	wtLen    = 2
-	wtSGroup = 3
-	wtEGroup = 4
-	wtI32    = 5
-)
-
-// recursionLimit is pdata's proto.RecursionLimit for the AnyValue family.
-const recursionLimit = 100
 
 // errScan is the scanner's one error: the caller falls back to pdata,
 // which says what is wrong.
@@ -105,10 +92,10 @@ func scalar(wt uint8) field { return field{kind: fScalar, wt: wt} }
 func msg(s *schema) field   { return field{kind: fMsg, msg: s} }
 
 var (
-	fString = scalar(wtLen)
-	fVarint = scalar(wtVarint)
-	fI64    = scalar(wtI64)
-	fI32    = scalar(wtI32)
+	fString = scalar(otlpwire.Len)
+	fVarint = scalar(otlpwire.Varint)
+	fI64    = scalar(otlpwire.I64)
+	fI32    = scalar(otlpwire.I32)
 	fTrace  = field{kind: fID16}
 	fSpanID = field{kind: fID8}
 )
@@ -228,7 +215,7 @@ func scanProto(sig signal.Signal, body []byte) (records int, ok bool) {
 // occurrences (the data points of a roleData message).
 func (st *scanState) walk(buf []byte, s *schema, depth int) (int, error) {
 	if s.anyFamily {
-		if depth >= recursionLimit {
+		if depth >= otlpwire.RecursionLimit {
 			return 0, errScan
 		}
 		depth++
@@ -244,7 +231,7 @@ func (st *scanState) walk(buf []byte, s *schema, depth int) (int, error) {
 	)
 	pos, l := 0, len(buf)
 	for pos < l {
-		num, wt, p, err := consumeTag(buf, pos)
+		num, wt, p, err := otlpwire.ConsumeTag(buf, pos)
 		if err != nil {
 			return 0, err
 		}
@@ -258,7 +245,7 @@ func (st *scanState) walk(buf []byte, s *schema, depth int) (int, error) {
 		}
 		switch f.kind {
 		case fUnknown:
-			if pos, err = consumeUnknown(buf, pos, wt); err != nil {
+			if pos, err = otlpwire.ConsumeUnknown(buf, pos, wt); err != nil {
 				return 0, err
 			}
 		case fScalar:
@@ -266,21 +253,21 @@ func (st *scanState) walk(buf []byte, s *schema, depth int) (int, error) {
 				return 0, errScan
 			}
 			if s.role == roleMetric && num == 1 { // the name
-				n, p, err := consumeLen(buf, pos)
+				n, p, err := otlpwire.ConsumeLen(buf, pos)
 				if err != nil {
 					return 0, err
 				}
 				named, pos = n > 0, p
 				continue
 			}
-			if pos, err = consumeScalar(buf, pos, wt); err != nil {
+			if pos, err = otlpwire.ConsumeScalar(buf, pos, wt); err != nil {
 				return 0, err
 			}
 		case fMsg, fID16, fID8:
-			if wt != wtLen {
+			if wt != otlpwire.Len {
 				return 0, errScan
 			}
-			n, p, err := consumeLen(buf, pos)
+			n, p, err := otlpwire.ConsumeLen(buf, pos)
 			if err != nil {
 				return 0, err
 			}
@@ -318,8 +305,8 @@ func (st *scanState) walk(buf []byte, s *schema, depth int) (int, error) {
 			}
 		case fPackedI64:
 			switch wt {
-			case wtLen:
-				n, p, err := consumeLen(buf, pos)
+			case otlpwire.Len:
+				n, p, err := otlpwire.ConsumeLen(buf, pos)
 				if err != nil {
 					return 0, err
 				}
@@ -327,8 +314,8 @@ func (st *scanState) walk(buf []byte, s *schema, depth int) (int, error) {
 					return 0, errScan
 				}
 				pos = p
-			case wtI64:
-				if pos, err = consumeScalar(buf, pos, wt); err != nil {
+			case otlpwire.I64:
+				if pos, err = otlpwire.ConsumeScalar(buf, pos, wt); err != nil {
 					return 0, err
 				}
 			default:
@@ -336,19 +323,19 @@ func (st *scanState) walk(buf []byte, s *schema, depth int) (int, error) {
 			}
 		case fPackedVarint:
 			switch wt {
-			case wtLen:
-				n, p, err := consumeLen(buf, pos)
+			case otlpwire.Len:
+				n, p, err := otlpwire.ConsumeLen(buf, pos)
 				if err != nil {
 					return 0, err
 				}
 				for q := p - n; q < p; {
-					if _, q, err = consumeVarint(buf[:p], q); err != nil {
+					if _, q, err = otlpwire.ConsumeVarint(buf[:p], q); err != nil {
 						return 0, err
 					}
 				}
 				pos = p
-			case wtVarint:
-				if _, pos, err = consumeVarint(buf, pos); err != nil {
+			case otlpwire.Varint:
+				if _, pos, err = otlpwire.ConsumeVarint(buf, pos); err != nil {
 					return 0, err
 				}
 			default:
@@ -382,104 +369,4 @@ func allZero(b []byte) bool {
 		}
 	}
 	return true
-}
-
-// The consume functions follow pdata's internal/proto/unmarshal.go exactly,
-// quirks included: a field number is the tag shifted and truncated to
-// int32, and an unknown group ends at its first non-group field.
-
-func consumeScalar(buf []byte, pos int, wt uint8) (int, error) {
-	switch wt {
-	case wtVarint:
-		_, pos, err := consumeVarint(buf, pos)
-		return pos, err
-	case wtI64:
-		if pos += 8; pos < 0 || pos > len(buf) {
-			return 0, io.ErrUnexpectedEOF
-		}
-		return pos, nil
-	case wtI32:
-		if pos += 4; pos < 0 || pos > len(buf) {
-			return 0, io.ErrUnexpectedEOF
-		}
-		return pos, nil
-	case wtLen:
-		_, pos, err := consumeLen(buf, pos)
-		return pos, err
-	}
-	return 0, errScan
-}
-
-func consumeUnknown(buf []byte, pos int, wt uint8) (int, error) {
-	depth := 0
-	for pos < len(buf) {
-		switch wt {
-		case wtVarint, wtI64, wtLen, wtI32:
-			return consumeScalar(buf, pos, wt)
-		case wtSGroup:
-			depth++
-		case wtEGroup:
-			if depth == 0 {
-				return 0, errScan
-			}
-			depth--
-		default:
-			return 0, errScan
-		}
-		if depth == 0 {
-			return pos, nil
-		}
-		var err error
-		if _, wt, pos, err = consumeTag(buf, pos); err != nil {
-			return 0, err
-		}
-	}
-	return 0, io.ErrUnexpectedEOF
-}
-
-func consumeLen(buf []byte, pos int) (int, int, error) {
-	num, pos, err := consumeVarint(buf, pos)
-	if err != nil {
-		return 0, 0, err
-	}
-	length := int(num)
-	if length < 0 {
-		return 0, 0, errScan
-	}
-	pos += length
-	if pos < 0 || pos > len(buf) {
-		return 0, 0, io.ErrUnexpectedEOF
-	}
-	return length, pos, nil
-}
-
-func consumeTag(buf []byte, pos int) (int32, uint8, int, error) {
-	tag, pos, err := consumeVarint(buf, pos)
-	if err != nil {
-		return 0, 0, 0, err
-	}
-	num := int32(tag >> 3)
-	if num <= 0 {
-		return 0, 0, 0, errScan
-	}
-	return num, uint8(tag & 7), pos, nil
-}
-
-func consumeVarint(buf []byte, pos int) (uint64, int, error) {
-	// pdata's loop: up to 10 bytes, the tenth keeping only its low bit.
-	var num uint64
-	for shift := uint(0); ; shift += 7 {
-		if shift >= 64 {
-			return 0, 0, errScan
-		}
-		if pos >= len(buf) {
-			return 0, 0, io.ErrUnexpectedEOF
-		}
-		b := buf[pos]
-		pos++
-		num |= uint64(b&0x7F) << shift
-		if b < 0x80 {
-			return num, pos, nil
-		}
-	}
 }
