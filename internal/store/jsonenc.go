@@ -165,6 +165,30 @@ func appendJSONFloats(b []byte, s pcommon.Float64Slice) []byte {
 	return append(b, ']')
 }
 
+// appendJSONUint64s appends a JSON array of unsigned integers.
+func appendJSONUint64s(b []byte, s []uint64) []byte {
+	b = append(b, '[')
+	for i, u := range s {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendUint(b, u, 10)
+	}
+	return append(b, ']')
+}
+
+// appendJSONFloat64s appends a JSON array of floats.
+func appendJSONFloat64s(b []byte, s []float64) []byte {
+	b = append(b, '[')
+	for i, f := range s {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendJSONFloat(b, f)
+	}
+	return append(b, ']')
+}
+
 // hexID returns the lowercase hex of an ID, or nil (SQL NULL) when it is all zero.
 func hexID(id []byte) any {
 	zero := true

@@ -20,7 +20,8 @@ const maxResCacheEntries = 1024
 // for them: what is staged is what decoding the whole payload would have staged
 // (TestResourceCacheStagesAlike, FuzzResourceCache).
 type resCache struct {
-	m map[string]resCached
+	m    map[string]resCached
+	hits int64 // resources staged from the cache (tests)
 }
 
 type resCached struct {
@@ -34,6 +35,14 @@ type resStrip struct {
 	hits []*resCached // the cached resource, or nil: decode it and fill the cache (key)
 	keys [][]byte     // the Resource's bytes, for a miss; nil when there is none to cache
 	buf  []byte       // the last stripped payload's
+}
+
+// put caches e under a Resource's bytes; a full cache is cleared first.
+func (c *resCache) put(key []byte, e resCached) {
+	if c.m == nil || len(c.m) >= maxResCacheEntries {
+		c.m = make(map[string]resCached)
+	}
+	c.m[string(key)] = e
 }
 
 // strip returns payload without the Resource of each top-level entry whose bytes are in the
@@ -142,15 +151,13 @@ func resourceField(entry []byte) (res []byte, start, end int, ok bool) {
 // r decoded by pdata, which then goes into the cache under its bytes.
 func (st *stage) resourceFor(rs *resStrip, i int, r pcommon.Resource, schemaURL string) int {
 	if i < len(rs.hits) && rs.hits[i] != nil {
+		st.resCache.hits++
 		return st.stageResource(rs.hits[i].attrs, rs.hits[i].service, schemaURL)
 	}
 	idx := st.resource(r, schemaURL)
 	if i < len(rs.keys) && rs.keys[i] != nil {
-		if st.resCache.m == nil || len(st.resCache.m) >= maxResCacheEntries {
-			st.resCache.m = make(map[string]resCached)
-		}
 		e := &st.resources[idx]
-		st.resCache.m[string(rs.keys[i])] = resCached{attrs: e.attrs, service: e.service}
+		st.resCache.put(rs.keys[i], resCached{attrs: e.attrs, service: e.service})
 	}
 	return idx
 }

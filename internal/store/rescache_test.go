@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"google.golang.org/protobuf/encoding/protowire"
 
@@ -41,11 +43,13 @@ func orNil[T any](s []T) []T {
 	return s
 }
 
-// stagedDiff names the first of a's tables that differs from b's, with both, or returns "".
+// stagedDiff names the first of a's tables that differs from b's, with both, or returns "". A
+// NaN equals a NaN: a payload's NaN values stage as NaNs on both paths.
 func stagedDiff(a, b staged) string {
 	av, bv := reflect.ValueOf(a), reflect.ValueOf(b)
+	opts := cmp.Options{cmp.Exporter(func(reflect.Type) bool { return true }), cmpopts.EquateNaNs()}
 	for i := range av.NumField() {
-		if x, y := av.Field(i).Interface(), bv.Field(i).Interface(); !reflect.DeepEqual(x, y) {
+		if x, y := av.Field(i).Interface(), bv.Field(i).Interface(); !cmp.Equal(x, y, opts) {
 			return fmt.Sprintf("%s:\n got %+v\nwant %+v", av.Type().Field(i).Name, x, y)
 		}
 	}
@@ -123,18 +127,32 @@ func resourceCases(t testing.TB) map[string]struct {
 }
 
 // TestResourceCacheStagesAlike: a payload staged with its resources taken from the cache stages
-// exactly what it stages decoded whole, and the cache is used.
+// exactly what it stages decoded whole, and the cache is used: on the wire path and on pdata's
+// (where strip cuts the cached resources out of the payload).
 func TestResourceCacheStagesAlike(t *testing.T) {
+	for _, pdataOnly := range []bool{false, true} {
+		t.Run(fmt.Sprintf("pdata-only=%v", pdataOnly), func(t *testing.T) { testResourceCacheStagesAlike(t, pdataOnly) })
+	}
+}
+
+// pathProjector returns a projector whose stage takes the wire path, or only pdata's.
+func pathProjector(pdataOnly bool) *projector {
+	p := &projector{}
+	p.stage.pdataOnly = pdataOnly
+	return p
+}
+
+func testResourceCacheStagesAlike(t *testing.T, pdataOnly bool) {
 	for name, tc := range resourceCases(t) {
-		warm := &projector{}
+		warm := pathProjector(pdataOnly)
 		for _, p := range tc.payloads { // fill the cache
 			if _, err := stageOne(warm, tc.sig, p); err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}
 		}
-		hits := 0
+		hits := warm.stage.resCache.hits
 		for i, p := range tc.payloads {
-			want, err := stageOne(&projector{}, tc.sig, p)
+			want, err := stageOne(pathProjector(pdataOnly), tc.sig, p)
 			if err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}
@@ -145,13 +163,8 @@ func TestResourceCacheStagesAlike(t *testing.T) {
 			if diff := stagedDiff(got, want); diff != "" {
 				t.Errorf("%s: payload %d staged from the cache differs: %s", name, i, diff)
 			}
-			for _, h := range warm.stage.strip.hits {
-				if h != nil {
-					hits++
-				}
-			}
 		}
-		if hits == 0 {
+		if warm.stage.resCache.hits == hits {
 			t.Errorf("%s: no resource came from the cache", name)
 		}
 	}
@@ -196,7 +209,7 @@ func TestResourceStripKeepsUnknownFields(t *testing.T) {
 }
 
 // FuzzResourceCache: whatever payload a stage with a warm cache is given, it stages what a stage
-// without one does, or fails as it does.
+// without one does, or fails as it does, on either path (the signal's high bit: pdata's only).
 func FuzzResourceCache(f *testing.F) {
 	for _, tc := range resourceCases(f) {
 		for i, p := range tc.payloads {
@@ -204,11 +217,11 @@ func FuzzResourceCache(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, sig uint8, first, second []byte) {
-		s := signal.Signal(sig%3 + 1)
-		warm := &projector{}
+		s, pdataOnly := signal.Signal(sig%3+1), sig >= 128
+		warm := pathProjector(pdataOnly)
 		_, _ = stageOne(warm, s, first)
 		_, _ = stageOne(warm, s, second)
-		want, wantErr := stageOne(&projector{}, s, second)
+		want, wantErr := stageOne(pathProjector(pdataOnly), s, second)
 		got, err := stageOne(warm, s, second)
 		if (err != nil) != (wantErr != nil) {
 			t.Fatalf("error %v from the warm stage, %v from a cold one", err, wantErr)

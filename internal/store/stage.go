@@ -3,6 +3,7 @@ package store
 import (
 	"fmt"
 	"hash/fnv"
+	"strings"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
@@ -46,6 +47,10 @@ type stage struct {
 
 	resCache resCache // the resources staged so far, by their encoded bytes (rescache.go)
 	strip    resStrip
+
+	wire        wireStager // stages payloads from their bytes (stage_wire.go)
+	pdataOnly   bool       // stage every payload with pdata (tests compare the two paths)
+	wireRefused int64      // payloads the wire path left to pdata
 }
 
 type resourceEntry struct {
@@ -234,53 +239,102 @@ func (st *stage) stageResourceJSON(attrs []byte, service any, schemaURL string) 
 // scope stages an instrumentation scope and returns its slice-local index.
 func (st *stage) scope(s pcommon.InstrumentationScope, schemaURL string) int {
 	st.buf = appendJSONMapSorted(st.buf[:0], s.Attributes())
+	return st.stageScope(s.Name(), s.Version(), schemaURL, st.buf)
+}
+
+// stageScope stages a scope given its attributes' JSON (as scope renders them) and returns its
+// slice-local index. name and version may be views of a payload: they are copied when kept.
+func (st *stage) stageScope(name, version, schemaURL string, attrs []byte) int {
 	h := fnv.New128a()
-	for _, part := range []string{s.Name(), s.Version(), schemaURL} {
+	for _, part := range []string{name, version, schemaURL} {
 		h.Write([]byte(part))
 		h.Write([]byte{0})
 	}
-	h.Write(st.buf)
+	h.Write(attrs)
 	var key [16]byte
 	h.Sum(key[:0])
 	if i, ok := st.scopeIdx[key]; ok {
 		return i
 	}
-	st.scopes = append(st.scopes, scopeEntry{hash: key, name: s.Name(), version: s.Version(), schemaURL: schemaURL, attrs: string(st.buf)})
+	st.scopes = append(st.scopes, scopeEntry{hash: key, name: strings.Clone(name), version: strings.Clone(version),
+		schemaURL: schemaURL, attrs: string(attrs)})
 	st.scopeIdx[key] = len(st.scopes) - 1
 	return len(st.scopes) - 1
 }
 
-// stageRow decodes one raw row into st.
+// stageMark is how far a stage was filled: rollback returns it there.
+type stageMark struct {
+	nextLogID, nextSpanID                                                           int64
+	resources, scopes, metrics, logs, spans, events, links, nums, hists, exps, sums int
+}
+
+func (st *stage) mark() stageMark {
+	return stageMark{st.nextLogID, st.nextSpanID, len(st.resources), len(st.scopes), len(st.metrics), len(st.logs),
+		len(st.spans), len(st.events), len(st.links), len(st.numbers), len(st.hists), len(st.exps), len(st.sums)}
+}
+
+// rollback forgets what was staged since m, which must be a mark of the same slice.
+func (st *stage) rollback(m stageMark) {
+	for _, e := range st.resources[m.resources:] {
+		delete(st.resIndex, e.hash)
+	}
+	for _, e := range st.scopes[m.scopes:] {
+		delete(st.scopeIdx, e.hash)
+	}
+	for _, e := range st.metrics[m.metrics:] {
+		delete(st.metricIdx, e.hash)
+	}
+	st.nextLogID, st.nextSpanID = m.nextLogID, m.nextSpanID
+	st.resources, st.scopes, st.metrics = st.resources[:m.resources], st.scopes[:m.scopes], st.metrics[:m.metrics]
+	st.logs, st.spans, st.events, st.links = st.logs[:m.logs], st.spans[:m.spans], st.events[:m.events], st.links[:m.links]
+	st.numbers, st.hists, st.exps, st.sums = st.numbers[:m.nums], st.hists[:m.hists], st.exps[:m.exps], st.sums[:m.sums]
+}
+
+// stageRow decodes one raw row into st: from its bytes (wireStager), or with pdata where the
+// wire path refuses the payload.
 func (p *projector) stageRow(st *stage, r *rawRow) error {
 	payload, err := p.payload(r)
 	if err != nil {
 		return err
 	}
+	if !st.pdataOnly {
+		m := st.mark()
+		if st.wire.stage(st, r.sig, r.id, payload) == nil {
+			return nil
+		}
+		st.rollback(m)
+		st.wireRefused++
+	}
+	return st.stagePdata(r.sig, r.id, payload)
+}
+
+// stagePdata stages payload, raw row rawID's, decoded by pdata.
+func (st *stage) stagePdata(sig signal.Signal, rawID int64, payload []byte) error {
 	payload = st.resCache.strip(payload, &st.strip)
-	switch r.sig {
+	switch sig {
 	case signal.Logs:
 		var u plog.ProtoUnmarshaler
 		ld, err := u.UnmarshalLogs(payload)
 		if err != nil {
 			return fmt.Errorf("decode logs: %w", err)
 		}
-		st.addLogs(r.id, ld, &st.strip)
+		st.addLogs(rawID, ld, &st.strip)
 	case signal.Traces:
 		var u ptrace.ProtoUnmarshaler
 		td, err := u.UnmarshalTraces(payload)
 		if err != nil {
 			return fmt.Errorf("decode traces: %w", err)
 		}
-		st.addTraces(r.id, td, &st.strip)
+		st.addTraces(rawID, td, &st.strip)
 	case signal.Metrics:
 		var u pmetric.ProtoUnmarshaler
 		md, err := u.UnmarshalMetrics(payload)
 		if err != nil {
 			return fmt.Errorf("decode metrics: %w", err)
 		}
-		st.addMetrics(r.id, md, &st.strip)
+		st.addMetrics(rawID, md, &st.strip)
 	default:
-		return fmt.Errorf("unknown signal %d", r.sig)
+		return fmt.Errorf("unknown signal %d", sig)
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package store
 import (
 	"encoding/binary"
 	"hash/fnv"
+	"strings"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
@@ -19,10 +20,16 @@ const (
 
 // metric stages a metric stream identity and returns its slice-local index.
 func (st *stage) metric(res, scope int, m pmetric.Metric, typ string, temporality int64, monotonic bool) int {
+	return st.stageMetric(res, scope, m.Name(), m.Description(), m.Unit(), typ, temporality, monotonic)
+}
+
+// stageMetric stages a metric stream identity and returns its slice-local index. name,
+// description and unit may be views of a payload: they are copied when kept.
+func (st *stage) stageMetric(res, scope int, name, description, unit, typ string, temporality int64, monotonic bool) int {
 	h := fnv.New128a()
 	h.Write(st.resources[res].hash[:])
 	h.Write(st.scopes[scope].hash[:])
-	for _, part := range []string{m.Name(), m.Description(), m.Unit(), typ} {
+	for _, part := range []string{name, description, unit, typ} {
 		h.Write([]byte(part))
 		h.Write([]byte{0})
 	}
@@ -38,8 +45,8 @@ func (st *stage) metric(res, scope int, m pmetric.Metric, typ string, temporalit
 		return i
 	}
 	st.metrics = append(st.metrics, metricEntry{
-		hash: key, res: res, scope: scope, name: m.Name(), description: m.Description(),
-		unit: m.Unit(), typ: typ, temporality: temporality, monotonic: monotonic,
+		hash: key, res: res, scope: scope, name: strings.Clone(name), description: strings.Clone(description),
+		unit: strings.Clone(unit), typ: typ, temporality: temporality, monotonic: monotonic,
 	})
 	st.metricIdx[key] = len(st.metrics) - 1
 	return len(st.metrics) - 1

@@ -1,0 +1,36 @@
+package store
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/otelbench/otelbench/internal/signal"
+)
+
+// BenchmarkStage measures the stager alone: decoding load-shaped payloads into a slice's rows
+// and packing its chunks and texts, 512 requests a slice, no database.
+func BenchmarkStage(b *testing.B) {
+	for _, sig := range []signal.Signal{signal.Logs, signal.Traces, signal.Metrics} {
+		b.Run(fmt.Sprintf("%s/records=10/load-shaped", sig), func(b *testing.B) {
+			payloads := loadShaped(sig)(10)
+			p := &projector{}
+			var st stage
+			const sliceRows = 512
+			b.ReportAllocs()
+			b.ResetTimer()
+			records := 0
+			for i := 0; i < b.N; i++ {
+				st.reset(1, 1)
+				for j := range sliceRows {
+					r := rawRow{id: int64(i*sliceRows + j), sig: sig, records: 10, payload: payloads[(i*sliceRows+j)%len(payloads)].Body}
+					if err := p.stageRow(&st, &r); err != nil {
+						b.Fatal(err)
+					}
+				}
+				st.pack()
+				records += st.records()
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(records), "ns/record")
+		})
+	}
+}
