@@ -108,6 +108,11 @@ func idField(b []byte, pos int, wt uint8, size int) ([]byte, int, error) {
 // stage stages payload, a protobuf Export*ServiceRequest of sig from raw row rawID, into st.
 // On an error st may hold part of it: the caller rolls st back.
 func (w *wireStager) stage(st *stage, sig signal.Signal, rawID int64, payload []byte) error {
+	switch sig {
+	case signal.Logs, signal.Traces, signal.Metrics:
+	default:
+		return errWire // pdata's path names the unknown signal
+	}
 	for pos := 0; pos < len(payload); {
 		num, wt, p, err := otlpwire.ConsumeTag(payload, pos)
 		if err != nil {

@@ -333,7 +333,7 @@ func TestWireStageMatchesPdata(t *testing.T) {
 }
 
 // refusedCases are payloads pdata decodes by merging or migrating, which the wire path leaves
-// to it.
+// to it, and a row of no signal, which pdata's path reports.
 func refusedCases() map[string]wireCase {
 	str := func(s string) []byte { return field(nil, 1, []byte(s)) }
 	kv := func(k string, v []byte) []byte { return field(field(nil, 1, []byte(k)), 2, v) }
@@ -342,6 +342,7 @@ func refusedCases() map[string]wireCase {
 	keyStrindex := protowire.AppendVarint(protowire.AppendTag(nil, 3, protowire.VarintType), 1)
 	scoped := func(records []byte) []byte { return field(nil, 2, records) } // a scope entry
 	return map[string]wireCase{
+		"no signal":      {0, field(nil, 1, field(nil, 2, nil))},
 		"resource twice": {signal.Logs, field(nil, 1, field(field(nil, 1, nil), 1, nil))},
 		"deprecated scope list": {signal.Logs, field(nil, 1, field(nil, 1000, field(nil, 2,
 			field(nil, 5, str("old")))))},
@@ -396,7 +397,7 @@ func FuzzWireStageMatchesPdata(f *testing.F) {
 		f.Add(uint8(tc.sig), tc.payload)
 	}
 	f.Fuzz(func(t *testing.T, sig uint8, payload []byte) {
-		s := signal.Signal(sig%3 + 1)
+		s := signal.Signal(sig % 4) // 0: no signal, a damaged row
 		want, wantErr := stageOne(pathProjector(true), s, payload)
 		got, err := stageOne(pathProjector(false), s, payload)
 		if (err != nil) != (wantErr != nil) {
