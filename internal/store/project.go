@@ -173,8 +173,12 @@ var sliceHook func(p *projector)
 // projector thread, and reading and decoding took ~16% of it. It is started only when the slice
 // committing left raw rows behind and no group commit happened since the slice before (ingest
 // idle), and it is always waited for (used, or dropped after a failed commit) before the
-// projector reads raw.db itself. Only the one-file layout prefetches: with two projectors the
-// second CPU is taken, and two more staged slices would hold more heap (docs/benchmarks/store.md).
+// projector reads raw.db itself. With two projectors (--traces-file) each prefetches: until the
+// seventeenth session only the one-file layout did, on the grounds that the second CPU was
+// taken, but once the stager read payloads without pdata the two-file catch-up without it was
+// the slower one at one record a request (57k against 76k records/s) and with it the faster one
+// after a mixed load (median 161k against 114k), for ~19 MB more peak RSS
+// (docs/benchmarks/store.md).
 type prefetch struct {
 	done    chan struct{}
 	running bool
@@ -469,7 +473,7 @@ func (p *projector) projectSlice() (int, error) {
 	// would hold ~4 MB more live heap while ingest needs the memory, and the CPU.
 	commits := p.s.stats.commits.Load()
 	p.backlog = n < len(p.rows) && commits == p.commits
-	if p.backlog && len(p.s.shards) == 1 {
+	if p.backlog {
 		p.startPrefetch(last, p.stage.nextLogID, p.stage.nextSpanID)
 	} else if f := p.next; f != nil && !f.running {
 		// Nothing is staged next (caught up, or under load): let the stager's buffers go, a

@@ -10,7 +10,10 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/otelbench/otelbench/internal/signal"
 	"github.com/otelbench/otelbench/internal/sqlitec"
 )
 
@@ -117,6 +120,60 @@ func TestTracesFilePassesOtherSignals(t *testing.T) {
 	waitFor(t, "raw rows pruned", func() bool { return s.PrunedRawID() == 11 })
 	if n := countRows(t, s, "raw.raw"); n != 0 {
 		t.Errorf("%d raw rows left after pruning", n)
+	}
+	checkIntegrity(t, s)
+}
+
+// TestTracesFileKeepsEveryRow: with two projectors, each staging its next slice while the
+// current one commits, appends of every signal racing with them are all projected, once.
+func TestTracesFileKeepsEveryRow(t *testing.T) {
+	s := openTest(t, Config{TracesFile: true, Sync: SyncOff, ProjectSlice: 3})
+	const appenders, rounds = 4, 40
+	logs, err := logsMarshaler.MarshalLogs(makeLogs("svc", "raced", 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	spans, err := (&ptrace.ProtoMarshaler{}).MarshalTraces(makeTraces())
+	if err != nil {
+		t.Fatal(err)
+	}
+	points, err := (&pmetric.ProtoMarshaler{}).MarshalMetrics(makeMetrics())
+	if err != nil {
+		t.Fatal(err)
+	}
+	payloads := []struct {
+		sig     signal.Signal
+		body    []byte
+		records int
+	}{{signal.Traces, spans, 2}, {signal.Logs, logs, 2}, {signal.Metrics, points, 3}}
+	errs := make(chan error, appenders)
+	for g := range appenders {
+		go func() {
+			for i := range rounds {
+				p := payloads[(g+i)%len(payloads)]
+				if err := s.Append(context.Background(), p.sig, p.body, p.records); err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range appenders {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitProjected(t, s)
+	each := appenders * rounds / 3 // requests of each signal, give or take one
+	nSpans, nLogs := countRows(t, s, "spans"), countRows(t, s, "logs")
+	st := s.Stats()
+	if uint64(nSpans) != st.Traces.RecordsProjected || uint64(nSpans) != st.Traces.Records || uint64(nLogs) != st.Logs.Records {
+		t.Errorf("projected %d spans and %d logs; accepted %d spans, %d logs (%d spans projected)",
+			nSpans, nLogs, st.Traces.Records, st.Logs.Records, st.Traces.RecordsProjected)
+	}
+	if nSpans < 2*(each-1) || nLogs < 2*(each-1) {
+		t.Errorf("%d spans, %d logs: fewer than the appenders sent", nSpans, nLogs)
 	}
 	checkIntegrity(t, s)
 }
