@@ -56,12 +56,18 @@ type wireKV struct {
 // bstr views b as a string without copying, for calls that do not keep the string.
 func bstr(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
-// field reads the tag at pos. Every decoding loop below has this shape:
+// Every message below is read by one loop of this shape, a case per known field, which
+// checks the field's wire type (the *Field helpers) and skips unknown ones as pdata does:
 //
 //	for pos := 0; pos < len(b); {
 //		num, wt, p, err := otlpwire.ConsumeTag(b, pos)
 //		...
-//		switch num { case 1: v, pos, err = lenField(b, p, wt) ... default: pos, err = otlpwire.ConsumeUnknown(b, p, wt) }
+//		switch num {
+//		case 1:
+//			v, pos, err = lenField(b, p, wt)
+//		default:
+//			pos, err = otlpwire.ConsumeUnknown(b, p, wt)
+//		}
 //	}
 
 // lenField reads a length-delimited field's value at pos, which must have wire type Len.
