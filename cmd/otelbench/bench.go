@@ -4,12 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime/debug"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/otelbench/otelbench/internal/bench"
 	"github.com/otelbench/otelbench/internal/exitcode"
+	"github.com/otelbench/otelbench/internal/ingestsrv"
 	"github.com/otelbench/otelbench/internal/loadgen"
 	"github.com/otelbench/otelbench/internal/otlpgen"
 	"github.com/otelbench/otelbench/internal/store"
@@ -50,6 +52,10 @@ Exit status: 0 nothing lost, 1 records lost or --max-error-rate exceeded,
 			if err := cfg.Validate(); err != nil {
 				return exitcode.UsageError(err)
 			}
+			// The server's default soft memory limit, as serve sets it (the generator shares it).
+			if limit, err := ingestsrv.MemoryLimit("", os.Getenv("GOMEMLIMIT")); err == nil && limit >= 0 {
+				debug.SetMemoryLimit(limit)
+			}
 			res, err := bench.Run(cmd.Context(), cfg)
 			if errors.Is(err, loadgen.ErrInvalidConfig) || errors.Is(err, otlpgen.ErrInvalidConfig) {
 				return exitcode.UsageError(err)
@@ -77,7 +83,7 @@ Exit status: 0 nothing lost, 1 records lost or --max-error-rate exceeded,
 	f.bind(cmd.Flags(), false)
 	cmd.Flags().StringVar(&dataDir, "data-dir", "", "server data directory, kept after the run (default: a temporary directory, removed)")
 	cmd.Flags().StringVar(&sync, "sync", "", "store durability: full (default), normal or off")
-	cmd.Flags().BoolVar(&tracesFile, "traces-file", false, "as serve --traces-file: spans in traces.db, projected by a second projector")
+	cmd.Flags().BoolVar(&tracesFile, "traces-file", true, "as serve --traces-file: spans in traces.db, projected by a second projector (false: one file)")
 	cmd.Flags().DurationVar(&catchUp, "catch-up", time.Minute, "after the load, wait this long at most for projection to catch up and report its rate and pages (0: don't wait)")
 	return cmd
 }
