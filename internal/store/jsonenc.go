@@ -141,30 +141,6 @@ func appendJSONMapSorted(b []byte, m pcommon.Map) []byte {
 	return append(b, '}')
 }
 
-// appendJSONUints appends a JSON array of unsigned integers.
-func appendJSONUints(b []byte, s pcommon.UInt64Slice) []byte {
-	b = append(b, '[')
-	for i := range s.Len() {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = strconv.AppendUint(b, s.At(i), 10)
-	}
-	return append(b, ']')
-}
-
-// appendJSONFloats appends a JSON array of floats.
-func appendJSONFloats(b []byte, s pcommon.Float64Slice) []byte {
-	b = append(b, '[')
-	for i := range s.Len() {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendJSONFloat(b, s.At(i))
-	}
-	return append(b, ']')
-}
-
 // appendJSONUint64s appends a JSON array of unsigned integers.
 func appendJSONUint64s(b []byte, s []uint64) []byte {
 	b = append(b, '[')

@@ -103,8 +103,8 @@ func (st *stage) addMetric(rawID int64, res, scope int, m pmetric.Metric) {
 				sum:       optFloat(dp.HasSum(), dp.Sum()),
 				min:       optFloat(dp.HasMin(), dp.Min()),
 				max:       optFloat(dp.HasMax(), dp.Max()),
-				buckets:   st.json(func(b []byte) []byte { return appendJSONUints(b, dp.BucketCounts()) }),
-				bounds:    st.json(func(b []byte) []byte { return appendJSONFloats(b, dp.ExplicitBounds()) }),
+				buckets:   st.json(func(b []byte) []byte { return appendJSONUint64s(b, dp.BucketCounts().AsRaw()) }),
+				bounds:    st.json(func(b []byte) []byte { return appendJSONFloat64s(b, dp.ExplicitBounds().AsRaw()) }),
 			})
 		}
 	case pmetric.MetricTypeExponentialHistogram:
@@ -124,9 +124,9 @@ func (st *stage) addMetric(rawID int64, res, scope int, m pmetric.Metric) {
 				zeroCount:     int64(dp.ZeroCount()),
 				zeroThreshold: dp.ZeroThreshold(),
 				posOffset:     int64(pos.Offset()),
-				posBuckets:    st.json(func(b []byte) []byte { return appendJSONUints(b, pos.BucketCounts()) }),
+				posBuckets:    st.json(func(b []byte) []byte { return appendJSONUint64s(b, pos.BucketCounts().AsRaw()) }),
 				negOffset:     int64(neg.Offset()),
-				negBuckets:    st.json(func(b []byte) []byte { return appendJSONUints(b, neg.BucketCounts()) }),
+				negBuckets:    st.json(func(b []byte) []byte { return appendJSONUint64s(b, neg.BucketCounts().AsRaw()) }),
 			})
 		}
 	case pmetric.MetricTypeSummary:

@@ -416,13 +416,25 @@ func (w *wireStager) appendValue(out, b []byte, depth int) (_ []byte, kind int32
 	return out, kind, str, nil
 }
 
-// appendArray appends ArrayValue b (at depth) as a JSON array.
+// appendArray appends ArrayValue b (at depth) as a JSON array; appendKVList appends
+// KeyValueList b as a JSON object in its order. Both are a list of field-1 messages, at one
+// depth more than the AnyValue holding them, as pdata counts.
 func (w *wireStager) appendArray(out, b []byte, depth int) ([]byte, error) {
+	return w.appendList(out, b, depth, '[', ']', false)
+}
+
+func (w *wireStager) appendKVList(out, b []byte, depth int) ([]byte, error) {
+	return w.appendList(out, b, depth, '{', '}', true)
+}
+
+// appendList appends the field-1 entries of b between open and close: AnyValues, or KeyValues
+// when kvs.
+func (w *wireStager) appendList(out, b []byte, depth int, open, close byte, kvs bool) ([]byte, error) {
 	if depth >= otlpwire.RecursionLimit {
 		return out, errWire
 	}
 	depth++
-	out = append(out, '[')
+	out = append(out, open)
 	first := true
 	for pos := 0; pos < len(b); {
 		num, wt, p, err := otlpwire.ConsumeTag(b, pos)
@@ -443,45 +455,16 @@ func (w *wireStager) appendArray(out, b []byte, depth int) ([]byte, error) {
 			out = append(out, ',')
 		}
 		first = false
-		if out, _, _, err = w.appendValue(out, v, depth); err != nil {
-			return out, err
+		if kvs {
+			out, _, _, _, err = w.appendKV(out, v, depth)
+		} else {
+			out, _, _, err = w.appendValue(out, v, depth)
 		}
-	}
-	return append(out, ']'), nil
-}
-
-// appendKVList appends KeyValueList b (at depth) as a JSON object in its order.
-func (w *wireStager) appendKVList(out, b []byte, depth int) ([]byte, error) {
-	if depth >= otlpwire.RecursionLimit {
-		return out, errWire
-	}
-	depth++
-	out = append(out, '{')
-	first := true
-	for pos := 0; pos < len(b); {
-		num, wt, p, err := otlpwire.ConsumeTag(b, pos)
 		if err != nil {
 			return out, err
 		}
-		if num != 1 {
-			if pos, err = otlpwire.ConsumeUnknown(b, p, wt); err != nil {
-				return out, err
-			}
-			continue
-		}
-		var kv []byte
-		if kv, pos, err = lenField(b, p, wt); err != nil {
-			return out, err
-		}
-		if !first {
-			out = append(out, ',')
-		}
-		first = false
-		if out, _, _, _, err = w.appendKV(out, kv, depth); err != nil {
-			return out, err
-		}
 	}
-	return append(out, '}'), nil
+	return append(out, close), nil
 }
 
 // attr adds KeyValue b to the attributes being rendered in *dst (begun with "{").
