@@ -184,3 +184,16 @@ func hexID(id []byte) any {
 	}
 	return string(buf)
 }
+
+// requiredIDs returns a span's or link's trace and span ids as hexID does, but an all-zero id
+// (invalid per OTLP) as zeros instead of NULL: the schema requires them.
+func requiredIDs(traceID, spanID []byte) (any, any) {
+	t, sp := hexID(traceID), hexID(spanID)
+	if t == nil {
+		t = "00000000000000000000000000000000"
+	}
+	if sp == nil {
+		sp = "0000000000000000"
+	}
+	return t, sp
+}

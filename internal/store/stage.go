@@ -401,8 +401,6 @@ func (st *stage) addTraces(rawID int64, td ptrace.Traces, strip *resStrip) {
 					rawID:      rawID,
 					res:        res,
 					scope:      scope,
-					traceID:    hexID(tid[:]),
-					spanID:     hexID(sid[:]),
 					parent:     hexID(pid[:]),
 					traceState: sp.TraceState().AsRaw(),
 					name:       sp.Name(),
@@ -417,13 +415,7 @@ func (st *stage) addTraces(rawID int64, td ptrace.Traces, strip *resStrip) {
 					dropEv:     int64(sp.DroppedEventsCount()),
 					dropLink:   int64(sp.DroppedLinksCount()),
 				}
-				// The schema requires ids; an all-zero id (invalid per OTLP) is kept as zeros.
-				if row.traceID == nil {
-					row.traceID = "00000000000000000000000000000000"
-				}
-				if row.spanID == nil {
-					row.spanID = "0000000000000000"
-				}
+				row.traceID, row.spanID = requiredIDs(tid[:], sid[:])
 				st.spans = append(st.spans, row)
 				evs := sp.Events()
 				for e := range evs.Len() {
@@ -438,16 +430,10 @@ func (st *stage) addTraces(rawID int64, td ptrace.Traces, strip *resStrip) {
 					ln := links.At(l)
 					ltid, lsid := ln.TraceID(), ln.SpanID()
 					lr := linkRow{
-						spanRow: row.id, traceID: hexID(ltid[:]), spanID: hexID(lsid[:]),
-						traceState: ln.TraceState().AsRaw(), attrs: st.attrs(ln.Attributes()),
+						spanRow: row.id, traceState: ln.TraceState().AsRaw(), attrs: st.attrs(ln.Attributes()),
 						flags: int64(ln.Flags()), dropped: int64(ln.DroppedAttributesCount()),
 					}
-					if lr.traceID == nil {
-						lr.traceID = "00000000000000000000000000000000"
-					}
-					if lr.spanID == nil {
-						lr.spanID = "0000000000000000"
-					}
+					lr.traceID, lr.spanID = requiredIDs(ltid[:], lsid[:])
 					st.links = append(st.links, lr)
 				}
 				st.nextSpanID++

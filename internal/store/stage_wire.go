@@ -141,38 +141,48 @@ func (w *wireStager) stage(st *stage, sig signal.Signal, rawID int64, payload []
 	return nil
 }
 
-// resourceEntry stages a ResourceLogs, ResourceSpans or ResourceMetrics: its resource (field
-// 1), its scope entries (2) and schema URL (3).
-func (w *wireStager) resourceEntry(st *stage, sig signal.Signal, rawID int64, b []byte) error {
-	var res, schemaURL []byte
-	hasRes := false
-	w.scopes = w.scopes[:0]
+// entryFields reads a Resource{Logs,Spans,Metrics} or Scope{Logs,Spans,Metrics} entry: its
+// head message (field 1: the Resource or the scope; has: it was present), the entries under it
+// (field 2, into *list) and its schema URL (3). resource: field 1000, the deprecated scope lists
+// of a resource entry, sends the payload to pdata, which migrates them.
+func entryFields(b []byte, list *[][]byte, resource bool) (head []byte, has bool, schemaURL []byte, err error) {
+	*list = (*list)[:0]
 	for pos := 0; pos < len(b); {
 		num, wt, p, err := otlpwire.ConsumeTag(b, pos)
 		if err != nil {
-			return err
+			return nil, false, nil, err
 		}
-		switch num {
-		case 1:
-			if hasRes {
-				return errWire // pdata merges the two
+		switch {
+		case num == 1:
+			if has {
+				return nil, false, nil, errWire // pdata merges the two
 			}
-			res, pos, err = lenField(b, p, wt)
-			hasRes = true
-		case 2:
+			head, pos, err = lenField(b, p, wt)
+			has = true
+		case num == 2:
 			var e []byte
 			e, pos, err = lenField(b, p, wt)
-			w.scopes = append(w.scopes, e)
-		case 3:
+			*list = append(*list, e)
+		case num == 3:
 			schemaURL, pos, err = lenField(b, p, wt)
-		case 1000:
-			return errWire // pdata migrates the deprecated scope lists
+		case num == 1000 && resource:
+			return nil, false, nil, errWire
 		default:
 			pos, err = otlpwire.ConsumeUnknown(b, p, wt)
 		}
 		if err != nil {
-			return err
+			return nil, false, nil, err
 		}
+	}
+	return head, has, schemaURL, nil
+}
+
+// resourceEntry stages a ResourceLogs, ResourceSpans or ResourceMetrics: its resource (field
+// 1), its scope entries (2) and schema URL (3).
+func (w *wireStager) resourceEntry(st *stage, sig signal.Signal, rawID int64, b []byte) error {
+	res, hasRes, schemaURL, err := entryFields(b, &w.scopes, true)
+	if err != nil {
+		return err
 	}
 	resIdx, err := w.resource(st, res, hasRes, string(schemaURL))
 	if err != nil {
@@ -489,33 +499,9 @@ func attrsString(dst *[]byte) string {
 // scopeEntry stages a ScopeLogs, ScopeSpans or ScopeMetrics of resource res: its scope (field
 // 1), records (2) and schema URL (3).
 func (w *wireStager) scopeEntry(st *stage, sig signal.Signal, rawID int64, res int, b []byte) error {
-	var scope, schemaURL []byte
-	hasScope := false
-	w.records = w.records[:0]
-	for pos := 0; pos < len(b); {
-		num, wt, p, err := otlpwire.ConsumeTag(b, pos)
-		if err != nil {
-			return err
-		}
-		switch num {
-		case 1:
-			if hasScope {
-				return errWire // pdata merges the two
-			}
-			scope, pos, err = lenField(b, p, wt)
-			hasScope = true
-		case 2:
-			var r []byte
-			r, pos, err = lenField(b, p, wt)
-			w.records = append(w.records, r)
-		case 3:
-			schemaURL, pos, err = lenField(b, p, wt)
-		default:
-			pos, err = otlpwire.ConsumeUnknown(b, p, wt)
-		}
-		if err != nil {
-			return err
-		}
+	scope, _, schemaURL, err := entryFields(b, &w.records, false)
+	if err != nil {
+		return err
 	}
 	scopeIdx, err := w.scope(st, scope, string(schemaURL))
 	if err != nil {
@@ -723,14 +709,8 @@ func (w *wireStager) span(st *stage, rawID int64, res, scope int, b []byte) erro
 		}
 	}
 	row.attrs = attrsString(&w.attrs)
-	row.traceID, row.spanID, row.parent = hexID(tid), hexID(sid), hexID(pid)
-	// The schema requires ids; an all-zero id (invalid per OTLP) is kept as zeros.
-	if row.traceID == nil {
-		row.traceID = "00000000000000000000000000000000"
-	}
-	if row.spanID == nil {
-		row.spanID = "0000000000000000"
-	}
+	row.traceID, row.spanID = requiredIDs(tid, sid)
+	row.parent = hexID(pid)
 	st.spans = append(st.spans, row)
 	st.nextSpanID++
 	return nil
@@ -838,13 +818,7 @@ func (w *wireStager) link(st *stage, spanRow int64, b []byte) error {
 		}
 	}
 	ln.attrs = attrsString(&w.sub)
-	ln.traceID, ln.spanID = hexID(tid), hexID(sid)
-	if ln.traceID == nil {
-		ln.traceID = "00000000000000000000000000000000"
-	}
-	if ln.spanID == nil {
-		ln.spanID = "0000000000000000"
-	}
+	ln.traceID, ln.spanID = requiredIDs(tid, sid)
 	st.links = append(st.links, ln)
 	return nil
 }
