@@ -140,11 +140,10 @@ func (ins *inserts) close() {
 	}
 }
 
-// resolve returns the database id for hash from cache, or runs the upsert.
-func resolve(cache map[[16]byte]int64, hash [16]byte, st *sqlitec.Stmt, args ...any) (int64, error) {
-	if id, ok := cache[hash]; ok {
-		return id, nil
-	}
+// upsertID runs the upsert of an entry missing from cache, which returns its database id, and
+// caches the id under hash. The callers look in cache first: the arguments, boxed for the call,
+// cost ~12% of the bytes a mixed catch-up allocated when they were built for every entry.
+func upsertID(cache map[[16]byte]int64, hash [16]byte, st *sqlitec.Stmt, args ...any) (int64, error) {
 	id, err := st.QueryInt64(args...)
 	if err != nil {
 		return 0, err
@@ -188,27 +187,39 @@ func (p *projector) commitStage(hwm int64) error {
 func (p *projector) writeStage(hwm int64) error {
 	st, ins := &p.stage, p.ins
 	resIDs := make([]int64, len(st.resources))
-	for i, r := range st.resources {
-		id, err := resolve(p.resCache, r.hash, ins.upsertResource, r.hash[:], r.service, r.schemaURL, r.attrs)
-		if err != nil {
-			return fmt.Errorf("upsert resource: %w", err)
+	for i := range st.resources {
+		r := &st.resources[i]
+		id, ok := p.resCache[r.hash]
+		if !ok {
+			var err error
+			if id, err = upsertID(p.resCache, r.hash, ins.upsertResource, r.hash[:], r.service, r.schemaURL, r.attrs); err != nil {
+				return fmt.Errorf("upsert resource: %w", err)
+			}
 		}
 		resIDs[i] = id
 	}
 	scopeIDs := make([]int64, len(st.scopes))
-	for i, sc := range st.scopes {
-		id, err := resolve(p.scopeCache, sc.hash, ins.upsertScope, sc.hash[:], sc.name, sc.version, sc.schemaURL, sc.attrs)
-		if err != nil {
-			return fmt.Errorf("upsert scope: %w", err)
+	for i := range st.scopes {
+		sc := &st.scopes[i]
+		id, ok := p.scopeCache[sc.hash]
+		if !ok {
+			var err error
+			if id, err = upsertID(p.scopeCache, sc.hash, ins.upsertScope, sc.hash[:], sc.name, sc.version, sc.schemaURL, sc.attrs); err != nil {
+				return fmt.Errorf("upsert scope: %w", err)
+			}
 		}
 		scopeIDs[i] = id
 	}
 	metricIDs := make([]int64, len(st.metrics))
-	for i, m := range st.metrics {
-		id, err := resolve(p.metricCache, m.hash, ins.upsertMetric, m.hash[:], resIDs[m.res], scopeIDs[m.scope],
-			st.resources[m.res].service, m.name, m.description, m.unit, m.typ, m.temporality, m.monotonic)
-		if err != nil {
-			return fmt.Errorf("upsert metric: %w", err)
+	for i := range st.metrics {
+		m := &st.metrics[i]
+		id, ok := p.metricCache[m.hash]
+		if !ok {
+			var err error
+			if id, err = upsertID(p.metricCache, m.hash, ins.upsertMetric, m.hash[:], resIDs[m.res], scopeIDs[m.scope],
+				st.resources[m.res].service, m.name, m.description, m.unit, m.typ, m.temporality, m.monotonic); err != nil {
+				return fmt.Errorf("upsert metric: %w", err)
+			}
 		}
 		metricIDs[i] = id
 	}
