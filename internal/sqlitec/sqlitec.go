@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -437,17 +438,32 @@ func (r *Rows) Null(i int) bool {
 
 // Bytes returns a copy of column i of the current row as bytes (nil for NULL).
 func (r *Rows) Bytes(i int) []byte {
+	_, b := r.AppendBytes(nil, i)
+	return b
+}
+
+// Len returns the size in bytes of column i of the current row, a blob's (0 for NULL).
+func (r *Rows) Len(i int) int {
+	return int(sqlite3.Xsqlite3_column_bytes(r.s.c.tls, r.s.p, int32(i)))
+}
+
+// AppendBytes appends column i of the current row to buf, for a caller that reads many values
+// into one buffer it reuses. It returns the extended buffer and the value within it, which is
+// nil for NULL and empty, not nil, for an empty value.
+func (r *Rows) AppendBytes(buf []byte, i int) (_, value []byte) {
 	tls, p := r.s.c.tls, r.s.p
 	if sqlite3.Xsqlite3_column_type(tls, p, int32(i)) == sqlite3.SQLITE_NULL {
-		return nil
+		return buf, nil
 	}
 	b := sqlite3.Xsqlite3_column_blob(tls, p, int32(i))
 	n := int(sqlite3.Xsqlite3_column_bytes(tls, p, int32(i)))
-	out := make([]byte, n)
-	if n > 0 {
-		copy(out, libc.GoBytes(b, n))
+	if n == 0 {
+		return buf, []byte{}
 	}
-	return out
+	start := len(buf)
+	buf = slices.Grow(buf, n)[:start+n]
+	copy(buf[start:], libc.GoBytes(b, n))
+	return buf, buf[start : start+n : start+n]
 }
 
 // Text returns column i of the current row as a string ("" for NULL).

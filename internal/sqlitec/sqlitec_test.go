@@ -137,6 +137,8 @@ func checkRoundTrip(t *testing.T, c *Conn, path, big string) {
 		t.Fatal(err)
 	}
 	var ids []int64
+	var buf []byte      // AppendBytes' buffer, grown from nothing across rows
+	var values [][]byte // what it returned, each checked after the last row
 	for {
 		ok, err := r.Next()
 		if err != nil {
@@ -153,6 +155,17 @@ func checkRoundTrip(t *testing.T, c *Conn, path, big string) {
 		}
 		if b := r.Bytes(2); !bytes.Equal(b, w.b) || (b == nil) != w.bNull {
 			t.Errorf("id %d: bytes %q, want %q (null %v)", id, b, w.b, w.bNull)
+		}
+		if n := r.Len(2); n != len(w.b) {
+			t.Errorf("id %d: length %d, want %d", id, n, len(w.b))
+		}
+		var v []byte
+		buf, v = r.AppendBytes(buf, 2)
+		values = append(values, v)
+	}
+	for i, v := range values {
+		if w := want[ids[i]-1]; !bytes.Equal(v, w.b) || (v == nil) != w.bNull {
+			t.Errorf("id %d: appended bytes %q, want %q (null %v)", ids[i], v, w.b, w.bNull)
 		}
 	}
 	if len(ids) != 5 || ids[0] != 2 || ids[4] != 6 {

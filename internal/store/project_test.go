@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/google/go-cmp/cmp"
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -688,7 +690,7 @@ func TestProjectionBoundsBigRequests(t *testing.T) {
 	if err := p.load(); err != nil {
 		t.Fatal(err)
 	}
-	if err := p.readRaw(&p.rows, p.hwm, s.cfg.ProjectSlice+1, maxSliceRecords, maxSliceBytes); err != nil {
+	if err := p.readRaw(&p.rows, nil, p.hwm, s.cfg.ProjectSlice+1, maxSliceRecords, maxSliceBytes); err != nil {
 		t.Fatal(err)
 	}
 	// 9 rows take the records read past 8,192; one more shows the rest pending.
@@ -756,7 +758,7 @@ func TestProjectionBoundsBigPayloads(t *testing.T) {
 	if err := p.load(); err != nil {
 		t.Fatal(err)
 	}
-	if err := p.readRaw(&p.rows, p.hwm, s.cfg.ProjectSlice+1, maxSliceRecords, maxSliceBytes); err != nil {
+	if err := p.readRaw(&p.rows, nil, p.hwm, s.cfg.ProjectSlice+1, maxSliceRecords, maxSliceBytes); err != nil {
 		t.Fatal(err)
 	}
 	// 3 rows take the bytes read past maxSliceBytes; one more shows the rest pending.
@@ -922,5 +924,61 @@ func TestProjectedRowidsChecked(t *testing.T) {
 	groups := queryRows(t, s.ReadDB(), `SELECT rowid FROM log_text WHERE log_text MATCH ?`, TextQuery("aft"))
 	if len(groups) != 1 || groups[0][0] != fmt.Sprint(1001>>LogTextShift) {
 		t.Errorf("log_text groups matching the later bodies: %v, want [[%d]]", groups, 1001>>LogTextShift)
+	}
+}
+
+// TestPayloadArena: the buffers of one slice never overlap, a payload too big for a chunk gets
+// its own, and after reset the same slice fits in the chunks the arena already has.
+func TestPayloadArena(t *testing.T) {
+	sizes := []int{0, 1, 2500, arenaChunk / 4, arenaChunk/4 + 1, 3000, arenaChunk, 17}
+	for range 300 {
+		sizes = append(sizes, 100+len(sizes)*37%5000)
+	}
+	var a payloadArena
+	fill := func() [][]byte {
+		a.reset()
+		bufs := make([][]byte, len(sizes))
+		for i, n := range sizes {
+			b := a.alloc(n)
+			if len(b) != 0 || cap(b) != n {
+				t.Fatalf("alloc(%d): len %d cap %d", n, len(b), cap(b))
+			}
+			bufs[i] = append(b, bytes.Repeat([]byte{byte(i)}, n)...)
+		}
+		for i, b := range bufs {
+			if !bytes.Equal(b, bytes.Repeat([]byte{byte(i)}, sizes[i])) {
+				t.Fatalf("buffer %d (%d bytes) was overwritten", i, sizes[i])
+			}
+		}
+		return bufs
+	}
+	first := fill()
+	chunks := len(a.chunks)
+	var small int
+	for _, n := range sizes {
+		if n <= arenaChunk/4 {
+			small += n
+		}
+	}
+	if max := (small/(arenaChunk*3/4) + 1) + 1; chunks > max {
+		t.Errorf("%d chunks for %d bytes of small payloads, want at most %d", chunks, small, max)
+	}
+	inChunk := func(b []byte) bool {
+		at := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+		for _, c := range a.chunks {
+			if start := uintptr(unsafe.Pointer(unsafe.SliceData(c))); at >= start && at < start+uintptr(cap(c)) {
+				return true
+			}
+		}
+		return false
+	}
+	for i, b := range first {
+		if n := sizes[i]; n > 0 && (n > arenaChunk/4) == inChunk(b) {
+			t.Errorf("payload %d (%d bytes): in a chunk %v", i, n, inChunk(b))
+		}
+	}
+	fill()
+	if len(a.chunks) != chunks {
+		t.Errorf("the same slice again took %d chunks, had %d", len(a.chunks), chunks)
 	}
 }

@@ -2,6 +2,7 @@ package store
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"reflect"
 	"testing"
 	"time"
@@ -92,13 +93,15 @@ func resourceCases(t testing.TB) map[string]struct {
 	}
 
 	ld := plog.NewLogs()
-	for i, svc := range []string{"a", "b", "", "a"} {
+	// The fifth resource is the first's under a schema URL: a cache hit whose cached hash,
+	// taken under no schema URL, does not apply.
+	for i, svc := range []string{"a", "b", "", "a", "a"} {
 		rl := ld.ResourceLogs().AppendEmpty()
 		if svc != "" {
 			rl.Resource().Attributes().PutStr("service.name", svc)
 			rl.Resource().Attributes().PutInt("pid", int64(i%2))
 		}
-		if i == 3 {
+		if i >= 3 {
 			rl.SetSchemaUrl("https://opentelemetry.io/schemas/1.30.0")
 		}
 		rl.ScopeLogs().AppendEmpty().LogRecords().AppendEmpty().Body().SetStr("body")
@@ -230,4 +233,56 @@ func FuzzResourceCache(f *testing.F) {
 			t.Fatalf("staged from the cache: %s", diff)
 		}
 	})
+}
+
+// TestResourceCacheBound: the cache keeps its bytes under maxResCacheBytes and counts them
+// exactly, a key put again replaces its entry, and a working set half again as large as the
+// cache still mostly hits (evicting at random; clearing a full cache hit ~40% here).
+func TestResourceCacheBound(t *testing.T) {
+	var c resCache
+	const size = 1024 // key and JSON bytes of one entry
+	entry := func(i int) ([]byte, resCached) {
+		key := fmt.Appendf(nil, "resource-%08d", i)
+		key = append(key, make([]byte, size/2-len(key))...)
+		return key, resCached{attrs: string(make([]byte, size/2)), service: "svc"}
+	}
+	counted := func() int {
+		n := 0
+		for k, e := range c.m {
+			n += resCacheSize(k, e)
+		}
+		return n
+	}
+	capacity := maxResCacheBytes / size
+	working := capacity * 3 / 2
+	for i := range working {
+		c.put(entry(i))
+	}
+	if c.bytes > maxResCacheBytes || c.bytes != counted() || len(c.m) != capacity {
+		t.Fatalf("after %d puts: %d bytes counted %d, %d entries; want at most %d bytes, %d entries",
+			working, c.bytes, counted(), len(c.m), maxResCacheBytes, capacity)
+	}
+	before := c.bytes
+	key, e := entry(working - 1) // the last one put, still there
+	c.put(key, e)
+	if c.bytes != before || c.bytes != counted() {
+		t.Errorf("a key put again: %d bytes (counted %d), want %d", c.bytes, counted(), before)
+	}
+
+	rng := rand.New(rand.NewPCG(1, 2))
+	hits, lookups := 0, 20*working
+	for range lookups {
+		key, e := entry(rng.IntN(working))
+		if _, ok := c.m[string(key)]; ok {
+			hits++
+		} else {
+			c.put(key, e)
+		}
+	}
+	if rate := float64(hits) / float64(lookups); rate < 0.55 {
+		t.Errorf("hit rate %.2f on a working set of %d entries for %d places, want above 0.55", rate, working, capacity)
+	}
+	if c.bytes > maxResCacheBytes || c.bytes != counted() {
+		t.Errorf("after the lookups: %d bytes, counted %d", c.bytes, counted())
+	}
 }

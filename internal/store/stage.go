@@ -37,6 +37,8 @@ type stage struct {
 
 	buf []byte // JSON scratch
 
+	payloads payloadArena // the slice's raw payloads, while catching up (fill)
+
 	// What the stager prepares beyond the rows, for the committing thread only to insert.
 	chunker  chunker    // packs chunks (packChunks)
 	chunks   []chunkRow // trace_chunks rows, blobs in chunkBuf
@@ -45,7 +47,7 @@ type stage struct {
 	texts    []textDoc // log_text documents
 	textFrom int       // logs of a first group begun in an earlier slice, left to the committing thread
 
-	resCache resCache // the resources staged so far, by their encoded bytes (rescache.go)
+	resCache *resCache // the resources staged so far, by their encoded bytes (rescache.go)
 	strip    resStrip
 
 	wire        wireStager // stages payloads from their bytes (stage_wire.go)
@@ -151,6 +153,9 @@ type summaryPoint struct {
 
 func (st *stage) reset(nextLogID, nextSpanID int64) {
 	st.nextLogID, st.nextSpanID = nextLogID, nextSpanID
+	if st.resCache == nil {
+		st.resCache = &resCache{}
+	}
 	st.resources = st.resources[:0]
 	st.scopes = st.scopes[:0]
 	st.metrics = st.metrics[:0]
@@ -216,6 +221,19 @@ func (st *stage) resource(r pcommon.Resource, schemaURL string) int {
 
 // stageResource stages a resource given its attributes' JSON (as resource renders them) and
 // its service.name, and returns its slice-local index.
+// stageCached stages a resource found in the cache (resCache), under schemaURL.
+func (st *stage) stageCached(c *resCached, schemaURL string) int {
+	if c.schemaURL != schemaURL {
+		return st.stageResource(c.attrs, c.service, schemaURL)
+	}
+	if i, ok := st.resIndex[c.hash]; ok {
+		return i
+	}
+	st.resources = append(st.resources, resourceEntry{hash: c.hash, schemaURL: c.schemaURL, attrs: c.attrs, service: c.service})
+	st.resIndex[c.hash] = len(st.resources) - 1
+	return len(st.resources) - 1
+}
+
 func (st *stage) stageResource(attrs string, service any, schemaURL string) int {
 	st.buf = append(st.buf[:0], attrs...)
 	return st.stageResourceJSON(st.buf, service, schemaURL)

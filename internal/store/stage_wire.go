@@ -203,7 +203,7 @@ func (w *wireStager) resource(st *stage, b []byte, has bool, schemaURL string) (
 	if has {
 		if hit, ok := st.resCache.m[string(b)]; ok {
 			st.resCache.hits++
-			return st.stageResource(hit.attrs, hit.service, schemaURL), nil
+			return st.stageCached(&hit, schemaURL), nil
 		}
 	}
 	w.kvs = w.kvs[:0]
@@ -252,7 +252,7 @@ func (w *wireStager) resource(st *stage, b []byte, has bool, schemaURL string) (
 	idx := st.stageResourceJSON(st.buf, service, schemaURL)
 	if has {
 		e := &st.resources[idx]
-		st.resCache.put(b, resCached{attrs: e.attrs, service: e.service})
+		st.resCache.put(b, cached(e))
 	}
 	return idx, nil
 }
