@@ -165,8 +165,10 @@ func appendJSONFloat64s(b []byte, s []float64) []byte {
 	return append(b, ']')
 }
 
-// hexID returns the lowercase hex of an ID, or nil (SQL NULL) when it is all zero.
-func hexID(id []byte) any {
+// hexID returns the lowercase hex of an ID, or "" (bound as SQL NULL: optText) when it is all
+// zero. A string, not an any holding a string or nil: boxed, each id was a second allocation,
+// together ~57% of the objects a mixed catch-up allocated.
+func hexID(id []byte) string {
 	zero := true
 	for _, c := range id {
 		if c != 0 {
@@ -175,7 +177,7 @@ func hexID(id []byte) any {
 		}
 	}
 	if zero {
-		return nil
+		return ""
 	}
 	buf := make([]byte, 2*len(id))
 	for i, c := range id {
@@ -187,12 +189,12 @@ func hexID(id []byte) any {
 
 // requiredIDs returns a span's or link's trace and span ids as hexID does, but an all-zero id
 // (invalid per OTLP) as zeros instead of NULL: the schema requires them.
-func requiredIDs(traceID, spanID []byte) (any, any) {
+func requiredIDs(traceID, spanID []byte) (string, string) {
 	t, sp := hexID(traceID), hexID(spanID)
-	if t == nil {
+	if t == "" {
 		t = "00000000000000000000000000000000"
 	}
-	if sp == nil {
+	if sp == "" {
 		sp = "0000000000000000"
 	}
 	return t, sp

@@ -50,7 +50,7 @@ func (ch *chunker) link(spans []spanRow) {
 	clear(ch.trace)
 	ch.head, ch.tail, ch.next = ch.head[:0], ch.tail[:0], ch.next[:0]
 	for i := range spans {
-		tid, _ := spans[i].traceID.(string)
+		tid := spans[i].traceID
 		ch.next = append(ch.next, -1)
 		t, ok := ch.trace[tid]
 		if !ok {
@@ -64,9 +64,8 @@ func (ch *chunker) link(spans []spanRow) {
 }
 
 // hexUint64 parses the 16-digit lowercase hex ids hexID writes; anything else is 0.
-func hexUint64(v any) uint64 {
-	s, ok := v.(string)
-	if !ok || len(s) != 16 {
+func hexUint64(s string) uint64 {
+	if len(s) != 16 {
 		return 0
 	}
 	var n uint64
@@ -117,7 +116,7 @@ func (st *stage) packChunks() {
 		ch.table, ch.body = ch.table[:0], ch.body[:0]
 		first := &st.spans[head]
 		row := chunkRow{first: first.id}
-		row.traceID, _ = first.traceID.(string)
+		row.traceID = first.traceID
 		base := first.start
 		b := ch.body
 		for i := head; i >= 0; i = ch.next[i] {

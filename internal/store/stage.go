@@ -83,14 +83,14 @@ type logRow struct {
 	time, observed                   int64
 	severity                         int64
 	severityText, body, attrs, event string
-	traceID, spanID                  any
+	traceID, spanID                  string // lowercase hex, "" for NULL (hexID)
 	flags                            int64
 }
 
 type spanRow struct {
 	id, rawID                          int64
 	res, scope                         int
-	traceID, spanID, parent            any
+	traceID, spanID, parent            string // as logRow's
 	traceState, name                   string
 	kind                               int64
 	start, end                         int64
@@ -108,7 +108,7 @@ type eventRow struct {
 
 type linkRow struct {
 	spanRow           int64
-	traceID, spanID   any
+	traceID, spanID   string // as logRow's
 	traceState, attrs string
 	flags, dropped    int64
 }
