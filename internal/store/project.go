@@ -48,12 +48,13 @@ type rawRow struct {
 	payload  []byte
 }
 
-// payloadArena holds the payloads of a slice's raw rows in chunks it keeps from slice to slice,
-// while catching up (fill): allocated a row at a time they were ~43% of the bytes a mixed
-// catch-up allocated. Fixed chunks, not one buffer grown as needed, so that what it keeps is
-// the slice's payloads and no more: a grown buffer's spare capacity and the arrays it outgrew
-// held ~5 MB more at peak RSS.
-type payloadArena struct {
+// byteArena holds the bytes of one slice, in chunks it keeps from slice to slice while catching
+// up (fill): the payloads of its raw rows (stage.payloads), allocated a row at a time ~43% of
+// the bytes a mixed catch-up allocated, and the strings of its staged rows (stage.strs).
+// Fixed chunks, not one buffer grown as needed, so that what it keeps is the slice's bytes and
+// no more: a grown buffer's spare capacity and the arrays it outgrew held ~5 MB more at peak
+// RSS.
+type byteArena struct {
 	chunks [][]byte // those before cur are full, or as full as they got
 	cur    int
 }
@@ -63,7 +64,7 @@ type payloadArena struct {
 const arenaChunk = 256 << 10
 
 // alloc returns a buffer of length 0 and capacity n, valid until reset.
-func (a *payloadArena) alloc(n int) []byte {
+func (a *byteArena) alloc(n int) []byte {
 	if n > arenaChunk/4 {
 		return make([]byte, 0, n)
 	}
@@ -78,7 +79,7 @@ func (a *payloadArena) alloc(n int) []byte {
 }
 
 // reset makes every chunk free again; the buffers alloc returned are reused from then on.
-func (a *payloadArena) reset() {
+func (a *byteArena) reset() {
 	for i := range a.chunks {
 		a.chunks[i] = a.chunks[i][:0]
 	}
@@ -329,7 +330,7 @@ func (p *projector) load() error {
 // shard's sqlitec connection to raw.db (conn.go), which copies each payload once, into arena
 // when given, else into a buffer of the row's own: through database/sql each was copied twice
 // (~300 bytes of garbage a load-shaped log).
-func (p *projector) readRaw(rows *[]rawRow, arena *payloadArena, after int64, limit int, maxRecords, maxBytes int64) error {
+func (p *projector) readRaw(rows *[]rawRow, arena *byteArena, after int64, limit int, maxRecords, maxBytes int64) error {
 	*rows = (*rows)[:0]
 	if arena != nil {
 		arena.reset()
@@ -387,17 +388,22 @@ func (p *projector) readRaw(rows *[]rawRow, arena *payloadArena, after int64, li
 // fill reads the raw rows after raw id after into rows and stages the first n of them, as many
 // as one slice takes, into st with log and span ids from nextLogID and nextSpanID. n < len(rows)
 // means more rows are pending. With reuse (a prefetch: catching up) the payloads are read into
-// st.payloads, else each into a buffer of its own and st.payloads is let go: the arena is for
-// catching up, when the slices follow one another.
+// st.payloads and the wire path's strings go to st.strs, else each has a buffer of its own and
+// the arenas are let go: they are for catching up, when the slices follow one another.
 func (p *projector) fill(rows *[]rawRow, st *stage, readAt *time.Time, after, nextLogID, nextSpanID int64, reuse bool) (n int, err error) {
 	limit := p.s.cfg.ProjectSlice
 	*readAt = time.Now()
-	var arena *payloadArena
+	var arena *byteArena
 	if reuse {
 		arena = &st.payloads
+		if st.strs == nil {
+			st.strs = new(byteArena)
+		}
+		st.strs.reset()
 	} else {
-		st.payloads = payloadArena{}
+		st.payloads, st.strs = byteArena{}, nil
 	}
+	st.wire.strs = st.strs
 	if err := p.readRaw(rows, arena, after, limit+1, maxSliceRecords, maxSliceBytes); err != nil {
 		return 0, err
 	}
@@ -554,8 +560,8 @@ func (p *projector) projectSlice() (int, error) {
 	}
 	p.countPages()
 	p.account(n)
-	if n == len(p.rows) {
-		p.stage.payloads = payloadArena{} // caught up: let the slice's payloads go
+	if n == len(p.rows) { // caught up: let the slice's bytes go
+		p.stage.payloads, p.stage.strs, p.stage.wire.strs = byteArena{}, nil, nil
 	}
 	return n, nil
 }

@@ -934,7 +934,7 @@ func TestPayloadArena(t *testing.T) {
 	for range 300 {
 		sizes = append(sizes, 100+len(sizes)*37%5000)
 	}
-	var a payloadArena
+	var a byteArena
 	fill := func() [][]byte {
 		a.reset()
 		bufs := make([][]byte, len(sizes))

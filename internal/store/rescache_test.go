@@ -138,10 +138,14 @@ func TestResourceCacheStagesAlike(t *testing.T) {
 	}
 }
 
-// pathProjector returns a projector whose stage takes the wire path, or only pdata's.
+// pathProjector returns a projector whose stage takes the wire path, its strings in an arena
+// as while catching up, or only pdata's.
 func pathProjector(pdataOnly bool) *projector {
 	p := &projector{}
 	p.stage.pdataOnly = pdataOnly
+	if !pdataOnly {
+		p.stage.wire.strs = new(byteArena)
+	}
 	return p
 }
 

@@ -37,7 +37,8 @@ type stage struct {
 
 	buf []byte // JSON scratch
 
-	payloads payloadArena // the slice's raw payloads, while catching up (fill)
+	payloads byteArena  // the slice's raw payloads, while catching up (fill)
+	strs     *byteArena // the strings of its rows, while catching up (wireStager.strs)
 
 	// What the stager prepares beyond the rows, for the committing thread only to insert.
 	chunker  chunker    // packs chunks (packChunks)
