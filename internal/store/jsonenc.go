@@ -172,12 +172,16 @@ func hexID(id []byte) string {
 	if allZero(id) {
 		return ""
 	}
-	buf := make([]byte, 2*len(id))
-	for i, c := range id {
-		buf[2*i] = hexDigits[c>>4]
-		buf[2*i+1] = hexDigits[c&0xf]
+	var buf [32]byte // a trace id's
+	return string(appendHex(buf[:0], id))
+}
+
+// appendHex appends the lowercase hex of id to dst.
+func appendHex(dst, id []byte) []byte {
+	for _, c := range id {
+		dst = append(dst, hexDigits[c>>4], hexDigits[c&0xf])
 	}
-	return string(buf)
+	return dst
 }
 
 // requiredIDs returns a span's or link's trace and span ids as hexID does, but an all-zero id

@@ -514,18 +514,11 @@ func (w *wireStager) str(b []byte) string {
 
 // hexID is the package's hexID, its string in strs when set.
 func (w *wireStager) hexID(id []byte) string {
-	if w.strs == nil {
+	if w.strs == nil || allZero(id) {
 		return hexID(id)
 	}
-	var hex [32]byte
-	if len(id) > len(hex)/2 || allZero(id) {
-		return hexID(id)
-	}
-	for i, c := range id {
-		hex[2*i] = hexDigits[c>>4]
-		hex[2*i+1] = hexDigits[c&0xf]
-	}
-	return w.str(hex[:2*len(id)])
+	var buf [32]byte // a trace id's
+	return w.str(appendHex(buf[:0], id))
 }
 
 // requiredIDs is the package's requiredIDs, the strings in strs when set.
