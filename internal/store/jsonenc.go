@@ -187,7 +187,11 @@ func appendHex(dst, id []byte) []byte {
 // requiredIDs returns a span's or link's trace and span ids as hexID does, but an all-zero id
 // (invalid per OTLP) as zeros instead of NULL: the schema requires them.
 func requiredIDs(traceID, spanID []byte) (string, string) {
-	t, sp := hexID(traceID), hexID(spanID)
+	return zeroIDs(hexID(traceID), hexID(spanID))
+}
+
+// zeroIDs replaces the empty (all-zero) trace id t and span id sp with zeros.
+func zeroIDs(t, sp string) (string, string) {
 	if t == "" {
 		t = zeroTraceID
 	}

@@ -523,14 +523,7 @@ func (w *wireStager) hexID(id []byte) string {
 
 // requiredIDs is the package's requiredIDs, the strings in strs when set.
 func (w *wireStager) requiredIDs(traceID, spanID []byte) (string, string) {
-	t, sp := w.hexID(traceID), w.hexID(spanID)
-	if t == "" {
-		t = zeroTraceID
-	}
-	if sp == "" {
-		sp = zeroSpanID
-	}
-	return t, sp
+	return zeroIDs(w.hexID(traceID), w.hexID(spanID))
 }
 
 // scopeEntry stages a ScopeLogs, ScopeSpans or ScopeMetrics of resource res: its scope (field
