@@ -3,8 +3,10 @@
 # started with each of several flag sets, interleaved ROUNDS times, and prints
 # per run: req/s, the server's CPU per request (user+sys from /proc/PID/stat),
 # the projection lag when the load ends, how long projection then takes to
-# catch up (bounded at CATCHUP seconds, default 120; 0 skips it) and at what
-# rate, the server's peak RSS (VmHWM), and the pages the projector wrote and
+# catch up (bounded at CATCHUP seconds, default 120; 0 skips it), at what rate
+# and at what CPU per record (the whole process's user+sys over the catch-up,
+# steadier than the rate when the host's speed swings), the server's peak RSS
+# (VmHWM), and the pages the projector wrote and
 # read per 1,000 records projected (exact, where the rates are noisy). No Collector:
 # for comparing serve variants on a noisy machine, where alternating beats
 # comparing runs minutes apart.
@@ -59,20 +61,25 @@ for round in $(seq "$rounds"); do
 		start=$(date +%s.%N)
 		for _ in $(seq $((catchmax * 10))); do [[ $(lag) == 0 ]] && break; sleep 0.1; done
 		catchup=$(echo "$(date +%s.%N) - $start" | bc)
+		t2=$(awk '{print $14+$15}' "/proc/$pid/stat")
 		ok=$(jq '.totals.status["2xx"]' "$work/load.json")
 		rps=$(jq '.totals.requests_per_second|floor' "$work/load.json")
 		cpu=$(((t1 - t0) * 1000000 / $(getconf CLK_TCK) / (ok > 0 ? ok : 1)))
 		name=${flags:-(defaults)}
 		[[ ${#bins[@]} -gt 1 ]] && name="$bin $name"
 		rate=0
-		if [[ $end -gt 0 && $catchmax -gt 0 ]]; then rate=$(echo "$end / $catchup" | bc); fi
+		catchcpu=-
+		if [[ $end -gt 0 && $catchmax -gt 0 ]]; then
+			rate=$(echo "$end / $catchup" | bc)
+			catchcpu=$(echo "scale=2; ($t2 - $t1) * 1000000 / $(getconf CLK_TCK) / $end" | bc)
+		fi
 		hwm=$(awk '/^VmHWM/ {printf "%.1f", $2 * 1024 / 1e6}' "/proc/$pid/status")
 		# Pages the projector wrote and read per 1,000 records projected (servers that count them).
 		pages=$(curl -sf "http://127.0.0.1:$port/api/v1/stats" | jq -r '([.signals[].records_projected] | add) as $n
 			| if .projection.pages_written == null or $n == 0 then "-"
 			  else "\(.projection.pages_written * 1000 / $n | floor)/\(.projection.pages_read * 1000 / $n | floor)" end')
-		printf 'round %d  %-40s req/s %7d  cpu_us/req %4d  lag_at_end %9s  catch-up %6.1f s %7d rec/s  peak_rss %6s MB  pages_w/r_per_krec %s\n' \
-			"$round" "$name" "$rps" "$cpu" "$end" "$catchup" "$rate" "$hwm" "$pages"
+		printf 'round %d  %-40s req/s %7d  cpu_us/req %4d  lag_at_end %9s  catch-up %6.1f s %7d rec/s %6s cpu_us/rec  peak_rss %6s MB  pages_w/r_per_krec %s\n' \
+			"$round" "$name" "$rps" "$cpu" "$end" "$catchup" "$rate" "$catchcpu" "$hwm" "$pages"
 		kill -TERM "$pid"
 		wait "$pid" || { echo "server did not exit 0" >&2; exit 1; }
 		pid=
