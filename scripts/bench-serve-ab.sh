@@ -6,10 +6,10 @@
 # catch up (bounded at CATCHUP seconds, default 120; 0 skips it), at what rate
 # and at what CPU per record (the whole process's user+sys over the catch-up,
 # steadier than the rate when the host's speed swings), the server's peak RSS
-# (VmHWM), and the pages the projector wrote and
-# read per 1,000 records projected (exact, where the rates are noisy). No Collector:
-# for comparing serve variants on a noisy machine, where alternating beats
-# comparing runs minutes apart.
+# (VmHWM), and the pages the projector wrote and read per 1,000 records
+# projected (exact, where the rates are noisy). No Collector: for comparing
+# serve variants on a noisy machine, where alternating beats comparing runs
+# minutes apart.
 #
 #   scripts/bench-serve-ab.sh "--projection-priority normal" "--projection-priority idle"
 #

@@ -8,7 +8,8 @@ import (
 // maxResCacheBytes bounds a projector's resource cache, counted as its keys' and JSON's bytes. A
 // put past it evicts entries at random: a working set somewhat larger than the cache still hits
 // in proportion, and far more often than when a full cache was cleared, as until the eighteenth
-// session (a working set 1.5x the cache: 67% against 39% of lookups hit, TestResourceCacheBound). The load's mixed requests carry up to 1,024 distinct resources a
+// session (a working set 1.5x the cache: 67% against 39% of lookups hit,
+// TestResourceCacheBound). The load's mixed requests carry up to 1,024 distinct resources a
 // signal (each names a pod at random): staged from the logs and metrics pools, telemetry.db's
 // projector's, 2,022 entries of ~790 bytes of key and JSON, 1.6 MB, more than its stages'
 // caches of 1,024 entries held. They now fit.
