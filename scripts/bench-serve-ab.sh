@@ -5,7 +5,9 @@
 # the projection lag when the load ends, how long projection then takes to
 # catch up (bounded at CATCHUP seconds, default 120; 0 skips it), at what rate
 # and at what CPU per record (the whole process's user+sys over the catch-up,
-# steadier than the rate when the host's speed swings), the server's peak RSS
+# steadier than the rate when the host's speed swings), the machine's idle and
+# steal time over the catch-up (/proc/stat: idle is CPU the catch-up left
+# unused, steal is CPU the hypervisor gave elsewhere), the server's peak RSS
 # (VmHWM), and the pages the projector wrote and read per 1,000 records
 # projected (exact, where the rates are noisy). No Collector: for comparing
 # serve variants on a noisy machine, where alternating beats comparing runs
@@ -41,6 +43,8 @@ loadbin=${bins[0]}
 pid=
 trap '[[ -n $pid ]] && kill -KILL "$pid" 2>/dev/null; rm -rf "$work"' EXIT
 
+# machine prints the machine's CPU ticks since boot: all, idle (with iowait), steal (/proc/stat).
+machine() { awk '/^cpu / {print $2+$3+$4+$5+$6+$7+$8+$9, $5+$6, $9}' /proc/stat; }
 lag() { curl -sf "http://127.0.0.1:$port/api/v1/stats" | jq -r '.projection.lag_records'; }
 
 echo "# bench-serve-ab $(date -u +%FT%TZ) $(nproc) cores; --mix $mix --records $records --pool-size $pool, $conc workers, $dur; $rounds rounds"
@@ -58,10 +62,14 @@ for round in $(seq "$rounds"); do
 			--mix "$mix" --records "$records" --pool-size "$pool" --concurrency "$conc" --duration "$dur" >/dev/null
 		t1=$(awk '{print $14+$15}' "/proc/$pid/stat")
 		end=$(lag)
+		read -r m0 i0 s0 < <(machine)
 		start=$(date +%s.%N)
 		for _ in $(seq $((catchmax * 10))); do [[ $(lag) == 0 ]] && break; sleep 0.1; done
 		catchup=$(echo "$(date +%s.%N) - $start" | bc)
 		t2=$(awk '{print $14+$15}' "/proc/$pid/stat")
+		read -r m1 i1 s1 < <(machine)
+		idle=$(((i1 - i0) * 100 / (m1 > m0 ? m1 - m0 : 1)))
+		steal=$(((s1 - s0) * 100 / (m1 > m0 ? m1 - m0 : 1)))
 		ok=$(jq '.totals.status["2xx"]' "$work/load.json")
 		rps=$(jq '.totals.requests_per_second|floor' "$work/load.json")
 		cpu=$(((t1 - t0) * 1000000 / $(getconf CLK_TCK) / (ok > 0 ? ok : 1)))
@@ -78,8 +86,8 @@ for round in $(seq "$rounds"); do
 		pages=$(curl -sf "http://127.0.0.1:$port/api/v1/stats" | jq -r '([.signals[].records_projected] | add) as $n
 			| if .projection.pages_written == null or $n == 0 then "-"
 			  else "\(.projection.pages_written * 1000 / $n | floor)/\(.projection.pages_read * 1000 / $n | floor)" end')
-		printf 'round %d  %-40s req/s %7d  cpu_us/req %4d  lag_at_end %9s  catch-up %6.1f s %7d rec/s %6s cpu_us/rec  peak_rss %6s MB  pages_w/r_per_krec %s\n' \
-			"$round" "$name" "$rps" "$cpu" "$end" "$catchup" "$rate" "$catchcpu" "$hwm" "$pages"
+		printf 'round %d  %-40s req/s %7d  cpu_us/req %4d  lag_at_end %9s  catch-up %6.1f s %7d rec/s %6s cpu_us/rec  idle/steal %2d/%2d%%  peak_rss %6s MB  pages_w/r_per_krec %s\n' \
+			"$round" "$name" "$rps" "$cpu" "$end" "$catchup" "$rate" "$catchcpu" "$idle" "$steal" "$hwm" "$pages"
 		kill -TERM "$pid"
 		wait "$pid" || { echo "server did not exit 0" >&2; exit 1; }
 		pid=

@@ -96,7 +96,26 @@ type Projection struct {
 	PagesWrittenK float64 `json:"pages_written_per_1000_records"`
 	PagesReadK    float64 `json:"pages_read_per_1000_records"`
 	LagAfterWait  int64   `json:"lag_after_wait_records"`
+	// The process's CPU (user+system) over the catch-up, and the machine's idle and steal time
+	// as fractions of all its CPUs' time then (/proc/stat). The rate swings with the host's
+	// speed; these say whether the catch-up had the machine to itself and what a record cost.
+	CPUSeconds   float64 `json:"catch_up_cpu_seconds"`
+	MachineIdle  float64 `json:"catch_up_machine_idle"`
+	MachineSteal float64 `json:"catch_up_machine_steal"`
 }
+
+// CPUPerRecord returns the process's CPU time per record projected during the catch-up, in
+// microseconds (0 when none was).
+func (p *Projection) CPUPerRecord() float64 {
+	n := p.LagAtEnd - p.LagAfterWait
+	if n <= 0 {
+		return 0
+	}
+	return p.CPUSeconds / float64(n) * 1e6
+}
+
+// machineCPU is the machine's CPU time in seconds, summed over its CPUs (machineTimes).
+type machineCPU struct{ total, idle, steal float64 }
 
 // NothingLost reports whether every acknowledged record was stored.
 func (r *Result) NothingLost() bool {
@@ -221,6 +240,14 @@ func waitProjection(ctx context.Context, base string, wait time.Duration) (*Proj
 		return nil, err
 	}
 	p := &Projection{LagAtEnd: st.Projection.LagRecords}
+	cpu0, err := cpuSeconds()
+	if err != nil {
+		return nil, fmt.Errorf("read cpu time: %w", err)
+	}
+	m0, err := machineTimes()
+	if err != nil {
+		return nil, fmt.Errorf("read machine cpu time: %w", err)
+	}
 	start := time.Now()
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
@@ -234,6 +261,18 @@ func waitProjection(ctx context.Context, base string, wait time.Duration) (*Proj
 		}
 	}
 	p.Seconds = time.Since(start).Seconds()
+	cpu1, err := cpuSeconds()
+	if err != nil {
+		return nil, fmt.Errorf("read cpu time: %w", err)
+	}
+	m1, err := machineTimes()
+	if err != nil {
+		return nil, fmt.Errorf("read machine cpu time: %w", err)
+	}
+	p.CPUSeconds = cpu1 - cpu0
+	if d := m1.total - m0.total; d > 0 {
+		p.MachineIdle, p.MachineSteal = (m1.idle-m0.idle)/d, (m1.steal-m0.steal)/d
+	}
 	p.CaughtUp, p.LagAfterWait = st.Projection.LagRecords == 0, st.Projection.LagRecords
 	if p.CaughtUp && p.LagAtEnd > 0 {
 		p.RecordsPerSec = float64(p.LagAtEnd) / p.Seconds
@@ -294,6 +333,10 @@ func (r *Result) WriteText(w io.Writer) error {
 			fmt.Fprintf(w, "  caught up in             %.1f s (%.0f records/s)\n", p.Seconds, p.RecordsPerSec)
 		default:
 			fmt.Fprintf(w, "  not caught up in         %.1f s (%d records left)\n", p.Seconds, p.LagAfterWait)
+		}
+		if p.LagAtEnd > 0 {
+			fmt.Fprintf(w, "  CPU while catching up    %.2f s (%.2f cores, %.2f µs a record); the machine %.0f%% idle, %.0f%% steal\n",
+				p.CPUSeconds, p.CPUSeconds/max(p.Seconds, 1e-9), p.CPUPerRecord(), 100*p.MachineIdle, 100*p.MachineSteal)
 		}
 		fmt.Fprintf(w, "  pages per 1,000 records  %.0f written, %.0f read (%d records projected)\n",
 			p.PagesWrittenK, p.PagesReadK, p.Projected)

@@ -67,6 +67,17 @@ func TestBenchNothingLost(t *testing.T) {
 				!strings.Contains(out.String(), "pages per 1,000 records") {
 				t.Errorf("projection %+v, want caught up with all %d stored records and pages written:\n%s", p, stored, out.String())
 			}
+			// The catch-up's CPU: the process projects records only by spending CPU, and the
+			// machine's idle and steal are fractions of its time.
+			if p := res.Projection; p != nil {
+				if p.MachineIdle < 0 || p.MachineIdle > 1 || p.MachineSteal < 0 || p.MachineSteal > 1 {
+					t.Errorf("machine idle %v, steal %v: want fractions", p.MachineIdle, p.MachineSteal)
+				}
+				if p.LagAtEnd > 0 && (p.CPUSeconds <= 0 || p.CPUPerRecord() <= 0 || !strings.Contains(out.String(), "CPU while catching up")) {
+					t.Errorf("a catch-up of %d records with CPU %v s, %v µs a record:\n%s", p.LagAtEnd, p.CPUSeconds, p.CPUPerRecord(), out.String())
+				}
+				t.Logf("lag at end %d, catch-up CPU %.3f s, machine idle %.2f, steal %.2f", p.LagAtEnd, p.CPUSeconds, p.MachineIdle, p.MachineSteal)
+			}
 			if res.PeakRSSBytes <= 0 || res.CPUSeconds <= 0 {
 				t.Errorf("peak RSS %d, CPU %v: want both > 0", res.PeakRSSBytes, res.CPUSeconds)
 			}
@@ -116,5 +127,33 @@ func TestResultStoredMoreIsNotLoss(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "DIFFERENCE +10 records") || !strings.Contains(out.String(), "10 more records stored") {
 		t.Errorf("text report:\n%s", out.String())
+	}
+}
+
+func TestProjectionReportsCatchUpCPU(t *testing.T) {
+	p := &Projection{LagAtEnd: 1_000_000, CaughtUp: true, Seconds: 10, RecordsPerSec: 100_000, Projected: 1_200_000,
+		CPUSeconds: 18, MachineIdle: 0.05, MachineSteal: 0.01}
+	r := &Result{Load: &loadgen.Report{}, Projection: p}
+	var out bytes.Buffer
+	if err := r.WriteText(&out); err != nil {
+		t.Fatal(err)
+	}
+	want := "CPU while catching up    18.00 s (1.80 cores, 18.00 µs a record); the machine 5% idle, 1% steal"
+	if !strings.Contains(out.String(), want) {
+		t.Errorf("report lacks %q:\n%s", want, out.String())
+	}
+	// Not caught up: the records projected are those the lag lost.
+	p.CaughtUp, p.LagAfterWait = false, 400_000
+	if got := p.CPUPerRecord(); got != 30 {
+		t.Errorf("CPUPerRecord with 600,000 of 1,000,000 projected = %v µs, want 30", got)
+	}
+	// No lag: nothing caught up, no CPU line.
+	r.Projection = &Projection{}
+	out.Reset()
+	if err := r.WriteText(&out); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out.String(), "CPU while catching up") {
+		t.Errorf("a run without lag reports catch-up CPU:\n%s", out.String())
 	}
 }
