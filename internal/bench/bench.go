@@ -117,6 +117,25 @@ func (p *Projection) CPUPerRecord() float64 {
 // machineCPU is the machine's CPU time in seconds, summed over its CPUs (machineTimes).
 type machineCPU struct{ total, idle, steal float64 }
 
+// cpuTimes is the CPU time used so far by this process and by the machine.
+type cpuTimes struct {
+	process float64
+	machine machineCPU
+}
+
+// readCPU reads cpuTimes.
+func readCPU() (cpuTimes, error) {
+	var t cpuTimes
+	var err error
+	if t.process, err = cpuSeconds(); err != nil {
+		return t, fmt.Errorf("read cpu time: %w", err)
+	}
+	if t.machine, err = machineTimes(); err != nil {
+		return t, fmt.Errorf("read machine cpu time: %w", err)
+	}
+	return t, nil
+}
+
 // NothingLost reports whether every acknowledged record was stored.
 func (r *Result) NothingLost() bool {
 	for _, c := range r.Checks {
@@ -240,13 +259,9 @@ func waitProjection(ctx context.Context, base string, wait time.Duration) (*Proj
 		return nil, err
 	}
 	p := &Projection{LagAtEnd: st.Projection.LagRecords}
-	cpu0, err := cpuSeconds()
+	t0, err := readCPU()
 	if err != nil {
-		return nil, fmt.Errorf("read cpu time: %w", err)
-	}
-	m0, err := machineTimes()
-	if err != nil {
-		return nil, fmt.Errorf("read machine cpu time: %w", err)
+		return nil, err
 	}
 	start := time.Now()
 	tick := time.NewTicker(50 * time.Millisecond)
@@ -261,17 +276,13 @@ func waitProjection(ctx context.Context, base string, wait time.Duration) (*Proj
 		}
 	}
 	p.Seconds = time.Since(start).Seconds()
-	cpu1, err := cpuSeconds()
+	t1, err := readCPU()
 	if err != nil {
-		return nil, fmt.Errorf("read cpu time: %w", err)
+		return nil, err
 	}
-	m1, err := machineTimes()
-	if err != nil {
-		return nil, fmt.Errorf("read machine cpu time: %w", err)
-	}
-	p.CPUSeconds = cpu1 - cpu0
-	if d := m1.total - m0.total; d > 0 {
-		p.MachineIdle, p.MachineSteal = (m1.idle-m0.idle)/d, (m1.steal-m0.steal)/d
+	p.CPUSeconds = t1.process - t0.process
+	if d := t1.machine.total - t0.machine.total; d > 0 {
+		p.MachineIdle, p.MachineSteal = (t1.machine.idle-t0.machine.idle)/d, (t1.machine.steal-t0.machine.steal)/d
 	}
 	p.CaughtUp, p.LagAfterWait = st.Projection.LagRecords == 0, st.Projection.LagRecords
 	if p.CaughtUp && p.LagAtEnd > 0 {
