@@ -282,7 +282,9 @@ func waitProjection(ctx context.Context, base string, wait time.Duration) (*Proj
 	}
 	p.CPUSeconds = t1.process - t0.process
 	if d := t1.machine.total - t0.machine.total; d > 0 {
-		p.MachineIdle, p.MachineSteal = (t1.machine.idle-t0.machine.idle)/d, (t1.machine.steal-t0.machine.steal)/d
+		// Clamped: /proc/stat's iowait, counted in idle, can go backwards (proc(5)).
+		p.MachineIdle = min(max((t1.machine.idle-t0.machine.idle)/d, 0), 1)
+		p.MachineSteal = min(max((t1.machine.steal-t0.machine.steal)/d, 0), 1)
 	}
 	p.CaughtUp, p.LagAfterWait = st.Projection.LagRecords == 0, st.Projection.LagRecords
 	if p.CaughtUp && p.LagAtEnd > 0 {

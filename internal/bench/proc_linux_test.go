@@ -22,7 +22,8 @@ func TestMachineTimes(t *testing.T) {
 			t.Fatalf("machine times %+v: want idle and steal parts of a positive total", m)
 		}
 	}
-	if m1.total <= m0.total || m1.idle < m0.idle || m1.steal < m0.steal {
-		t.Errorf("machine times went from %+v to %+v across 50 ms of work: want total to grow and no part to fall", m0, m1)
+	// Not idle: proc(5) says iowait, counted in it, can go backwards.
+	if m1.total <= m0.total || m1.steal < m0.steal {
+		t.Errorf("machine times went from %+v to %+v across 50 ms of work: want total to grow and steal not to fall", m0, m1)
 	}
 }
