@@ -4,7 +4,7 @@
 # each build given, ROUNDS times in turn, starts `otelbench serve` on a fresh copy of it and
 # waits until the projection lag is 0. Every catch-up projects the same raw rows, so the builds
 # compare without the run-to-run spread of a backlog left by a live load (a faster ingest run
-# leaves a bigger backlog, whose catch-up costs more a record). Per catch-up it prints the
+# leaves a bigger backlog, whose trees are deeper). Per catch-up it prints the
 # seconds from the server's start, records a second, the server's CPU per record, and the
 # machine's idle and steal time over the catch-up (/proc/stat).
 #
