@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"sync"
 	"sync/atomic"
 
 	"github.com/otelbench/otelbench/internal/otlpcodec"
@@ -78,7 +79,22 @@ func (s *Server) ingest(w http.ResponseWriter, r *http.Request, sig signal.Signa
 		charged += n
 		return nil
 	}
-	body, err := otlpcodec.ReadBody(nil, r.Body, comp, s.cfg.MaxBody, r.ContentLength, grow)
+	// The body is read into a pooled buffer, charged to the budget at its capacity (ReadBody
+	// charges only what it allocates), and returned to the pool once the answer is written:
+	// store.Append does not keep the payload past its return.
+	pooled := getBody()
+	if err := grow(int64(cap(*pooled))); err != nil {
+		putBody(pooled)
+		s.rejectRead(w, enc, err)
+		return
+	}
+	body, err := otlpcodec.ReadBody(*pooled, r.Body, comp, s.cfg.MaxBody, r.ContentLength, grow)
+	defer func() {
+		if cap(body) > cap(*pooled) {
+			*pooled = body // grown past the pooled buffer: keep the bigger one
+		}
+		putBody(pooled)
+	}()
 	if err != nil {
 		s.rejectRead(w, enc, err)
 		return
@@ -118,6 +134,25 @@ func (s *Server) ingest(w http.ResponseWriter, r *http.Request, sig signal.Signa
 		return
 	}
 	writeBody(w, enc, http.StatusOK, otlpcodec.SuccessResponse(sig, enc))
+}
+
+// maxPooledBody bounds the capacity of a body buffer kept for reuse: bulk requests of
+// megabytes are rare, and pooling them would pin their memory between GCs.
+const maxPooledBody = 64 << 10
+
+// bodies holds request body buffers between requests. At 25,000 mixed requests a second each
+// body (~3 KB at 10 records a request) was new garbage, and under the server's 40 MiB memory
+// limit the GC ran ~20 times a second.
+var bodies = sync.Pool{New: func() any { return new([]byte) }}
+
+func getBody() *[]byte { return bodies.Get().(*[]byte) }
+
+func putBody(b *[]byte) {
+	if cap(*b) > maxPooledBody {
+		return
+	}
+	*b = (*b)[:0]
+	bodies.Put(b)
 }
 
 // rejectRead answers a failure to read or decode the body.
