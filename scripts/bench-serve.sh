@@ -14,6 +14,10 @@
 # server's peak RSS (VmHWM), its CPU time per request (user+sys from
 # /proc/PID/stat: robust on a shared, noisy machine where req/s mostly
 # measures what CPU share the server got), and the ratio otelbench/otelcol.
+# The two targets run each workload back to back, in alternating order from
+# run to run; with RUNS > 1 the medians of the ratios are printed last. On a
+# host whose speed swings, prefer many short runs (DURATION=10s RUNS=8) to one
+# long one: the ratio of one pair can be off by 20%.
 #
 # Usage: scripts/bench-serve.sh            (60 s per run)
 # Env:   DURATION=60s CONCURRENCY=256 OVERLOAD_DURATION=20s RUNS=1
@@ -133,20 +137,33 @@ echo "# bench-serve $(date -u +%FT%TZ) $(uname -r) $(nproc) cores; duration $dur
 echo
 echo '| workload  | target    |    req/s | records/s | p50 ms  | p99 ms   |      2xx |    503 | xport | RSS MB   | CPU us/2xx |'
 echo '|-----------|-----------|----------|-----------|---------|----------|----------|--------|-------|----------|------------|'
+# Each workload runs on both targets back to back, the first of the pair alternating from run to
+# run (ABBA), so that the host's speed, which swings ±20% within minutes on this shared VM, weighs
+# on both sides of a ratio alike; with RUNS > 1 the medians of the per-run ratios close the table.
+declare -A ratios cpuratios
 for i in $(seq "$runs"); do
-	for target in otelbench otelcol; do
-		for w in $workloads; do
+	order="otelbench otelcol"
+	((i % 2 == 0)) && order="otelcol otelbench"
+	for w in $workloads; do
+		for target in $order; do
 			case $w in
 			logs1) run logs1 "$target" --mix logs=1 --records 1 --concurrency "$conc" --duration "$dur" ;;
 			mixed10) run mixed10 "$target" --mix logs=1,metrics=1,traces=1 --records 10 --concurrency "$conc" --duration "$dur" ;;
 			*) echo "unknown workload $w (logs1, mixed10)" >&2; exit 2 ;;
 			esac
 		done
-	done
-	for w in $workloads; do
-		echo "run $i $w otelbench/otelcol: req/s ratio $(python3 -c "print(f'{${rps[$w-otelbench]}/max(1,${rps[$w-otelcol]}):.2f}')"), CPU per request ratio $(python3 -c "print(f'{${cpu[$w-otelbench]}/max(1,${cpu[$w-otelcol]}):.2f}')")" >&2
+		ratio=$(python3 -c "print(f'{${rps[$w-otelbench]}/max(1,${rps[$w-otelcol]}):.2f}')")
+		cpuratio=$(python3 -c "print(f'{${cpu[$w-otelbench]}/max(1,${cpu[$w-otelcol]}):.2f}')")
+		ratios[$w]+=" $ratio"
+		cpuratios[$w]+=" $cpuratio"
+		echo "run $i $w otelbench/otelcol: req/s ratio $ratio, CPU per request ratio $cpuratio" >&2
 	done
 done
+if ((runs > 1)); then
+	for w in $workloads; do
+		echo "$w otelbench/otelcol over $runs runs: median req/s ratio $(python3 -c "import statistics,sys; print(f'{statistics.median(map(float, sys.argv[1:])):.2f}')" ${ratios[$w]}) (${ratios[$w]# }), median CPU per request ratio $(python3 -c "import statistics,sys; print(f'{statistics.median(map(float, sys.argv[1:])):.2f}')" ${cpuratios[$w]})" >&2
+	done
+fi
 # Overload: 10x the logs capacity just measured, open model, many in flight.
 if [[ $odur != 0 && -n ${rps[logs1-otelbench]:-} ]]; then
 	rate=$((10 * ${rps[logs1-otelbench]}))
