@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -20,24 +21,25 @@ import (
 func TestPooledBodiesStoredExactly(t *testing.T) {
 	ts := startServer(t, Config{KeepRaw: true})
 	const clients, perClient = 8, 40
-	var mu sync.Mutex
+	// Sizes cycle from 1 to 60 records, so a pooled buffer often holds a longer body than the
+	// one read into it next.
 	var sent []string
+	for i := range clients * perClient {
+		sent = append(sent, string(encode(t, otlptest.Logs(uint64(1000*i), 1+i*7%60), otlpcodec.EncodingProto)))
+	}
 	var wg sync.WaitGroup
 	for c := range clients {
 		wg.Go(func() {
-			for i := range perClient {
-				// Sizes cycle from 1 to 60 records, so a pooled buffer often holds a longer
-				// body than the one read into it next.
-				n := 1 + (c*perClient+i)*7%60
-				body := encode(t, otlptest.Logs(uint64(1000*(c*perClient+i)), n), otlpcodec.EncodingProto)
-				resp := post(t, nil, ts.url+signal.Logs.Path(), otlpcodec.EncodingProto.ContentType(), "", body)
+			for _, body := range sent[c*perClient : (c+1)*perClient] {
+				resp, err := send(nil, http.MethodPost, ts.url+signal.Logs.Path(), otlpcodec.EncodingProto.ContentType(), "", strings.NewReader(body))
+				if err != nil {
+					t.Error(err)
+					return
+				}
 				if resp.status != http.StatusOK {
 					t.Errorf("status %d: %s", resp.status, trim(resp.body))
 					return
 				}
-				mu.Lock()
-				sent = append(sent, string(body))
-				mu.Unlock()
 			}
 		})
 	}
