@@ -34,6 +34,7 @@ type Server struct {
 	store  *store.Store
 	mux    *http.ServeMux
 	budget budget
+	bodies sync.Pool // *[]byte request body buffers (ingest.go)
 	stats  counters
 	auth   *bearer // nil: no auth
 
