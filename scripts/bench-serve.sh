@@ -137,9 +137,9 @@ echo "# bench-serve $(date -u +%FT%TZ) $(uname -r) $(nproc) cores; duration $dur
 echo
 echo '| workload  | target    |    req/s | records/s | p50 ms  | p99 ms   |      2xx |    503 | xport | RSS MB   | CPU us/2xx |'
 echo '|-----------|-----------|----------|-----------|---------|----------|----------|--------|-------|----------|------------|'
-# Each workload runs on both targets back to back, the first of the pair alternating from run to
-# run (ABBA), so that the host's speed, which swings ±20% within minutes on this shared VM, weighs
-# on both sides of a ratio alike; with RUNS > 1 the medians of the per-run ratios close the table.
+# Each workload runs on both targets back to back, the first alternating from run to run (see the
+# header); with RUNS > 1 the medians of the per-run ratios close the table.
+median() { python3 -c "import statistics,sys; print(f'{statistics.median(map(float, sys.argv[1:])):.2f}')" "$@"; }
 declare -A ratios cpuratios
 for i in $(seq "$runs"); do
 	order="otelbench otelcol"
@@ -161,7 +161,8 @@ for i in $(seq "$runs"); do
 done
 if ((runs > 1)); then
 	for w in $workloads; do
-		echo "$w otelbench/otelcol over $runs runs: median req/s ratio $(python3 -c "import statistics,sys; print(f'{statistics.median(map(float, sys.argv[1:])):.2f}')" ${ratios[$w]}) (${ratios[$w]# }), median CPU per request ratio $(python3 -c "import statistics,sys; print(f'{statistics.median(map(float, sys.argv[1:])):.2f}')" ${cpuratios[$w]})" >&2
+		# shellcheck disable=SC2086 # the ratios are a list of numbers
+		echo "$w otelbench/otelcol over $runs runs: median req/s ratio $(median ${ratios[$w]}) (${ratios[$w]# }), median CPU per request ratio $(median ${cpuratios[$w]})" >&2
 	done
 fi
 # Overload: 10x the logs capacity just measured, open model, many in flight.
