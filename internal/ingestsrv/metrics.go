@@ -89,6 +89,8 @@ var (
 		"Queue limit in bytes (503 beyond).", nil, nil)
 	descCommits = prometheus.NewDesc("otelbench_store_commits_total",
 		"Group-commit transactions committed.", nil, nil)
+	descSyncs = prometheus.NewDesc("otelbench_store_syncs_total",
+		"Fsyncs of the raw WAL that made group commits durable (--sync full; one may cover several commits).", nil, nil)
 	descLagRecords = prometheus.NewDesc("otelbench_projection_lag_records",
 		"Records stored but not yet projected.", nil, nil)
 	descLagSeconds = prometheus.NewDesc("otelbench_projection_lag_seconds",
@@ -111,7 +113,7 @@ type statsCollector struct{ s *Server }
 
 func (c *statsCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descRequests, descRecords, descBytes, descProjected, descRejections,
-		descQueueRequests, descQueueBytes, descQueueMaxRequests, descQueueMaxBytes, descCommits,
+		descQueueRequests, descQueueBytes, descQueueMaxRequests, descQueueMaxBytes, descCommits, descSyncs,
 		descLagRecords, descLagSeconds, descDeferring, descDeferred, descWriterBusy, descProjPages, descInflight} {
 		ch <- d
 	}
@@ -150,5 +152,7 @@ func (c *statsCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descProjPages, prometheus.CounterValue, float64(p.n), p.op)
 	}
 	gauge(descInflight, float64(c.s.budget.used.Load()))
-	ch <- prometheus.MustNewConstMetric(descCommits, prometheus.CounterValue, float64(c.s.storeStats().Commits))
+	ss := c.s.storeStats()
+	ch <- prometheus.MustNewConstMetric(descCommits, prometheus.CounterValue, float64(ss.Commits))
+	ch <- prometheus.MustNewConstMetric(descSyncs, prometheus.CounterValue, float64(ss.Syncs))
 }

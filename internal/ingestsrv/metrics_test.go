@@ -31,7 +31,9 @@ func TestPrometheusMetrics(t *testing.T) {
 		`otelbench_ingest_records_total{signal="logs"} 6`,
 		`otelbench_ingest_rejections_total{reason="unsupported_media"} 1`,
 		`otelbench_queue_max_requests `,
-		`otelbench_projection_deferring 0`, // 3 requests do not saturate anything
+		"otelbench_store_commits_total 3\n", // one request at a time: a commit each,
+		"otelbench_store_syncs_total 3\n",   // and an fsync each (--sync full)
+		`otelbench_projection_deferring 0`,  // 3 requests do not saturate anything
 		`otelbench_projection_deferred_seconds_total 0`,
 		`process_resident_memory_bytes `,
 		`go_goroutines `,

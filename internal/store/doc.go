@@ -10,10 +10,12 @@
 // (ErrQueueFull at once when full, ErrClosed once Close began). One writer goroutine owns the
 // write connection to raw.db: it takes everything queued — it never waits for more work to
 // arrive — inserts the raw protobuf payloads with multi-row INSERTs into the raw table in ONE
-// transaction, commits (fsyncing the WAL when Sync is SyncFull, the default) and then answers
-// every waiting caller with the commit's result. Under load the queue fills while a commit is in flight, so one fsync
-// covers many requests (group commit, as in bbolt's DB.Batch); Stats.Commits counts the
-// transactions. A commit that fails for lack of space returns ErrDiskFull to that batch's callers;
+// transaction, commits and answers every waiting caller with the commit's result. Under load the
+// queue fills while a commit is in flight, so one commit covers many requests (group commit, as in
+// bbolt's DB.Batch); Stats.Commits counts the transactions. With Sync at SyncFull, the default,
+// the answer waits for an fsync of raw.db-wal that a syncer goroutine runs beside the writer
+// (walsync.go): the writer commits the next group while the last one is flushed, and projectors
+// read only rows already durable. Stats.Syncs counts those fsyncs. A commit that fails for lack of space returns ErrDiskFull to that batch's callers;
 // SQLite rolls the transaction back, so nothing is corrupted, and the next batch tries again.
 //
 // Projection. A projector goroutine per projected database reads raw rows above its

@@ -342,7 +342,7 @@ func (p *projector) readRaw(rows *[]rawRow, arena *byteArena, after int64, limit
 				payload = "CASE WHEN " + cond + " THEN payload END"
 			}
 			st, err := c.Prepare(`SELECT id, signal, records, received_unix_nano, encoding, ` + payload + `
-				FROM raw WHERE id > ? ORDER BY id LIMIT ?`)
+				FROM raw WHERE id > ? AND id <= ? ORDER BY id LIMIT ?`)
 			if err != nil {
 				return fmt.Errorf("prepare raw select: %w", err)
 			}
@@ -352,7 +352,9 @@ func (p *projector) readRaw(rows *[]rawRow, arena *byteArena, after int64, limit
 		if p.sh.takesSQL() != "" {
 			scan *= skipFactor
 		}
-		rs, err := p.selectRaw.Query(after, scan)
+		// Only durable rows: with SyncFull a committed row is durable once the syncer
+		// has advanced LastRawID past it (walsync.go).
+		rs, err := p.selectRaw.Query(after, p.s.stats.lastRawID.Load(), scan)
 		if err != nil {
 			return fmt.Errorf("read raw: %w", err)
 		}

@@ -35,7 +35,11 @@ type Stats struct {
 	QueueFull uint64
 	// Commits counts writer transactions committed; Requests/Commits is the group-commit factor.
 	Commits uint64
-	// CommitErrors counts writer transactions that failed (their callers got the error).
+	// Syncs counts the fsyncs of raw.db-wal that made commits durable (SyncFull; one may cover
+	// more than one commit).
+	Syncs uint64
+	// CommitErrors counts writer transactions that failed, and fsyncs that failed (their
+	// callers got the error).
 	CommitErrors uint64
 
 	// LagRecords is the records committed but not yet projected (including backlog from before
@@ -45,7 +49,8 @@ type Stats struct {
 	// ProjectedRawID is the projection high-water mark: raw rows with id <= it are projected
 	// (the lowest of the projected databases' marks).
 	ProjectedRawID int64
-	// LastRawID is the id of the newest committed raw row.
+	// LastRawID is the id of the newest durable raw row (per Config.Sync): with SyncFull a
+	// committed row counts from the fsync that made it durable, and projection reads up to it.
 	LastRawID int64
 	// ProjectionSlices counts projection transactions committed; ProjectionErrors counts failed
 	// ones (retried).
@@ -90,8 +95,8 @@ type counters struct {
 	// the invalid value 0, which must not panic the projector's accounting.
 	requests, records, bytes, projected [signal.Traces + 1]atomic.Uint64
 
-	queueFull, commits, commitErrors atomic.Uint64
-	slices, projectErrors            atomic.Uint64
+	queueFull, commits, syncs, commitErrors atomic.Uint64
+	slices, projectErrors                   atomic.Uint64
 
 	lagRecords atomic.Int64
 	lastRawID  atomic.Int64
@@ -163,6 +168,7 @@ func (s *Store) Stats() Stats {
 		MaxQueueBytes:    s.q.maxBytes,
 		QueueFull:        c.queueFull.Load(),
 		Commits:          c.commits.Load(),
+		Syncs:            c.syncs.Load(),
 		CommitErrors:     c.commitErrors.Load(),
 		LagRecords:       c.lagRecords.Load(),
 		LastRawID:        c.lastRawID.Load(),

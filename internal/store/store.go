@@ -56,7 +56,7 @@ var (
 type SyncMode string
 
 // Sync modes. Only SyncFull is durable: with it, Append returns nil only after the WAL holding the
-// payload is fsynced. SyncNormal may lose the last commits on power loss (not on a process crash);
+// payload is fsynced (by walSyncer, beside the writer: walsync.go). SyncNormal may lose the last commits on power loss (not on a process crash);
 // SyncOff may lose commits on an OS crash. Neither corrupts the database in WAL mode.
 const (
 	SyncFull   SyncMode = "full"
@@ -195,6 +195,7 @@ type Store struct {
 	subs    map[int]chan struct{}
 	nextSub int
 
+	syncer      *walSyncer // with SyncFull; the writer goroutine runs and stops it
 	writerDone  chan struct{}
 	projectStop context.CancelFunc
 	prune       pruneState
@@ -260,6 +261,16 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 				return nil, classify("open prune watch", err)
 			}
 			pruneDBs = append(pruneDBs, db)
+		}
+	}
+	if cfg.Sync == SyncFull {
+		var err error
+		if s.syncer, err = newWALSyncer(s); err != nil {
+			for _, db := range pruneDBs {
+				db.Close()
+			}
+			s.closeDBs()
+			return nil, err
 		}
 	}
 	go s.runWriter()
@@ -374,7 +385,12 @@ const projectedPageSize = 8192
 
 func (s *Store) openDBs(ctx context.Context) error {
 	var err error
-	s.writeDB, err = openOne(ctx, dsn(s.rawPath, append(commonPragmas, "cache_size(-1024)", "synchronous("+string(s.cfg.Sync)+")")...))
+	// With SyncFull the writer commits at NORMAL and walSyncer fsyncs the WAL beside it.
+	rawSync := s.cfg.Sync
+	if rawSync == SyncFull {
+		rawSync = SyncNormal
+	}
+	s.writeDB, err = openOne(ctx, dsn(s.rawPath, append(commonPragmas, "cache_size(-1024)", "synchronous("+string(rawSync)+")")...))
 	if err != nil {
 		return classify("open raw database", err)
 	}

@@ -57,8 +57,24 @@ func (s *Store) runWriter() {
 	defer close(s.writerDone)
 	w := rawWriter{s: s}
 	defer w.closeStmts()
+	sy := s.syncer // nil unless SyncFull
+	if sy != nil {
+		go sy.run()
+		defer func() {
+			if err := sy.close(); err != nil {
+				s.cfg.Logger.Warn("store: close raw WAL descriptor", "err", err)
+			}
+		}()
+	}
 	var buf, live []*request
 	for {
+		if sy != nil {
+			// Waiting for the syncer to take the last group is the writer's work too: the
+			// deferrer reads a writer busy all the time as ingest saturating it.
+			waitFrom := time.Now()
+			sy.waitTaken()
+			s.stats.writerBusy.Add(int64(time.Since(waitFrom)))
+		}
 		batch, ok := s.q.take(buf[:0])
 		if !ok {
 			return
@@ -83,27 +99,43 @@ func (s *Store) runWriter() {
 		}
 		s.q.release(cancelled, cancelledBytes)
 		if len(live) > 0 {
-			err := w.commit(live)
-			var bytes int64
-			for _, r := range live {
-				bytes += int64(len(r.payload))
+			var err error
+			if sy != nil {
+				err = sy.failed()
 			}
 			if err == nil {
+				err = w.commit(live)
+			}
+			switch {
+			case err == nil && sy != nil:
+				sy.add(live, s.nextRawID-1) // answered after the fsync
+			case err == nil:
 				s.stats.committed(live)
+				s.stats.lastRawID.Store(s.nextRawID - 1)
 				s.wakeProjector()
-			} else {
+				s.answer(live, nil)
+			default:
 				s.stats.commitErrors.Add(1)
 				s.cfg.Logger.Warn("store: group commit failed", "requests", len(live), "err", err)
-			}
-			// Release before answering so a caller that retries at once finds room.
-			s.q.release(len(live), bytes)
-			for _, r := range live {
-				r.done <- err
+				s.answer(live, err)
 			}
 		}
 		clear(batch)
 		buf = batch
 		s.stats.writerBusy.Add(int64(time.Since(busyFrom)))
+	}
+}
+
+// answer releases batch's share of the queue and answers each of its appends with err.
+func (s *Store) answer(batch []*request, err error) {
+	var bytes int64
+	for _, r := range batch {
+		bytes += int64(len(r.payload))
+	}
+	// Release before answering so a caller that retries at once finds room.
+	s.q.release(len(batch), bytes)
+	for _, r := range batch {
+		r.done <- err
 	}
 }
 
@@ -169,7 +201,6 @@ func (w *rawWriter) commit(batch []*request) error {
 	}
 	s.nextRawID = id
 	s.stats.commits.Add(1)
-	s.stats.lastRawID.Store(id - 1)
 	return nil
 }
 
