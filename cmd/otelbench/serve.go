@@ -37,7 +37,9 @@ a SQLite database (WAL, group commit, fsync per --sync). Overload and shutdown
 answer 503 with Retry-After, connections past --max-conns included. Raw
 payloads are deleted --raw-retention after their projection is durable.
 GET /healthz, /api/v1/stats (JSON) and /metrics (Prometheus) report what was
-stored and rejected. SIGINT/SIGTERM drain the queue, commit and exit 0.`,
+stored and rejected; /healthz answers 503 once an fsync has failed, after which
+nothing more is accepted until a restart. SIGINT/SIGTERM drain the queue,
+commit and exit 0.`,
 		Example: `  otelbench serve
   otelbench serve --addr 127.0.0.1:4318 --data /var/lib/otelbench --pprof
   OTELBENCH_AUTH_TOKEN=s3cret otelbench serve --addr 0.0.0.0:4318 --auth-ingest`,

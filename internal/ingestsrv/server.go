@@ -240,5 +240,10 @@ func (s *Server) handleHealthz(w http.ResponseWriter, _ *http.Request) {
 		_, _ = w.Write([]byte("shutting down\n"))
 		return
 	}
+	if err := s.store.Failed(); err != nil { // final: only a restart helps
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = fmt.Fprintf(w, "storage failed: %v\n", err)
+		return
+	}
 	_, _ = w.Write([]byte("ok\n"))
 }

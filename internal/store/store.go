@@ -50,6 +50,9 @@ var (
 	// ErrDiskFull means the commit failed for lack of space (SQLITE_FULL or ENOSPC); the batch
 	// was rolled back, nothing is corrupted, and later appends succeed once space returns.
 	ErrDiskFull = errors.New("store: disk full")
+	// ErrSyncFailed means an fsync of raw.db-wal failed (SyncFull). It is final: that group's
+	// appends and every later one fail until the store is reopened (Failed; walsync.go).
+	ErrSyncFailed = errors.New("store: fsync of raw.db-wal failed")
 )
 
 // SyncMode is SQLite's synchronous setting for the write connection.

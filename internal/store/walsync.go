@@ -1,7 +1,6 @@
 package store
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"sync"
@@ -15,7 +14,7 @@ import (
 // group ahead of the fsync in flight (waitTaken): the queue fills meanwhile, so groups stay as
 // big as when each commit waited for its own fsync, and the writer's CPU work on one group
 // overlaps the disk's flush of the one before. Under the mixed load of docs/benchmarks/serve.md
-// that was ~5% more requests a second (median of 8 alternated rounds; faster in 6).
+// that was ~6% more requests a second (median of 8 alternated rounds; faster in 6).
 //
 // Durability is the same as SQLite's synchronous=FULL: an append is answered nil only after an
 // fsync of the WAL that began after its commit wrote its frames. SQLite's own checkpoints stay
@@ -32,7 +31,7 @@ import (
 // A failed fsync is final (the lesson of PostgreSQL's "fsyncgate"): Linux may have dropped the
 // dirty pages it failed to write, so a later fsync that succeeds proves nothing about them. The
 // syncer fails the groups it held, and the writer fails every later group without committing it,
-// until the store is reopened. Those groups' rows were committed, so they may be in raw.db after
+// until the store is reopened (ErrSyncFailed; Store.Failed, which serve's /healthz reports). Those groups' rows were committed, so they may be in raw.db after
 // a restart although their appends failed: the one case where an error does not mean "not stored".
 type walSyncer struct {
 	s   *Store
@@ -68,6 +67,16 @@ func newWALSyncer(s *Store) (*walSyncer, error) {
 		return nil, err
 	}
 	return y, nil
+}
+
+// Failed returns the error of a failed fsync of raw.db-wal (wrapping ErrSyncFailed) once one
+// has failed: from then on every append fails, and the store must be closed and reopened. It
+// returns nil otherwise, and always below SyncFull.
+func (s *Store) Failed() error {
+	if s.syncer == nil {
+		return nil
+	}
+	return s.syncer.failed()
 }
 
 // failed returns the sticky error of a failed fsync, if any.
@@ -159,9 +168,6 @@ func (y *walSyncer) close() error {
 	return y.wal.Close()
 }
 
-// errSyncFailed wraps a failed fsync of raw.db-wal.
-var errSyncFailed = errors.New("fsync of raw.db-wal failed")
-
 // sync makes every frame written to raw.db-wal so far durable.
 func (y *walSyncer) sync() error {
 	var err error
@@ -172,7 +178,7 @@ func (y *walSyncer) sync() error {
 		err = y.wal.Sync()
 	}
 	if err != nil {
-		return classify("sync", fmt.Errorf("%w: %w", errSyncFailed, err))
+		return fmt.Errorf("%w: %w", ErrSyncFailed, err)
 	}
 	return nil
 }

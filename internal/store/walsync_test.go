@@ -88,14 +88,20 @@ func TestSyncFailureIsFinal(t *testing.T) {
 	if err := s.Append(ctx, signal.Logs, []byte("kept"), 1); err != nil {
 		t.Fatal(err)
 	}
+	if err := s.Failed(); err != nil {
+		t.Fatalf("Failed before any fsync failed: %v", err)
+	}
 	fail := func() error { return syscall.EIO }
 	s.syncer.beforeSync.Store(&fail)
-	if err := s.Append(ctx, signal.Logs, []byte("unsynced"), 1); !errors.Is(err, errSyncFailed) || !errors.Is(err, syscall.EIO) {
+	if err := s.Append(ctx, signal.Logs, []byte("unsynced"), 1); !errors.Is(err, ErrSyncFailed) || !errors.Is(err, syscall.EIO) {
 		t.Fatalf("Append with a failing fsync: got %v, want an EIO fsync failure", err)
 	}
 	s.syncer.beforeSync.Store(nil)
+	if err := s.Failed(); !errors.Is(err, ErrSyncFailed) {
+		t.Errorf("Failed after a failed fsync: %v, want ErrSyncFailed", err)
+	}
 	commits := s.Stats().Commits
-	if err := s.Append(ctx, signal.Logs, []byte("after"), 1); !errors.Is(err, errSyncFailed) {
+	if err := s.Append(ctx, signal.Logs, []byte("after"), 1); !errors.Is(err, ErrSyncFailed) {
 		t.Fatalf("Append after a failed fsync: got %v, want the fsync failure again", err)
 	}
 	st := s.Stats()
@@ -112,6 +118,9 @@ func TestSyncFailureIsFinal(t *testing.T) {
 	// after was never committed.
 	if n := rawCount(t, s); n != 2 {
 		t.Errorf("reopened: %d raw rows, want 2 (kept, and the group whose fsync failed)", n)
+	}
+	if err := s.Failed(); err != nil {
+		t.Errorf("Failed after reopening: %v", err)
 	}
 	if err := s.Append(ctx, signal.Logs, []byte("reopened"), 1); err != nil {
 		t.Fatalf("Append after reopening: %v", err)

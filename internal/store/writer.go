@@ -20,12 +20,14 @@ import (
 // Append does not retain payload after it returns, and the caller must not modify payload
 // before it returns.
 //
-// Append returns nil only when the payload is committed. It returns ErrQueueFull or ErrClosed at
-// once without queuing, ErrDiskFull (wrapped) when the commit failed for lack of space, another
-// wrapped error when the commit failed otherwise, or ctx.Err() when ctx ended while the request
-// was still queued (it is then dropped, not stored). Once the writer has taken the request into a
-// commit, Append waits for that commit's result even if ctx ends, so nil always means stored
-// and an error always means not stored.
+// Append returns nil only when the payload is committed (and, with SyncFull, fsynced). It returns
+// ErrQueueFull or ErrClosed at once without queuing, ErrDiskFull (wrapped) when the commit failed
+// for lack of space, ErrSyncFailed (wrapped) when an fsync of raw.db-wal failed, this group's or
+// an earlier one's, another wrapped error when the commit failed otherwise, or ctx.Err() when ctx
+// ended while the request was still queued (it is then dropped, not stored). Once the writer has
+// taken the request into a commit, Append waits for that commit's result even if ctx ends, so nil
+// always means stored and an error means not stored, but for a failed fsync of the request's own
+// group, after which its row may survive a restart (walsync.go).
 func (s *Store) Append(ctx context.Context, sig signal.Signal, payload []byte, records int) error {
 	if !sig.Valid() {
 		return fmt.Errorf("store: append: invalid signal %d", uint8(sig))
