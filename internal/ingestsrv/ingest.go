@@ -182,8 +182,8 @@ func (s *Server) rejectStore(w http.ResponseWriter, enc otlpcodec.Encoding, err 
 	case errors.Is(err, store.ErrClosed):
 		s.retryLater(w, enc, reasonShuttingDown, "server shutting down")
 	case errors.Is(err, store.ErrSyncFailed):
-		// Final until a restart (GET /healthz says so); another replica may take the retry.
-		s.log.Error("store append: raw WAL fsync failed", "err", err)
+		// Final until a restart (the store logged it once; GET /healthz says so); another
+		// replica may take the retry.
 		s.retryLater(w, enc, reasonStorage, "storage failed (an fsync failed); the server must be restarted")
 	case errors.Is(err, store.ErrDiskFull):
 		s.log.Error("store append: disk full", "err", err)

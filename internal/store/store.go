@@ -59,8 +59,9 @@ var (
 type SyncMode string
 
 // Sync modes. Only SyncFull is durable: with it, Append returns nil only after the WAL holding the
-// payload is fsynced (by walSyncer, beside the writer: walsync.go). SyncNormal may lose the last commits on power loss (not on a process crash);
-// SyncOff may lose commits on an OS crash. Neither corrupts the database in WAL mode.
+// payload is fsynced (by walSyncer, beside the writer: walsync.go). SyncNormal may lose the last
+// commits on power loss (not on a process crash); SyncOff may lose commits on an OS crash.
+// Neither corrupts the database in WAL mode.
 const (
 	SyncFull   SyncMode = "full"
 	SyncNormal SyncMode = "normal"

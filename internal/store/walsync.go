@@ -43,7 +43,6 @@ type walSyncer struct {
 
 	mu      sync.Mutex
 	pending []*request // committed, waiting for the next fsync
-	bytes   int64      // their payload bytes
 	lastID  int64      // the highest raw id committed
 	closed  bool
 	err     error // the first failed fsync; sticky
@@ -88,13 +87,8 @@ func (y *walSyncer) failed() error {
 
 // add hands over a committed group whose highest raw id is lastID.
 func (y *walSyncer) add(batch []*request, lastID int64) {
-	var bytes int64
-	for _, r := range batch {
-		bytes += int64(len(r.payload))
-	}
 	y.mu.Lock()
 	y.pending = append(y.pending, batch...)
-	y.bytes += bytes
 	y.lastID = lastID
 	y.mu.Unlock()
 	poke(y.wake)
@@ -122,8 +116,7 @@ func (y *walSyncer) run() {
 	for {
 		y.mu.Lock()
 		own, y.pending = y.pending, own[:0]
-		bytes, lastID, closed, err := y.bytes, y.lastID, y.closed, y.err
-		y.bytes = 0
+		lastID, closed, err := y.lastID, y.closed, y.err
 		y.mu.Unlock()
 		if len(own) == 0 {
 			if closed {
@@ -149,11 +142,7 @@ func (y *walSyncer) run() {
 		} else {
 			s.stats.commitErrors.Add(1)
 		}
-		// Release before answering so a caller that retries at once finds room.
-		s.q.release(len(own), bytes)
-		for _, r := range own {
-			r.done <- err
-		}
+		s.answer(own, err)
 		clear(own)
 	}
 }
