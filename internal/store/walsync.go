@@ -53,8 +53,8 @@ type walSyncer struct {
 }
 
 // newWALSyncer opens raw.db-wal, which exists once the writer's connection has put raw.db in WAL
-// mode, and fsyncs it: after a process crash the WAL may hold committed frames that never were
-// (their appends were not answered), and the projectors must not read them before they are.
+// mode, and fsyncs it: after a process crash the WAL may hold committed frames that were never
+// fsynced (their appends were not answered), and the projectors must not read them before they are.
 func newWALSyncer(s *Store) (*walSyncer, error) {
 	f, err := os.Open(s.rawPath + "-wal")
 	if err != nil {
