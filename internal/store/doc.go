@@ -15,8 +15,9 @@
 // bbolt's DB.Batch); Stats.Commits counts the transactions. With Sync at SyncFull, the default,
 // the answer waits for an fsync of raw.db-wal that a syncer goroutine runs beside the writer
 // (walsync.go): the writer commits the next group while the last one is flushed, and projectors
-// read only rows already durable. Stats.Syncs counts those fsyncs. A commit that fails for lack of space returns ErrDiskFull to that batch's callers;
-// SQLite rolls the transaction back, so nothing is corrupted, and the next batch tries again.
+// read only rows already durable. Stats.Syncs counts those fsyncs. A commit that fails for lack
+// of space returns ErrDiskFull to that batch's callers; SQLite rolls the transaction back, so
+// nothing is corrupted, and the next batch tries again.
 //
 // Projection. A projector goroutine per projected database reads raw rows above its
 // high-water mark in slices of at most Config.ProjectSlice rows, decodes those of its signals

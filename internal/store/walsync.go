@@ -136,9 +136,7 @@ func (y *walSyncer) run() {
 		}
 		if err == nil {
 			s.stats.syncs.Add(1)
-			s.stats.committed(own)
-			s.stats.lastRawID.Store(lastID)
-			s.wakeProjector()
+			s.durable(own, lastID)
 		} else {
 			s.stats.commitErrors.Add(1)
 		}

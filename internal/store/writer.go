@@ -103,22 +103,21 @@ func (s *Store) runWriter() {
 		if len(live) > 0 {
 			var err error
 			if sy != nil {
-				err = sy.failed()
+				err = sy.failed() // logged once, when the fsync failed
 			}
 			if err == nil {
-				err = w.commit(live)
+				if err = w.commit(live); err != nil {
+					s.cfg.Logger.Warn("store: group commit failed", "requests", len(live), "err", err)
+				}
 			}
 			switch {
 			case err == nil && sy != nil:
 				sy.add(live, s.nextRawID-1) // answered after the fsync
 			case err == nil:
-				s.stats.committed(live)
-				s.stats.lastRawID.Store(s.nextRawID - 1)
-				s.wakeProjector()
+				s.durable(live, s.nextRawID-1)
 				s.answer(live, nil)
 			default:
 				s.stats.commitErrors.Add(1)
-				s.cfg.Logger.Warn("store: group commit failed", "requests", len(live), "err", err)
 				s.answer(live, err)
 			}
 		}
@@ -126,6 +125,14 @@ func (s *Store) runWriter() {
 		buf = batch
 		s.stats.writerBusy.Add(int64(time.Since(busyFrom)))
 	}
+}
+
+// durable counts batch, committed and durable with lastID the highest raw id, and lets the
+// projectors read up to lastID; before answering, so an appender sees its request in Stats.
+func (s *Store) durable(batch []*request, lastID int64) {
+	s.stats.committed(batch)
+	s.stats.lastRawID.Store(lastID)
+	s.wakeProjector()
 }
 
 // answer releases batch's share of the queue and answers each of its appends with err.
