@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command fdholder is a benchmark workload: it holds N open file descriptors
 // (dups of /dev/null) until it is signalled or its time is up, so that
 // fdcount and its peers can be timed against a process of known size.

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command fdscan counts its own open file descriptors -n times, either by
 // listing /proc/self/fd (mode readdir: openat, getdents64 until empty,
 // close) or by the fast path of Linux 6.2+, where stat("/proc/self/fd")

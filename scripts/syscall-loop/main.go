@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command syscall-loop makes exactly N cheap syscalls of one kind, for the
 // accuracy and overhead measurements of otelbench profile
 // (scripts/bench-profile.sh, docs/benchmarks/profile.md).

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command tailer reproduces the syscall storm of a log agent that follows
 // files: in mode inotify it reacts to every inotify event by stat-ing every
 // followed path (to catch rotation and truncation) and reading the one that
