@@ -3,8 +3,8 @@ package ingestsrv
 import (
 	"fmt"
 	"math"
-	"strconv"
-	"strings"
+
+	"github.com/otelbench/otelbench/internal/bytesize"
 )
 
 // DefaultMemoryLimit is the Go runtime's soft memory limit `otelbench serve`
@@ -25,7 +25,8 @@ const DefaultMemoryLimit int64 = 40 << 20
 // that order of precedence. It returns the limit in bytes, math.MaxInt64
 // for "off" (no limit), or -1 when the flag is empty and GOMEMLIMIT is set
 // (the Go runtime has applied it already: leave it). The syntax is
-// GOMEMLIMIT's: an integer with an optional B, KiB, MiB, GiB or TiB suffix.
+// GOMEMLIMIT's (an integer with an optional B, KiB, MiB, GiB or TiB suffix),
+// plus the SI units kB, MB, GB and TB.
 func MemoryLimit(flag, env string) (int64, error) {
 	switch {
 	case flag != "":
@@ -41,25 +42,15 @@ func MemoryLimit(flag, env string) (int64, error) {
 	}
 }
 
-// parseMemoryLimit parses GOMEMLIMIT's syntax ("off" means no limit).
+// parseMemoryLimit parses a byte size (bytesize.Parse: GOMEMLIMIT's units
+// and SI ones); "off" means no limit.
 func parseMemoryLimit(s string) (int64, error) {
 	if s == "off" {
 		return math.MaxInt64, nil
 	}
-	units := []struct {
-		suffix string
-		shift  uint
-	}{{"TiB", 40}, {"GiB", 30}, {"MiB", 20}, {"KiB", 10}, {"B", 0}}
-	num, shift := s, uint(0)
-	for _, u := range units {
-		if v, ok := strings.CutSuffix(s, u.suffix); ok {
-			num, shift = v, u.shift
-			break
-		}
+	n, err := bytesize.Parse(s)
+	if err != nil {
+		return 0, fmt.Errorf("%w, or off", err)
 	}
-	n, err := strconv.ParseInt(num, 10, 64)
-	if err != nil || n < 0 || n > math.MaxInt64>>shift {
-		return 0, fmt.Errorf("%q is not a size like 64MiB, 1GiB or off", s)
-	}
-	return n << shift, nil
+	return n, nil
 }
