@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"runtime/debug"
 	"strconv"
@@ -11,11 +13,19 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/otelbench/otelbench/internal/bytesize"
 	"github.com/otelbench/otelbench/internal/dashboard"
 	"github.com/otelbench/otelbench/internal/exitcode"
 	"github.com/otelbench/otelbench/internal/ingestsrv"
 	"github.com/otelbench/otelbench/internal/store"
 )
+
+// serveTuningFlags are the flags hidden from serve --help: knobs for
+// benchmarks and unusual machines, documented in docs/serve-tuning.md.
+var serveTuningFlags = []string{
+	"queue-bytes", "queue-requests", "inflight-bytes", "max-rejecting", "max-lag-records",
+	"projection-priority", "projection-defer", "traces-file", "no-projection",
+}
 
 // authTokenEnv supplies --auth-token without putting it on the command line
 // (where ps(1) shows it).
@@ -39,7 +49,8 @@ payloads are deleted --raw-retention after their projection is durable.
 GET /healthz, /api/v1/stats (JSON) and /metrics (Prometheus) report what was
 stored and rejected; /healthz answers 503 once an fsync has failed, after which
 nothing more is accepted until a restart. SIGINT/SIGTERM drain the queue,
-commit and exit 0.`,
+commit and exit 0. The dashboard is at /ui/ and the query API at /api/v1/.
+Sizes take units (8MiB, 1GB). Tuning flags: docs/serve-tuning.md.`,
 		Example: `  otelbench serve
   otelbench serve --addr 127.0.0.1:4318 --data /var/lib/otelbench --pprof
   OTELBENCH_AUTH_TOKEN=s3cret otelbench serve --addr 0.0.0.0:4318 --auth-ingest`,
@@ -64,41 +75,65 @@ commit and exit 0.`,
 				debug.SetMemoryLimit(limit)
 			}
 			cfg.Logger = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
+			// Listen before the store creates --data: a busy port leaves nothing behind.
+			ln, err := net.Listen("tcp", cfg.Addr)
+			if err != nil {
+				return fmt.Errorf("%w (is another server there? choose an address with --addr)", err)
+			}
 			srv, err := ingestsrv.New(cmd.Context(), cfg)
 			if err != nil {
-				return err
+				return errors.Join(err, ln.Close())
 			}
 			runTail, err := dashboard.Attach(srv.Store().ReadDB(), srv.Store().ProjectedNotify, srv.Mount, cfg.Logger)
 			if err != nil {
-				return errors.Join(err, srv.Close(context.Background()))
+				return errors.Join(err, ln.Close(), srv.Close(context.Background()))
 			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "otelbench: dashboard at %s\n", dashboardURL(ln.Addr()))
 			g, ctx := errgroup.WithContext(cmd.Context())
 			g.Go(func() error { return runTail(ctx) })
-			g.Go(func() error { return srv.ListenAndServe(ctx) })
+			g.Go(func() error { return srv.Serve(ctx, ln) })
 			return g.Wait()
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&cfg.Addr, "addr", ingestsrv.DefaultAddr, "listen address (loopback by default)")
-	f.StringVar(&cfg.DataDir, "data", ingestsrv.DefaultDataDir, "data directory (SQLite database)")
-	f.Int64Var(&cfg.QueueBytes, "queue-bytes", store.DefaultQueueBytes, "group-commit queue limit in payload bytes (503 beyond)")
+	f.StringVar(&cfg.DataDir, "data", ingestsrv.DefaultDataDir, "data directory (SQLite databases)")
+	f.StringVar(&cfg.AuthToken, "auth-token", "", "require 'Authorization: Bearer TOKEN' on the API, /metrics and pprof; browsers log in at /ui/login (or $"+authTokenEnv+")")
+	f.BoolVar(&cfg.AuthIngest, "auth-ingest", false, "require the bearer token on the OTLP routes too")
+	f.BoolVar(&cfg.Pprof, "pprof", false, "mount net/http/pprof under /debug/pprof/")
+	bytesize.Int64Var(f, &cfg.MaxBody, "max-body", ingestsrv.DefaultMaxBody, "request body limit, before and after decompression (413 beyond)")
+	f.IntVar(&cfg.MaxConns, "max-conns", ingestsrv.DefaultMaxConns, "connections served at most; more get 503 + Retry-After")
+	f.StringVar(&sync, "sync", string(store.SyncFull), "durability: full (fsync before every 200), normal or off (not durable)")
+	f.StringVar(&memLimit, "memory-limit", "", "soft limit of the Go heap (1GiB, off); default $GOMEMLIMIT, else "+bytesize.Format(ingestsrv.DefaultMemoryLimit)+"; SQLite's memory comes on top")
+	f.DurationVar(&cfg.RawRetention, "raw-retention", store.DefaultRawRetention, "delete raw payloads this long after their projection is durable")
+	f.BoolVar(&cfg.KeepRaw, "keep-raw", false, "never delete raw payloads (raw.db grows without bound)")
+	f.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", ingestsrv.DefaultShutdownTimeout, "bound on the drain at shutdown")
+
+	// Tuning knobs, hidden from --help and documented in docs/serve-tuning.md.
+	bytesize.Int64Var(f, &cfg.QueueBytes, "queue-bytes", store.DefaultQueueBytes, "group-commit queue limit in payload bytes (503 beyond)")
 	f.IntVar(&cfg.QueueRequests, "queue-requests", store.DefaultQueueRequests, "group-commit queue limit in requests (503 beyond)")
-	f.Int64Var(&cfg.MaxBody, "max-body", ingestsrv.DefaultMaxBody, "request body limit in bytes, before and after decompression (413 beyond)")
-	f.Int64Var(&cfg.InflightBytes, "inflight-bytes", ingestsrv.DefaultInflightBytes, "memory budget of requests in flight (503 beyond)")
-	f.IntVar(&cfg.MaxConns, "max-conns", ingestsrv.DefaultMaxConns, "connections served at most; more get 503 + Retry-After and are closed")
+	bytesize.Int64Var(f, &cfg.InflightBytes, "inflight-bytes", ingestsrv.DefaultInflightBytes, "memory budget of requests in flight (503 beyond)")
 	f.IntVar(&cfg.MaxRejecting, "max-rejecting", ingestsrv.DefaultMaxRejecting, "connections past --max-conns answered 503 at a time; more are closed unanswered")
 	f.Int64Var(&cfg.MaxLagRecords, "max-lag-records", 0, "answer 503 while projection trails by more records than this (0: no bound)")
-	f.StringVar(&priority, "projection-priority", string(store.DefaultPriority), "CPU priority of the projector: idle (SCHED_IDLE) or low (nice 19) let ingest win the CPU under load while the projection lag grows; normal shares it equally")
-	f.DurationVar(&cfg.ProjectDefer, "projection-defer", store.DefaultProjectDefer, "while ingest saturates the writer and the CPU, projection waits (below normal priority) until it trails by this long, and catches up when the load falls; 0 never waits")
-	f.StringVar(&sync, "sync", string(store.SyncFull), "durability: full (fsync each group commit), normal or off (not durable)")
-	f.BoolVar(&cfg.Pprof, "pprof", false, "mount net/http/pprof under /debug/pprof/")
-	f.StringVar(&cfg.AuthToken, "auth-token", "", "require 'Authorization: Bearer TOKEN' on the API, /metrics and pprof; browsers log in to the dashboard at /ui/login (or $"+authTokenEnv+")")
-	f.BoolVar(&cfg.AuthIngest, "auth-ingest", false, "require the bearer token on the OTLP routes too")
-	f.DurationVar(&cfg.RawRetention, "raw-retention", store.DefaultRawRetention, "keep raw payloads this long after their projection is durable, then delete them from raw.db")
-	f.BoolVar(&cfg.KeepRaw, "keep-raw", false, "never delete raw payloads (raw.db grows without bound)")
-	f.BoolVar(&cfg.TracesFile, "traces-file", true, "a new --data dir keeps spans in traces.db, projected by a second projector beside telemetry.db's (false: one file, one projector, ~15 MB less, a slower catch-up); an existing dir keeps its layout")
+	f.StringVar(&priority, "projection-priority", string(store.DefaultPriority), "CPU priority of the projector: idle (SCHED_IDLE), low (nice 19) or normal")
+	f.DurationVar(&cfg.ProjectDefer, "projection-defer", store.DefaultProjectDefer, "while ingest saturates the writer and the CPU, projection may trail by this long before it runs anyway; 0 never waits")
+	f.BoolVar(&cfg.TracesFile, "traces-file", true, "a new --data dir keeps spans in traces.db with a projector of its own (false: one file, one projector)")
 	f.BoolVar(&cfg.NoProjection, "no-projection", false, "store raw payloads only, no relational projection (write-path benchmarks)")
-	f.StringVar(&memLimit, "memory-limit", "", "soft limit of the Go heap, GOMEMLIMIT syntax (40MiB, 1GiB, off); default $GOMEMLIMIT, else "+strconv.FormatInt(ingestsrv.DefaultMemoryLimit>>20, 10)+"MiB; SQLite's memory comes on top")
-	f.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", ingestsrv.DefaultShutdownTimeout, "bound on the drain at shutdown")
+	for _, name := range serveTuningFlags {
+		_ = f.MarkHidden(name)
+	}
 	return cmd
+}
+
+// dashboardURL is the dashboard's address for a browser on this host: a
+// wildcard listen address is reached through loopback.
+func dashboardURL(addr net.Addr) string {
+	host, port := "127.0.0.1", ""
+	if tcp, ok := addr.(*net.TCPAddr); ok {
+		port = strconv.Itoa(tcp.Port)
+		if !tcp.IP.IsUnspecified() {
+			host = tcp.IP.String()
+		}
+	}
+	return "http://" + net.JoinHostPort(host, port) + dashboard.DefaultBase + "/"
 }
