@@ -1,7 +1,9 @@
 package main
 
 import (
+	"fmt"
 	"runtime/debug"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -22,15 +24,31 @@ profiles the syscalls and CPU hot spots of any process with eBPF.`,
 		Version:           buildVersion(),
 		SilenceUsage:      true,
 		SilenceErrors:     true,
-		Args:              usageArgs(cobra.NoArgs),
+		Args:              unknownCommand,
 		RunE:              func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 		CompletionOptions: cobra.CompletionOptions{HiddenDefaultCmd: false},
+		// "otelbench serv" suggests serve; "otelbench lod" suggests load.
+		SuggestionsMinimumDistance: 2,
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
 		return exitcode.UsageError(err)
 	})
 	root.AddCommand(subcommands()...)
+	registerCompletions(root)
 	return root
+}
+
+// unknownCommand refuses positional arguments to the root: they are
+// misspelt subcommands, and the error suggests the closest ones.
+func unknownCommand(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+	if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+		msg += "; did you mean " + strings.Join(s, " or ") + "?"
+	}
+	return exitcode.Usagef("%s", msg)
 }
 
 // usageArgs marks errors of a positional-argument validator as usage errors
