@@ -10,6 +10,7 @@ import (
 	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
 
+	"github.com/otelbench/otelbench/internal/abstats"
 	"github.com/otelbench/otelbench/internal/compare"
 	"github.com/otelbench/otelbench/internal/compare/shellwords"
 	"github.com/otelbench/otelbench/internal/exitcode"
@@ -60,8 +61,8 @@ or run error, 3 inconclusive (too few rounds to ever be significant).`,
 			if cfg.Gates, err = parseGates(failOn); err != nil {
 				return exitcode.UsageError(err)
 			}
-			if format != "text" && format != "markdown" {
-				return exitcode.Usagef("--format %q: want text or markdown", format)
+			if err := checkCompareFormat(format); err != nil {
+				return err
 			}
 			stderr := cmd.ErrOrStderr()
 			if !noProgress && compareTTY(stderr) {
@@ -105,7 +106,7 @@ or run error, 3 inconclusive (too few rounds to ever be significant).`,
 	f.IntVar(&cfg.Warmup, "warmup", 1, "discarded warmup rounds (each runs both sides)")
 	f.IntVar(&cfg.Rounds, "rounds", compare.DefaultRounds, "measured rounds per side, in ABBA order")
 	f.StringArrayVar(&failOn, "fail-on", nil, "gate METRIC:LIMIT%, repeatable (default throughput:-5% and p99:+10%; 'none' for no gate); metrics: throughput records p50 p99 cpu rss fds errors syscalls")
-	f.Float64Var(&cfg.Alpha, "alpha", 0.05, "significance level of the Mann-Whitney U test")
+	f.Float64Var(&cfg.Alpha, "alpha", abstats.DefaultAlpha, "significance level of the Mann-Whitney U test")
 	f.BoolVar(&cfg.Syscalls, "syscalls", false, "count server syscalls per request with eBPF (root)")
 	f.BoolVar(&cfg.SelfCheck, "self-check", false, "A/A: compare one ref or directory (default HEAD) with itself to measure false positives")
 	f.StringVar(&format, "format", "text", "report format on stdout: text or markdown")
@@ -117,6 +118,20 @@ or run error, 3 inconclusive (too few rounds to ever be significant).`,
 	f.DurationVar(&cfg.StopGrace, "stop-grace", compare.DefaultStopGrace, "SIGTERM to SIGKILL grace for servers")
 	f.DurationVar(&cfg.BuildTimeout, "build-timeout", compare.DefaultBuildTimeout, "bound on each side's build")
 	return cmd
+}
+
+// checkCompareFormat refuses a --format other than text or markdown, and
+// points the file formats to the flags that write them.
+func checkCompareFormat(format string) error {
+	switch format {
+	case "text", "markdown":
+		return nil
+	case "benchfmt":
+		return exitcode.Usagef("--format benchfmt: the Go benchmark format is written to a file: use --benchfmt FILE")
+	case "json":
+		return exitcode.Usagef("--format json: the JSON report is written to a file: use --json FILE")
+	}
+	return exitcode.Usagef("--format %q: want text or markdown (files: --json FILE, --benchfmt FILE)", format)
 }
 
 // bindCompareArgs puts the positional arguments into cfg.
