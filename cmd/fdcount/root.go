@@ -58,6 +58,8 @@ reasons are on stderr), 2 for usage errors.`,
 	f.IntVar(&cfg.Top, "top", 0, "with --all, show only the `N` processes holding the most fds")
 	f.BoolVar(&cfg.JSON, "json", false, "write JSON (one line per round with --watch)")
 	f.Var(&cfg.Method, "method", "counting method: auto, stat, readdir or bpf (BPF task_file iterator: root or CAP_BPF+CAP_PERFMON, Linux 6.1+)")
+	methods := []string{string(procfd.MethodAuto), string(procfd.MethodStat), string(procfd.MethodReaddir), string(procfd.MethodBPF)}
+	_ = cmd.RegisterFlagCompletionFunc("method", cobra.FixedCompletions(methods, cobra.ShellCompDirectiveNoFileComp))
 	f.DurationVar(&cfg.Watch, "watch", 0, "repeat every `INTERVAL` until interrupted")
 	f.IntVar(&cfg.Rounds, "rounds", 0, "with --watch, stop after `N` rounds (0: until interrupted)")
 	f.StringVar(&cfg.ProcRoot, "proc", procfd.DefaultProcRoot, "proc mount to read (`DIR`)")
