@@ -13,8 +13,8 @@ import (
 // the Go heap) and the binary's pages come on top, about 50-70 MB more
 // under load (docs/benchmarks/serve.md). Without it the heap goal (twice the
 // live heap) followed every burst of the projector: 143 MB goals during a
-// bulk load of 1000-record requests. 40 MiB since the seventeenth session
-// (64 before): with two projectors each staging its next slice, a catch-up
+// bulk load of 1000-record requests. 40 MiB rather than 64 (c61b335):
+// with two projectors each staging its next slice, a catch-up
 // after a mixed load peaked at 109-112 MB under 64 MiB and at 88-92 MB
 // under 40, as fast; the GC works harder under a 10x overload (CPU per
 // accepted request 149 -> 251 us, peak RSS 93 -> 76 MB; docs/benchmarks/store.md).

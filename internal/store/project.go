@@ -24,7 +24,7 @@ const maxSliceRecords = 8192
 // record, which Config.ProjectSlice (2,048 rows) bounds alone, paid a slice's fixed costs (the
 // commit, the FTS5 segment flush and merge, the summaries, the newest leaves written again) over
 // 512 records; they now make slices of 1,170. Rows of ten records still make slices of 512 rows
-// (5,120 records, whose memory the 100 MB was measured with: 8,192 records a slice added
+// (5,120 records, whose memory the 100 MB budget was measured with: 8,192 records a slice added
 // ~12 MB of peak RSS), and rows of 100 records slices of 77 (81 without the weight).
 const sliceRowWeight = 6
 
@@ -213,8 +213,8 @@ var sliceHook func(p *projector)
 // projector thread, and reading and decoding took ~16% of it. It is started only when the slice
 // committing left raw rows behind and no group commit happened since the slice before (ingest
 // idle), and it is always waited for (used, or dropped after a failed commit) before the
-// projector reads raw.db itself. With two projectors (--traces-file) each prefetches: until the
-// seventeenth session only the one-file layout did, on the grounds that the second CPU was
+// projector reads raw.db itself. With two projectors (--traces-file) each prefetches: until fa4579a
+// only the one-file layout did, on the grounds that the second CPU was
 // taken, but once the stager read payloads without pdata the two-file catch-up without it was
 // the slower one at one record a request (57k against 76k records/s) and with it the faster one
 // after a mixed load (median 161k against 114k), for ~19 MB more peak RSS

@@ -7,8 +7,8 @@ import (
 
 // maxResCacheBytes bounds a projector's resource cache, counted as its keys' and JSON's bytes. A
 // put past it evicts entries at random: a working set somewhat larger than the cache still hits
-// in proportion, and far more often than when a full cache was cleared, as until the eighteenth
-// session (a working set 1.5x the cache: 67% against 39% of lookups hit,
+// in proportion, and far more often than when a full cache was cleared, as until 9c8d216
+// did (a working set 1.5x the cache: 67% against 39% of lookups hit,
 // TestResourceCacheBound). The load's mixed requests carry up to 1,024 distinct resources a
 // signal (each names a pod at random): staged from the logs and metrics pools, telemetry.db's
 // projector's, 2,022 entries of ~790 bytes of key and JSON, 1.6 MB, more than its stages'
@@ -19,7 +19,7 @@ const maxResCacheBytes = 4 << 20
 // bytes: a Resource message as it came in a payload, which an agent repeats unchanged in every
 // request it sends. In a catch-up of logs sent one record a request, decoding each request's
 // resource (a dozen attributes) and rendering it as JSON to hash it was half of the stager's
-// time, and the stager bounded the catch-up (docs/benchmarks/store.md, thirteenth session).
+// time, and the stager bounded the catch-up (docs/benchmarks/store.md, bench-serve-ab.sh).
 //
 // A resource is decoded by pdata the first time its bytes are seen; the cache keeps what that
 // decoding produced (its attributes' JSON and service.name). strip then cuts the resources it

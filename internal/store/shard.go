@@ -20,10 +20,10 @@ import (
 //     traces.db spans. Catch-up is bound by the one thread that commits a slice, which SQLite
 //     allows one per database file; a second file lets a second projector commit beside it.
 //     After a mixed load on this project's 2-vCPU machine catch-up ran 6–17% faster (medians
-//     of alternated runs), and peak RSS rose from ~89 to 113–120 MB, past the 100 MB the serve
-//     issue allows: both projectors hold a slice and a page cache, where the one held one of
+//     of alternated runs), and peak RSS rose from ~89 to 113–120 MB, past serve's 100 MB
+//     budget: both projectors hold a slice and a page cache, where the one held one of
 //     each. With the caches and slices halved RSS stayed at 94–98 MB and catch-up gained
-//     nothing (docs/benchmarks/store.md, eleventh session). On that machine the host took ~30%
+//     nothing (docs/benchmarks/store.md, bench-serve-ab.sh). On that machine the host took ~30%
 //     of the vCPUs' time (steal in /proc/stat), so two projectors competed for ~1.4 CPUs: the
 //     layout is for machines with cores to spare.
 //

@@ -345,7 +345,7 @@ func openOne(ctx context.Context, dsn string) (*sql.DB, error) {
 // commonPragmas apply to every connection. busy_timeout only matters for other processes (the
 // sqlite3 CLI, say) holding locks: inside the process each database has one writing goroutine.
 // Page caches (cache_size, KiB when negative) are sized per role to keep peak RSS under the
-// issue's 100 MB, and each cached page costs about twice its size in RSS: a page plus SQLite's
+// 100 MB budget, and each cached page costs about twice its size in RSS: a page plus SQLite's
 // header falls in the next power-of-two slab class of modernc.org/memory (8 KiB for a 4 KiB page,
 // 16 KiB for an 8 KiB one). The writer only appends (1 MiB: the rightmost B-tree path and one
 // commit's dirty pages; a bigger commit spills to the WAL early), the projector's raw reader
@@ -359,7 +359,7 @@ func openOne(ctx context.Context, dsn string) (*sql.DB, error) {
 var commonPragmas = []string{"busy_timeout(10000)", "foreign_keys(off)", "temp_store(memory)"}
 
 // projectorCheckpoint is the projector connection's automatic checkpoint threshold, given in
-// bytes of WAL and set in pages of the file's own size (8 KiB since the thirteenth session, 4 KiB
+// bytes of WAL and set in pages of the file's own size (8 KiB since 8 KiB pages were adopted, 4 KiB
 // in a file created before). At 32 MiB the projector copied the WAL into the database on its own
 // thread about every second of catch-up, ~9% of its time. At 256 MiB it checkpoints an eighth as
 // often, and each page a slice rewrites again and again (an index's newest leaves) is copied once
@@ -382,7 +382,7 @@ func projectorCheckpoint(watcher bool, pageSize int64) (pages int64) {
 // and its page): catch-up after a mixed load +13% (medians 77.0k → 87.3k records/s in 3
 // alternated rounds) and peak RSS 86–88 → 77–79 MB. The query benchmarks did not move but
 // logs-by-trace, whose 65 block seeks each search a bigger page (~0.83 → ~1.02 ms;
-// docs/benchmarks/store.md, thirteenth session). An 8 KiB page and SQLite's header fall in
+// docs/benchmarks/store.md, bench-serve-ab.sh). An 8 KiB page and SQLite's header fall in
 // modernc.org/memory's 16 KiB slab class, as a 4 KiB one in the 8 KiB class: a cache of so
 // many KiB costs the same RSS at either size. A file created with other pages keeps them.
 const projectedPageSize = 8192
@@ -404,7 +404,7 @@ func (s *Store) openDBs(ctx context.Context) error {
 	// of each WAL frame (header and page) and the checkpoint's pread and pwrite of each page.
 	// 8 KiB pages halve those calls and pack a 10-record request (~2.5 KB) three to a page
 	// where a 4 KiB page held one: +10–36% mixed req/s, 7–25% less CPU per request, against
-	// ~9 MB more peak RSS (docs/benchmarks/serve.md, fifth session). 16 KiB cut CPU further but
+	// ~9 MB more peak RSS (docs/benchmarks/serve.md, bench-serve.sh). 16 KiB cut CPU further but
 	// do not fit modernc.org/memory's slab classes (each cached page took its own 64 KiB
 	// region: ~200 MiB peak RSS with the projector reading raw.db).
 	if _, err := s.writeDB.ExecContext(ctx, "PRAGMA page_size = 8192; PRAGMA journal_mode = wal"); err != nil {
@@ -436,7 +436,7 @@ func (s *Store) openDBs(ctx context.Context) error {
 	// cache holds 4.9 MB (sqlite3_db_status CACHE_USED) where spilling left 3.3 MB; the peak RSS
 	// of a mixed load and its catch-up did not move (93.3 against 93.9 MB, docs/benchmarks/store.md).
 	// Each projector has caches of its own: halved, two projectors gained nothing on one
-	// (docs/benchmarks/store.md, eleventh session).
+	// (docs/benchmarks/store.md, bench-serve-ab.sh).
 	for _, sh := range s.shards {
 		sh.db, err = openOne(ctx, dsn(sh.path, append(commonPragmas, "synchronous(normal)", "cache_size(-2048)", "cache_spill(false)")...))
 		if err != nil {
