@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Query benchmark (issue 7): load 3.2M logs and one 161,000-span trace into a
+# Query benchmark: load 3.2M logs and one 161,000-span trace into a
 # fresh `otelbench serve` over OTLP/HTTP, then measure substring search and
 # trace fetch idle and while `otelbench load` ingests at 5,000 req/s, and the
 # server's RSS throughout.
