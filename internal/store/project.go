@@ -217,7 +217,7 @@ var sliceHook func(p *projector)
 // only the one-file layout did, on the grounds that the second CPU was
 // taken, but once the stager read payloads without pdata the two-file catch-up without it was
 // the slower one at one record a request (57k against 76k records/s) and with it the faster one
-// after a mixed load (median 161k against 114k), for ~19 MB more peak RSS
+// after a mixed load (median 161k against 114k), for ~15 MB more peak RSS at serve's defaults
 // (docs/benchmarks/store.md).
 type prefetch struct {
 	done    chan struct{}

@@ -24,8 +24,8 @@ import (
 //     budget: both projectors hold a slice and a page cache, where the one held one of
 //     each. With the caches and slices halved RSS stayed at 94–98 MB and catch-up gained
 //     nothing (docs/benchmarks/store.md, bench-serve-ab.sh). On that machine the host took ~30%
-//     of the vCPUs' time (steal in /proc/stat), so two projectors competed for ~1.4 CPUs: the
-//     layout is for machines with cores to spare.
+//     of the vCPUs' time (steal in /proc/stat), so two projectors competed for ~1.4 CPUs. Once each
+//     projector prefetched, the layout became the default (c61b335: +15%, ~15 MB).
 //
 // The query side sees one schema either way: ReadDB attaches traces.db as "traces", and its
 // tables exist in no other file, so queries name them unqualified. What both files hold

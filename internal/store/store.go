@@ -114,8 +114,8 @@ type Config struct {
 	// KeepRaw disables pruning: raw.db keeps every payload and grows without bound.
 	KeepRaw bool
 	// TracesFile puts the trace tables in a database of their own, traces.db, with a projector
-	// of its own beside telemetry.db's (shard.go): catch-up after a mixed load measured +6% to
-	// +17% (medians of alternated runs) on 2 vCPUs for ~25–30 MB more peak RSS. It applies when the data directory gets its
+	// of its own beside telemetry.db's (shard.go): catch-up after a mixed load measured +15% on
+	// 2 vCPUs for ~15 MB more peak RSS (c61b335, docs/benchmarks/store.md). It applies when the data directory gets its
 	// first projected database; an existing one keeps its layout.
 	TracesFile bool
 	// Logger receives projection errors and lifecycle events; nil means slog.Default().
