@@ -29,10 +29,10 @@ type Result struct {
 	Elapsed     time.Duration `json:"-"`
 	Lines       int64         `json:"lines"`
 	Bytes       int64         `json:"bytes"`
-	LateLines   int64         `json:"late_lines"`   // written more than LateThreshold after their due time
-	MaxLag      time.Duration `json:"-"`            // the furthest behind schedule a batch was written
-	Writes      int64         `json:"writes"`       // write(2) calls
-	Interrupted bool          `json:"interrupted"`  // ctx ended the run early
+	LateLines   int64         `json:"late_lines"`  // written more than LateThreshold after their due time
+	MaxLag      time.Duration `json:"-"`           // the furthest behind schedule a batch was written
+	Writes      int64         `json:"writes"`      // write(2) calls
+	Interrupted bool          `json:"interrupted"` // ctx ended the run early
 	Streams     []Stream      `json:"streams"`
 }
 
