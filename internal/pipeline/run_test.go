@@ -136,7 +136,7 @@ func TestDefectiveAgent(t *testing.T) {
 			rep, err := Run(context.Background(), Config{
 				Writer: logwriter.Config{Files: 2, Rate: 2000, Duration: 1500 * time.Millisecond,
 					RotateEvery: 300 * time.Millisecond, RotateMode: tt.rotate, Keep: 10, Layout: tt.layout},
-				Agent:  tailer(tt.mode, "-drop-every", "97", "-dup-every", "250"),
+				Agent:       tailer(tt.mode, "-drop-every", "97", "-dup-every", "250"),
 				AgentOutput: out, Warmup: 200 * time.Millisecond, Drain: 3 * time.Second,
 				MaxLoss: 1 << 40,
 			})
