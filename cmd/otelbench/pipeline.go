@@ -35,7 +35,8 @@ func newPipelineCmd() *cobra.Command {
 		Use:   "pipeline [flags] (-- AGENT-COMMAND... | --agent-pid PID)",
 		Short: "Benchmark a log agent end to end: files in, OTLP out, every line accounted for",
 		Long: `pipeline writes log files at a paced rate, runs the agent under test (the
-command after --, with {dir}, {endpoint}, {files}, {config} and {work}
+command after --, with {dir}, {endpoint}, {host}, {port}, {files}, {config}
+and {work}
 replaced), receives what it ships over OTLP/HTTP and accounts for every line:
 end-to-end latency per stream, missing lines after --drain, duplicates, lines
 out of order and unparseable records. It reads the agent's CPU per 1,000

@@ -41,7 +41,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	defer wr.Close()
 	wcfg = wr.Config()
-	ph := placeholders{"dir": wcfg.Dir, "endpoint": sk.endpoint, "files": itoa(wcfg.Files), "work": work}
+	ph := placeholders{"dir": wcfg.Dir, "endpoint": sk.endpoint, "host": sk.host, "port": sk.port,
+		"files": itoa(wcfg.Files), "work": work}
 	ag, argv, err := launch(cfg, ph, work)
 	if err != nil {
 		return nil, err

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -192,7 +193,7 @@ func TestAgentExitsEarly(t *testing.T) {
 // TestPlaceholders renders a config template and a command line.
 func TestPlaceholders(t *testing.T) {
 	tmpl := filepath.Join(t.TempDir(), "agent.yaml")
-	if err := os.WriteFile(tmpl, []byte("read: {dir}\nsend: {endpoint}/v1/logs\nfiles: {files}\n"), 0o644); err != nil {
+	if err := os.WriteFile(tmpl, []byte("read: {dir}\nsend: {endpoint}/v1/logs\nfiles: {files}\nport: {port}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	out := &syncBuffer{}
@@ -207,7 +208,9 @@ func TestPlaceholders(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := out.String()
-	for _, want := range []string{"read: " + dir + "\n", "send: " + rep.Config.Endpoint + "/v1/logs\n", "files: 2\n", "argv " + dir + " 2\n"} {
+	_, port, _ := net.SplitHostPort(strings.TrimPrefix(rep.Config.Endpoint, "http://"))
+	for _, want := range []string{"read: " + dir + "\n", "send: " + rep.Config.Endpoint + "/v1/logs\n", "files: 2\n",
+		"port: " + port + "\n", "argv " + dir + " 2\n"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("agent output %q lacks %q", got, want)
 		}

@@ -19,7 +19,9 @@ import (
 // accounting, and in serve mode the ingest server's handler and store.
 type sink struct {
 	acc      *linesink.Accounting
-	endpoint string
+	endpoint string // http://host:port
+	host     string
+	port     string
 	hs       *http.Server
 	ingest   *ingestsrv.Server // nil in count mode
 	served   chan error
@@ -47,6 +49,7 @@ func startSink(ctx context.Context, mode SinkMode, addr, work string, log *slog.
 		return nil, fmt.Errorf("sink listen: %w", err)
 	}
 	s.endpoint = "http://" + ln.Addr().String()
+	s.host, s.port, _ = net.SplitHostPort(ln.Addr().String())
 	s.hs = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	go func() { s.served <- s.hs.Serve(ln) }() // owned: ends with close
 	return s, nil
