@@ -11,12 +11,12 @@
 #   harness  the harness's own cost at 50,000 lines/s with --sink count.
 #
 # Usage: scripts/bench-pipeline.sh [tailer|otelcol|harness|all]
-# Env:   ROUNDS (5), FILES (8), RATE (5000), SECS (10), OUT (a temp dir),
+# Env:   ROUNDS (6), FILES (8), RATE (5000), SECS (10), OUT (a temp dir),
 #        OTELCOL (/tmp/otelbench-otelcol/otelcol)
 set -euo pipefail
 
 what=${1:-all}
-rounds=${ROUNDS:-5}
+rounds=${ROUNDS:-6}
 files=${FILES:-8}
 rate=${RATE:-5000}
 secs=${SECS:-10}

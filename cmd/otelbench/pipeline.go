@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
@@ -25,6 +26,7 @@ type pipelineFlags struct {
 	sink       string
 	slo        string
 	jsonFile   string
+	agentLog   string
 	noProgress bool
 	verbose    bool
 }
@@ -79,6 +81,7 @@ missed. docs/pipeline.md has agent configurations and the report fields.`,
 	fl.StringVar(&f.fsync, "fsync", string(logwriter.FsyncNone), "writer fsync policy: none, rotate or write (after every batch)")
 	fl.Uint64Var(&w.Seed, "seed", 1, "line length PRNG seed")
 	fl.IntVar(&f.cfg.AgentPID, "agent-pid", 0, "measure a running agent instead of starting one")
+	fl.StringVar(&f.agentLog, "agent-log", "", "write the agent's stdout and stderr to `FILE` (default: kept in the scratch directory, its tail shown if the agent fails)")
 	fl.StringVar(&f.cfg.AgentConfig, "agent-config", "", "agent config template `FILE`, rendered with the placeholders to {config}")
 	fl.StringVar(&f.sink, "sink", string(pipeline.SinkCount), "receiver: count (accounting only) or serve (the durable ingest server in-process)")
 	fl.StringVar(&f.cfg.SinkAddr, "sink-addr", pipeline.DefaultSinkAddr, "receiver listen address ({endpoint} is http://ADDR)")
@@ -126,6 +129,14 @@ func runPipeline(ctx context.Context, cmd *cobra.Command, f *pipelineFlags) erro
 	cfg, err := f.config(cmd)
 	if err != nil {
 		return err
+	}
+	if f.agentLog != "" {
+		lf, err := os.Create(f.agentLog)
+		if err != nil {
+			return fmt.Errorf("agent log: %w", err)
+		}
+		defer lf.Close()
+		cfg.AgentOutput = lf
 	}
 	rep, err := pipeline.Run(ctx, cfg)
 	if errors.Is(err, pipeline.ErrInvalidConfig) || errors.Is(err, logwriter.ErrInvalidConfig) {

@@ -9,11 +9,8 @@ import (
 	"syscall"
 	"time"
 
-	"go.opentelemetry.io/collector/pdata/pcommon"
 	"golang.org/x/sys/unix"
 )
-
-func plogTime(t time.Time) pcommon.Timestamp { return pcommon.NewTimestampFromTime(t) }
 
 // follow runs a follower mode until -duration or SIGINT/SIGTERM, then reads
 // and ships what is left.
@@ -73,7 +70,7 @@ func pollLoop(c config, stop chan os.Signal, deadline time.Time, checkAll func()
 }
 
 func inotifyLoop(c config, stop chan os.Signal, deadline time.Time, checkAll func() error, byName map[string]*tail, out *shipper) error {
-	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC)
+	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
 	if err != nil {
 		return fmt.Errorf("inotify: %w", err)
 	}
@@ -92,15 +89,18 @@ func inotifyLoop(c config, stop chan os.Signal, deadline time.Time, checkAll fun
 		out.tick()
 		// Wait at most the flush period, so that the deadline, signals and
 		// pending lines are noticed.
+		// A signal interrupts the poll (EINTR): loop to notice it rather than
+		// fall through to a read that would wait for the next event. The fd
+		// is non-blocking too, so a spurious wake-up cannot block either.
 		pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
 		if n, err := unix.Poll(pfd, wait); err != nil && !errors.Is(err, unix.EINTR) {
 			return err
-		} else if n == 0 {
+		} else if n <= 0 {
 			continue
 		}
 		n, err := unix.Read(fd, evbuf)
 		if err != nil {
-			if errors.Is(err, unix.EINTR) {
+			if errors.Is(err, unix.EINTR) || errors.Is(err, unix.EAGAIN) {
 				continue
 			}
 			return err

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"time"
 
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
 )
@@ -53,7 +54,7 @@ func (s *shipper) add(line []byte, n int64) {
 	now := time.Now()
 	for range copies {
 		r := s.recs.AppendEmpty()
-		r.SetObservedTimestamp(plogTime(now))
+		r.SetObservedTimestamp(pcommon.NewTimestampFromTime(now))
 		r.Body().SetStr(string(line))
 	}
 	if s.recs.Len() >= s.c.batch {
