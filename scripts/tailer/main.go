@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command tailer is a small log agent: it follows files and, with
 // -endpoint, ships every complete line as an OTLP/HTTP log record. Its
 // modes reproduce the syscall storm of a log agent and its fixes:
