@@ -3,13 +3,11 @@ package pipeline
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -160,6 +158,3 @@ func (a *agent) waitWarmup(ctx context.Context, d time.Duration) error {
 	}
 }
 
-var errNoAgent = errors.New("no agent")
-
-func itoa(n int) string { return strconv.Itoa(n) }

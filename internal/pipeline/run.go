@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/otelbench/otelbench/internal/linesink"
@@ -42,7 +43,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	defer wr.Close()
 	wcfg = wr.Config()
 	ph := placeholders{"dir": wcfg.Dir, "endpoint": sk.endpoint, "host": sk.host, "port": sk.port,
-		"files": itoa(wcfg.Files), "work": work}
+		"files": strconv.Itoa(wcfg.Files), "work": work}
 	ag, argv, err := launch(cfg, ph, work)
 	if err != nil {
 		return nil, err
