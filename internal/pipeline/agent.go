@@ -157,4 +157,3 @@ func (a *agent) waitWarmup(ctx context.Context, d time.Duration) error {
 		return a.running()
 	}
 }
-
