@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"runtime/debug"
 	"time"
@@ -88,8 +89,8 @@ Exit status: 0 nothing lost, 1 records lost or --max-error-rate exceeded,
 	return cmd
 }
 
-// writeJSONFile writes the load report as JSON to path.
-func writeJSONFile(path string, rep *loadgen.Report) error {
+// writeJSONFile writes a report (load, pipeline) as JSON to path.
+func writeJSONFile(path string, rep interface{ WriteJSON(io.Writer) error }) error {
 	file, err := os.Create(path)
 	if err != nil {
 		return fmt.Errorf("write json report: %w", err)

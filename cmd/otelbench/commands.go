@@ -11,5 +11,6 @@ func subcommands() []*cobra.Command {
 		newProfileCmd(),
 		newCompareCmd(),
 		newVersionCmd(),
+		newPipelineCmd(),
 	}
 }

@@ -95,3 +95,16 @@ func percentiles(h *hdrhistogram.Histogram) Percentiles {
 		Max: ms(h.Max()), Mean: h.Mean() / 1000,
 	}
 }
+
+// NewHistogram returns an empty latency histogram with the geometry of
+// every report histogram (mergeable with them).
+func NewHistogram() *hdrhistogram.Histogram { return newHistogram() }
+
+// RecordLatency records d in h, clamped into the histogram's range.
+func RecordLatency(h *hdrhistogram.Histogram, d time.Duration) { recordLatency(h, d) }
+
+// EncodeHistogram returns the mergeable report form of h.
+func EncodeHistogram(h *hdrhistogram.Histogram) (*Histogram, error) { return encodeHistogram(h) }
+
+// PercentilesOf returns the millisecond figures of a microsecond histogram.
+func PercentilesOf(h *hdrhistogram.Histogram) Percentiles { return percentiles(h) }

@@ -61,3 +61,7 @@ func (p *Pacer) Wait(ctx context.Context, n int64) (intended time.Time, late tim
 	}
 	return intended, max(0, p.clock.Now().Sub(intended)), nil
 }
+
+// RealClock is the wall clock, for callers outside this package that pace
+// with a Pacer (the pipeline log writer).
+var RealClock Clock = realClock{}
