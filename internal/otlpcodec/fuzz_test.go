@@ -37,14 +37,14 @@ func fuzzDecode(f *testing.F, sig signal.Signal, enc otlpcodec.Encoding) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		req, err := otlpcodec.Decode(sig, enc, bytes.Clone(body))
+		req, err := otlpcodec.Decode(sig, enc, bytes.Clone(body), nil)
 		if err != nil {
 			if !errors.Is(err, otlpcodec.ErrCorrupt) {
 				t.Fatalf("error %v does not wrap ErrCorrupt", err)
 			}
 			return
 		}
-		again, err := otlpcodec.Decode(sig, otlpcodec.EncodingProto, req.Payload)
+		again, err := otlpcodec.Decode(sig, otlpcodec.EncodingProto, req.Payload, nil)
 		if err != nil {
 			t.Fatalf("stored payload does not decode: %v", err)
 		}

@@ -1,0 +1,102 @@
+package ingestsrv
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/otelbench/otelbench/internal/otlpcodec/otlptest"
+)
+
+// maxPeakRSS is the peak resident set a server on default flags may reach
+// while answering any request within --max-body, four at once included.
+const maxPeakRSS = 150 << 20
+
+// vmHWM reads a process's peak resident set (VmHWM) from procfs.
+func vmHWM(t *testing.T, pid int) int64 {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			if err != nil {
+				t.Fatalf("VmHWM %q: %v", v, err)
+			}
+			return kb << 10
+		}
+	}
+	t.Fatal("no VmHWM in /proc/pid/status")
+	return 0
+}
+
+// TestPeakRSSUnderCostlyRequests sends a server process on default flags
+// (the serve command's 40 MiB Go memory limit included) requests of
+// --max-body whose decoding costs per record, not per byte: empty spans,
+// which pdata must build before rejecting them, and JSON of empty records.
+// One at a time and four at once, the process's peak RSS stays within
+// maxPeakRSS; each answer is 413 or, for requests the budget can hold,
+// 200 or 503.
+func TestPeakRSSUnderCostlyRequests(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("GOMEMLIMIT", strconv.FormatInt(DefaultMemoryLimit, 10))
+	cmd, url := startChild(t, dir)
+	defer func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	}()
+	spans := otlptest.EmptyRecords(int(DefaultMaxBody-16) / 2)
+	jsonLogs := []byte(`{"resourceLogs":[{"scopeLogs":[{"logRecords":[{}` +
+		strings.Repeat(`,{}`, int(DefaultMaxBody-100)/3) + `]}]}]}`)
+	if len(spans) > int(DefaultMaxBody) || len(jsonLogs) > int(DefaultMaxBody) {
+		t.Fatalf("fixtures of %d and %d bytes exceed --max-body", len(spans), len(jsonLogs))
+	}
+	tests := []struct {
+		name, path, ct string
+		body           []byte
+		want           []int // acceptable statuses
+	}{
+		{"empty spans", "/v1/traces", ctProto, spans, []int{http.StatusRequestEntityTooLarge}},
+		{"empty log records, JSON", "/v1/logs", ctJSON, jsonLogs, []int{http.StatusRequestEntityTooLarge}},
+		{"150k empty spans", "/v1/traces", ctProto, otlptest.EmptyRecords(150_000), []int{http.StatusOK, http.StatusServiceUnavailable}},
+	}
+	client := &http.Client{Timeout: 60 * time.Second}
+	for _, tt := range tests {
+		for _, parallel := range []int{1, 4} {
+			t.Run(fmt.Sprintf("%s/x%d", tt.name, parallel), func(t *testing.T) {
+				var wg sync.WaitGroup
+				statuses := make(chan int, parallel)
+				for range parallel {
+					wg.Go(func() {
+						resp, err := send(client, http.MethodPost, url+tt.path, tt.ct, "", bytes.NewReader(tt.body))
+						if err != nil {
+							t.Error(err)
+							return
+						}
+						statuses <- resp.status
+					})
+				}
+				wg.Wait()
+				close(statuses)
+				for got := range statuses {
+					if !slices.Contains(tt.want, got) {
+						t.Errorf("status %d, want one of %v", got, tt.want)
+					}
+				}
+				if peak := vmHWM(t, cmd.Process.Pid); peak > maxPeakRSS && !raceEnabled {
+					t.Errorf("peak RSS %d MiB, want at most %d MiB", peak>>20, maxPeakRSS>>20)
+				}
+			})
+		}
+	}
+	t.Logf("server peak RSS %d MiB", vmHWM(t, cmd.Process.Pid)>>20)
+}
