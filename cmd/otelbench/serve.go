@@ -34,7 +34,10 @@ func newServeCmd() *cobra.Command {
 		Long: `serve accepts OTLP/HTTP (POST /v1/logs, /v1/metrics, /v1/traces; protobuf or
 JSON; identity, gzip or zstd) and answers 200 only once the data is on disk in
 a SQLite database (WAL, group commit, fsync per --sync). Overload and shutdown
-answer 503 with Retry-After, connections past --max-conns included. Raw
+answer 503 with Retry-After, connections past --max-conns (or past
+--max-conns-per-source from one address) included; a request whose decoding
+would not fit --inflight-bytes gets 413, a body slower than --min-body-rate
+408, a value nested as deep as the decoder's limit 400. Raw
 payloads are deleted --raw-retention after their projection is durable.
 GET /healthz, /api/v1/stats (JSON) and /metrics (Prometheus) report what was
 stored and rejected; /healthz answers 503 once an fsync has failed, after which
@@ -86,6 +89,8 @@ commit and exit 0.`,
 	f.Int64Var(&cfg.MaxBody, "max-body", ingestsrv.DefaultMaxBody, "request body limit in bytes, before and after decompression (413 beyond)")
 	f.Int64Var(&cfg.InflightBytes, "inflight-bytes", ingestsrv.DefaultInflightBytes, "memory budget of requests in flight (503 beyond)")
 	f.IntVar(&cfg.MaxConns, "max-conns", ingestsrv.DefaultMaxConns, "connections served at most; more get 503 + Retry-After and are closed")
+	f.IntVar(&cfg.MaxConnsPerSource, "max-conns-per-source", ingestsrv.DefaultMaxConnsPerSource, "connections served at most for one client IP address (at most --max-conns); more get 503 + Retry-After and are closed")
+	f.Int64Var(&cfg.MinBodyRate, "min-body-rate", ingestsrv.DefaultMinBodyRate, "slowest average rate in bytes/s at which a request body may arrive after its first 5 s; slower bodies get 408 and the connection is closed (negative: no minimum)")
 	f.IntVar(&cfg.MaxRejecting, "max-rejecting", ingestsrv.DefaultMaxRejecting, "connections past --max-conns answered 503 at a time; more are closed unanswered")
 	f.Int64Var(&cfg.MaxLagRecords, "max-lag-records", 0, "answer 503 while projection trails by more records than this (0: no bound)")
 	f.StringVar(&priority, "projection-priority", string(store.DefaultPriority), "CPU priority of the projector: idle (SCHED_IDLE) or low (nice 19) let ingest win the CPU under load while the projection lag grows; normal shares it equally")
