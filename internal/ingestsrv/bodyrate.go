@@ -17,10 +17,10 @@ const bodyRateGrace = 5 * time.Second
 // (HTTP 408, connection closed).
 var errSlowBody = errors.New("request body arrived too slowly")
 
-// rateReader reads a request body under a minimum average rate: before
-// each read it moves the connection's read deadline to the moment the
-// body would fall below the rate, start + bodyRateGrace + (got+1)/rate,
-// never past start + readTimeout. The budget is charged as bytes arrive
+// rateReader reads a request body under a minimum average rate: the
+// connection's read deadline follows the moment the body would fall below
+// the rate, start + bodyRateGrace + (got+1)/rate (within a second after
+// it), never past start + readTimeout. The budget is charged as bytes arrive
 // (otlpcodec.ReadBody), so a slow client holds little memory; this frees
 // its connection too: twelve clients each trickling one byte every 0.5 s
 // of a declared 4 MiB otherwise held their connections for the whole 60 s
@@ -34,6 +34,7 @@ type rateReader struct {
 	rate  int64
 	start time.Time
 	got   int64
+	set   time.Duration // the read deadline set, after start (0: none yet)
 }
 
 // getRateReader returns a pooled rateReader for body; give it back with
@@ -68,8 +69,14 @@ func (r *rateReader) finish() {
 }
 
 func (r *rateReader) Read(p []byte) (int, error) {
-	wait := bodyRateGrace + time.Duration(float64(r.got+1)/float64(r.rate)*float64(time.Second))
-	r.setDeadline(r.start.Add(min(wait, readTimeout)))
+	// The deadline moves only once the rule's due time passes the one set,
+	// and then a second past it: a small body read in a few calls sets it
+	// once, not once a call.
+	due := bodyRateGrace + time.Duration(float64(r.got+1)/float64(r.rate)*float64(time.Second))
+	if due > r.set {
+		r.set = min(due+time.Second, readTimeout)
+		r.setDeadline(r.start.Add(r.set))
+	}
 	n, err := r.body.Read(p)
 	r.got += int64(n)
 	if err != nil && errors.Is(err, os.ErrDeadlineExceeded) {
