@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
+
 	"github.com/otelbench/otelbench/internal/otlpcodec"
 	"github.com/otelbench/otelbench/internal/otlpcodec/otlptest"
 	"github.com/otelbench/otelbench/internal/otlpwire"
@@ -90,22 +92,53 @@ func TestDecodeCharge(t *testing.T) {
 	}
 }
 
-func TestJSONObjects(t *testing.T) {
+func TestJSONShape(t *testing.T) {
 	for _, tc := range []struct {
-		in   string
-		want int
+		in             string
+		objects, depth int
 	}{
-		{``, 0},
-		{`{}`, 1},
-		{`{"a":{"b":[{},{}]}}`, 4},
-		{`{"a":"{{{"}`, 1},
-		{`{"a":"\"{"}`, 1},
-		{`{"a":"\\"}{`, 2},
-		{`"unterminated {`, 0},
-		{`{"a":"x\`, 1},
+		{``, 0, 0},
+		{`{}`, 1, 1},
+		{`{"a":{"b":[{},{}]}}`, 4, 4},
+		{`{"a":"{{{"}`, 1, 1},
+		{`{"a":"\"{"}`, 1, 1},
+		{`{"a":"\\"}{`, 2, 1},
+		{`"unterminated {`, 0, 0},
+		{`{"a":"x\`, 1, 1},
+		{`[[[[]]]]`, 0, 4},
 	} {
-		if got := otlpcodec.JSONObjects([]byte(tc.in)); got != tc.want {
-			t.Errorf("jsonObjects(%s) = %d, want %d", tc.in, got, tc.want)
+		if objects, depth := otlpcodec.JSONShape([]byte(tc.in)); objects != tc.objects || depth != tc.depth {
+			t.Errorf("jsonShape(%s) = %d objects, depth %d; want %d, %d", tc.in, objects, depth, tc.objects, tc.depth)
 		}
+	}
+}
+
+// TestDecodeJSONTooDeepBeforeDecoding: JSON nested far past any valid OTLP
+// value is refused from its brackets alone, before pdata (whose JSON
+// decoder recurses per bracket without a limit) and before any charge.
+func TestDecodeJSONTooDeepBeforeDecoding(t *testing.T) {
+	const levels = 100_000
+	js := `{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"body":` + strings.Repeat(`{"arrayValue":{"values":[`, levels) +
+		`{"stringValue":"x"}` + strings.Repeat(`]}}`, levels) + `}]}]}]}`
+	charged := false
+	_, err := otlpcodec.Decode(signal.Logs, otlpcodec.EncodingJSON, []byte(js), func(int64) error { charged = true; return nil })
+	if !errors.Is(err, otlpcodec.ErrTooDeep) || !errors.Is(err, otlpcodec.ErrCorrupt) || charged {
+		t.Fatalf("got %v (charged %v), want ErrTooDeep and ErrCorrupt before any charge", err, charged)
+	}
+	// The deepest valid place: an exemplar's attribute of a histogram data point, nested to the limit.
+	req := pmetricotlp.NewExportRequest()
+	m := req.Metrics().ResourceMetrics().AppendEmpty().ScopeMetrics().AppendEmpty().Metrics().AppendEmpty()
+	m.SetName("h")
+	v := m.SetEmptyHistogram().DataPoints().AppendEmpty().Exemplars().AppendEmpty().FilteredAttributes().PutEmpty("k")
+	for range (otlpwire.RecursionLimit - 2) / 2 {
+		v = v.SetEmptySlice().AppendEmpty()
+	}
+	v.SetStr("leaf")
+	body := encode(t, req, otlpcodec.EncodingJSON)
+	if _, depth := otlpcodec.JSONShape(body); depth > otlpcodec.MaxJSONDepth {
+		t.Errorf("valid body nests %d brackets, over the bound %d", depth, otlpcodec.MaxJSONDepth)
+	}
+	if _, err := otlpcodec.Decode(signal.Metrics, otlpcodec.EncodingJSON, body, nil); err != nil {
+		t.Errorf("exemplar attribute nested to the limit: %v", err)
 	}
 }

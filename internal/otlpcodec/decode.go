@@ -51,7 +51,10 @@ func Decode(sig signal.Signal, enc Encoding, body []byte, charge func(int64) err
 		}
 		messages = res.messages
 	} else {
-		messages = jsonObjects(body)
+		var depth int
+		if messages, depth = jsonShape(body); depth > maxJSONDepth {
+			return Request{}, tooDeepJSON(depth)
+		}
 	}
 	if charge != nil {
 		if err := charge(DecodeCost(len(body), messages)); err != nil {

@@ -4,8 +4,9 @@ import "github.com/otelbench/otelbench/internal/signal"
 
 // Test hooks: the protobuf scan and the pdata path it stands in for.
 var (
-	DecodePdata = decodePdata
-	JSONObjects = jsonObjects
+	DecodePdata  = decodePdata
+	JSONShape    = jsonShape
+	MaxJSONDepth = maxJSONDepth
 )
 
 // ScanProto reports the records of a protobuf body and whether the scan
