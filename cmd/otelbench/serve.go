@@ -35,8 +35,9 @@ func newServeCmd() *cobra.Command {
 JSON; identity, gzip or zstd) and answers 200 only once the data is on disk in
 a SQLite database (WAL, group commit, fsync per --sync). Overload and shutdown
 answer 503 with Retry-After, connections past --max-conns (or past
---max-conns-per-source from one address) included; a request whose decoding
-would not fit --inflight-bytes gets 413, a body slower than --min-body-rate
+--max-conns-per-source from one address) included; a request with more than
+--max-records records, or whose decoding would not fit --inflight-bytes, gets
+413, a body slower than --min-body-rate
 408, a value nested as deep as the decoder's limit 400. Raw
 payloads are deleted --raw-retention after their projection is durable.
 GET /healthz, /api/v1/stats (JSON) and /metrics (Prometheus) report what was
@@ -87,6 +88,7 @@ commit and exit 0.`,
 	f.Int64Var(&cfg.QueueBytes, "queue-bytes", store.DefaultQueueBytes, "group-commit queue limit in payload bytes (503 beyond)")
 	f.IntVar(&cfg.QueueRequests, "queue-requests", store.DefaultQueueRequests, "group-commit queue limit in requests (503 beyond)")
 	f.Int64Var(&cfg.MaxBody, "max-body", ingestsrv.DefaultMaxBody, "request body limit in bytes, before and after decompression (413 beyond)")
+	f.IntVar(&cfg.MaxRecords, "max-records", ingestsrv.DefaultMaxRecords, "records (log records, data points, spans) a request may hold, rejected ones included (413 beyond; negative: no cap)")
 	f.Int64Var(&cfg.InflightBytes, "inflight-bytes", ingestsrv.DefaultInflightBytes, "memory budget of requests in flight (503 beyond)")
 	f.IntVar(&cfg.MaxConns, "max-conns", ingestsrv.DefaultMaxConns, "connections served at most; more get 503 + Retry-After and are closed")
 	f.IntVar(&cfg.MaxConnsPerSource, "max-conns-per-source", ingestsrv.DefaultMaxConnsPerSource, "connections served at most for one client IP address (at most --max-conns); more get 503 + Retry-After and are closed")

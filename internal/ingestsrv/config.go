@@ -49,6 +49,13 @@ const (
 	// client trickling a declared 4 MiB within seconds instead of the 60 s
 	// read timeout.
 	DefaultMinBodyRate int64 = 4 << 10
+	// DefaultMaxRecords caps the records (log records, data points, spans)
+	// of one request, rejected ones included, as the Collector caps sizes:
+	// 64 bytes a record on average at DefaultMaxBody, while SDK exporters
+	// send 512 and the Collector's batch processor 8,192. Projection costs
+	// per record: a 4 MB request of 2 million empty log records took the
+	// projector to 737 MB.
+	DefaultMaxRecords = 1 << 16
 	// DefaultRetryAfter is the Retry-After of 503 answers, in seconds.
 	DefaultRetryAfter = 1
 )
@@ -81,6 +88,9 @@ type Config struct {
 	// more are answered like connections past MaxConns, counted under the
 	// rejection reason "conn_source_limit".
 	MaxConnsPerSource int
+	// MaxRecords caps the records of one request, rejected ones included
+	// (0 means DefaultMaxRecords, negative means no cap); more get 413.
+	MaxRecords int
 	// MinBodyRate is the slowest average rate, in bytes a second, at which
 	// a request body may arrive once its first few seconds have passed (0
 	// means DefaultMinBodyRate, negative means no minimum); a slower body
@@ -181,6 +191,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxConnsPerSource == 0 {
 		c.MaxConnsPerSource = min(DefaultMaxConnsPerSource, c.MaxConns)
+	}
+	if c.MaxRecords == 0 {
+		c.MaxRecords = DefaultMaxRecords
 	}
 	if c.MinBodyRate == 0 {
 		c.MinBodyRate = DefaultMinBodyRate

@@ -8,8 +8,8 @@
 // payload was fsynced (with the default sync mode). Everything else maps to
 // the status codes of the OTLP specification: 400 undecodable (with a
 // google.rpc.Status body), 405 not POST, 408 a body slower than
-// Config.MinBodyRate, 413 too large before or after decompression or too
-// costly to decode, 415 unsupported media type or encoding, 503 with
+// Config.MinBodyRate, 413 too large before or after decompression, too
+// many records or too costly to decode, 415 unsupported media type or encoding, 503 with
 // Retry-After when the queue or the memory budget is full or the server is
 // shutting down, 507 when the disk is full.
 //
@@ -31,7 +31,9 @@
 // whichever is more, since pdata allocates per message (2 million empty
 // spans in 4 MB took 481 MB); a request whose cost exceeds the whole budget
 // is answered 413. Protobuf that the scan proves valid is stored as is and
-// charged its body only.
+// charged its body only. A request may hold Config.MaxRecords records
+// (65,536), rejected ones included; more get 413, which bounds what one
+// request costs the projector as well.
 //
 // Connections are admitted up to Config.MaxConns, at most
 // Config.MaxConnsPerSource from one source address; past either a small

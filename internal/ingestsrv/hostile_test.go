@@ -161,3 +161,43 @@ func TestConnCapPerSource(t *testing.T) {
 		t.Errorf("conn_source_limit rejections %d, want %d", got, want)
 	}
 }
+
+// TestMaxRecords: a request may hold MaxRecords records, rejected ones
+// included; one more is 413 naming the limit, and nothing is stored.
+func TestMaxRecords(t *testing.T) {
+	const limit = 100
+	ts := startServer(t, Config{MaxRecords: limit})
+	tests := []struct {
+		name string
+		path string
+		body []byte
+		want int
+	}{
+		{"at the limit", "/v1/logs", encode(t, otlptest.Logs(0, limit), otlpcodec.EncodingProto), http.StatusOK},
+		{"one over", "/v1/logs", encode(t, otlptest.Logs(0, limit+1), otlpcodec.EncodingProto), http.StatusRequestEntityTooLarge},
+		{"one over, JSON", "/v1/logs", encode(t, otlptest.Logs(0, limit+1), otlpcodec.EncodingJSON), http.StatusRequestEntityTooLarge},
+		{"over with rejected spans", "/v1/traces", encode(t, otlptest.Traces(0, limit-1, 2), otlpcodec.EncodingProto), http.StatusRequestEntityTooLarge},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ct := ctProto
+			if tt.name == "one over, JSON" {
+				ct = ctJSON
+			}
+			resp := post(t, nil, ts.url+tt.path, ct, "", tt.body)
+			wantStatus(t, resp, tt.want)
+			if tt.want == http.StatusOK {
+				return
+			}
+			enc, _ := otlpcodec.ParseContentType(ct)
+			if _, msg, err := otlpcodec.ParseStatus(enc, resp.body); err != nil || !strings.Contains(msg, strconv.Itoa(limit)) {
+				t.Errorf("413 message %q (%v), want it to name the limit %d", msg, err, limit)
+			}
+		})
+	}
+	st := getStats(t, ts.url)
+	if st.Signals["logs"].Records != limit || st.Signals["traces"].Records != 0 || st.Rejections["too_many_records"] != 3 {
+		t.Errorf("stored %d logs, %d spans, too_many_records %d; want %d, 0, 3",
+			st.Signals["logs"].Records, st.Signals["traces"].Records, st.Rejections["too_many_records"], limit)
+	}
+}

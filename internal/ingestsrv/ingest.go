@@ -138,6 +138,11 @@ func (s *Server) ingest(w http.ResponseWriter, r *http.Request, sig signal.Signa
 	if err != nil {
 		return s.rejectRead(w, enc, err)
 	}
+	if n := int64(req.Records) + req.Rejected; s.cfg.MaxRecords > 0 && n > int64(s.cfg.MaxRecords) {
+		return s.reject(w, enc, http.StatusRequestEntityTooLarge, reasonTooManyRecords, otlpcodec.CodeInvalidArgument,
+			fmt.Sprintf("request holds %d %s, more than the limit of %d a request (--max-records); send smaller batches",
+				n, recordNoun(sig), s.cfg.MaxRecords))
+	}
 	if enc == otlpcodec.EncodingJSON || req.Rejected > 0 {
 		if err := grow(int64(len(req.Payload))); err != nil {
 			return s.rejectRead(w, enc, err)
@@ -157,6 +162,17 @@ func (s *Server) ingest(w http.ResponseWriter, r *http.Request, sig signal.Signa
 		return writeBody(w, enc, http.StatusOK, resp)
 	}
 	return writeBody(w, enc, http.StatusOK, otlpcodec.SuccessResponse(sig, enc))
+}
+
+// recordNoun names the records of sig as partial_success counts them.
+func recordNoun(sig signal.Signal) string {
+	switch sig {
+	case signal.Logs:
+		return "log records"
+	case signal.Metrics:
+		return "data points"
+	}
+	return "spans"
 }
 
 // tooCostlyError: decoding a request would need more memory than the whole

@@ -12,12 +12,27 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
+
+	"github.com/otelbench/otelbench/internal/otlpcodec"
 	"github.com/otelbench/otelbench/internal/otlpcodec/otlptest"
 )
 
 // maxPeakRSS is the peak resident set a server on default flags may reach
 // while answering any request within --max-body, four at once included.
 const maxPeakRSS = 150 << 20
+
+// emptyGauge is a protobuf metrics request of one gauge with n empty data points.
+func emptyGauge(t *testing.T, n int) []byte {
+	req := pmetricotlp.NewExportRequest()
+	m := req.Metrics().ResourceMetrics().AppendEmpty().ScopeMetrics().AppendEmpty().Metrics().AppendEmpty()
+	m.SetName("g")
+	points := m.SetEmptyGauge().DataPoints()
+	for range n {
+		points.AppendEmpty()
+	}
+	return encode(t, req, otlpcodec.EncodingProto)
+}
 
 // vmHWM reads a process's peak resident set (VmHWM) from procfs.
 func vmHWM(t *testing.T, pid int) int64 {
@@ -41,8 +56,9 @@ func vmHWM(t *testing.T, pid int) int64 {
 
 // TestPeakRSSUnderCostlyRequests sends a server process on default flags
 // (the serve command's 40 MiB Go memory limit included) requests of
-// --max-body whose decoding costs per record, not per byte: empty spans,
-// which pdata must build before rejecting them, and JSON of empty records.
+// --max-body whose cost is per record, not per byte: empty spans, which
+// pdata must build before rejecting them, JSON of empty records, and empty
+// log records, which the projector would have to build.
 // One at a time and four at once, the process's peak RSS stays within
 // maxPeakRSS; each answer is 413 or, for requests the budget can hold,
 // 200 or 503.
@@ -66,8 +82,12 @@ func TestPeakRSSUnderCostlyRequests(t *testing.T) {
 		want           []int // acceptable statuses
 	}{
 		{"empty spans", "/v1/traces", ctProto, spans, []int{http.StatusRequestEntityTooLarge}},
+		// Valid and cheap to ingest, but each record costs the projector.
+		{"empty log records", "/v1/logs", ctProto, spans, []int{http.StatusRequestEntityTooLarge}},
 		{"empty log records, JSON", "/v1/logs", ctJSON, jsonLogs, []int{http.StatusRequestEntityTooLarge}},
-		{"150k empty spans", "/v1/traces", ctProto, otlptest.EmptyRecords(150_000), []int{http.StatusOK, http.StatusServiceUnavailable}},
+		{"empty log records at --max-records", "/v1/logs", ctProto, otlptest.EmptyRecords(DefaultMaxRecords), []int{http.StatusOK, http.StatusServiceUnavailable}},
+		{"empty gauge points at --max-records", "/v1/metrics", ctProto, emptyGauge(t, DefaultMaxRecords), []int{http.StatusOK, http.StatusServiceUnavailable}},
+		{"empty spans at --max-records", "/v1/traces", ctProto, otlptest.EmptyRecords(DefaultMaxRecords), []int{http.StatusOK, http.StatusServiceUnavailable}},
 	}
 	client := &http.Client{Timeout: 60 * time.Second}
 	for _, tt := range tests {
@@ -97,6 +117,14 @@ func TestPeakRSSUnderCostlyRequests(t *testing.T) {
 				}
 			})
 		}
+	}
+	// What was stored is projected too: the projector's memory counts.
+	waitFor(t, "projection caught up", func() bool {
+		resp, err := send(client, http.MethodGet, url+"/api/v1/stats", "", "", nil)
+		return err == nil && bytes.Contains(resp.body, []byte(`"lag_records":0,`))
+	})
+	if peak := vmHWM(t, cmd.Process.Pid); peak > maxPeakRSS && !raceEnabled {
+		t.Errorf("after projection: peak RSS %d MiB, want at most %d MiB", peak>>20, maxPeakRSS>>20)
 	}
 	t.Logf("server peak RSS %d MiB", vmHWM(t, cmd.Process.Pid)>>20)
 }
