@@ -154,7 +154,7 @@ func (c Config) Validate() error {
 	}
 	if strings.TrimSpace(c.AuthToken) != c.AuthToken {
 		return errors.New("ingestsrv: config: the auth token starts or ends with white space, which no client sends " +
-			"(a trailing newline from a file or $(cat ...)?); remove it")
+			"(a trailing newline from a secret file?); remove it")
 	}
 	if c.AuthIngest && c.AuthToken == "" {
 		return errors.New("ingestsrv: config: AuthIngest needs AuthToken")
