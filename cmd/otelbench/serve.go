@@ -25,6 +25,7 @@ import (
 var serveTuningFlags = []string{
 	"queue-bytes", "queue-requests", "inflight-bytes", "max-rejecting", "max-lag-records",
 	"projection-priority", "projection-defer", "traces-file", "no-projection",
+	"max-records", "max-conns-per-source", "min-body-rate",
 }
 
 // authTokenEnv supplies --auth-token without putting it on the command line
@@ -44,7 +45,10 @@ func newServeCmd() *cobra.Command {
 		Long: `serve accepts OTLP/HTTP (POST /v1/logs, /v1/metrics, /v1/traces; protobuf or
 JSON; identity, gzip or zstd) and answers 200 only once the data is on disk in
 a SQLite database (WAL, group commit, fsync per --sync). Overload and shutdown
-answer 503 with Retry-After, connections past --max-conns included. Raw
+answer 503 with Retry-After, connections past --max-conns (or past the cap
+for one address) included; a request with too many records, or too costly to
+decode, gets 413, a body arriving too slowly 408, a value nested too deep 400
+(limits: docs/serve-tuning.md). Raw
 payloads are deleted --raw-retention after their projection is durable.
 GET /healthz, /api/v1/stats (JSON) and /metrics (Prometheus) report what was
 stored and rejected; /healthz answers 503 once an fsync has failed, after which
@@ -113,6 +117,9 @@ Sizes take units (8MiB, 1GB). Tuning flags: docs/serve-tuning.md.`,
 	bytesize.Int64Var(f, &cfg.QueueBytes, "queue-bytes", store.DefaultQueueBytes, "group-commit queue limit in payload bytes (503 beyond)")
 	f.IntVar(&cfg.QueueRequests, "queue-requests", store.DefaultQueueRequests, "group-commit queue limit in requests (503 beyond)")
 	bytesize.Int64Var(f, &cfg.InflightBytes, "inflight-bytes", ingestsrv.DefaultInflightBytes, "memory budget of requests in flight (503 beyond)")
+	f.IntVar(&cfg.MaxRecords, "max-records", ingestsrv.DefaultMaxRecords, "records (log records, data points, spans) a request may hold, rejected ones included (413 beyond; negative: no cap)")
+	f.IntVar(&cfg.MaxConnsPerSource, "max-conns-per-source", ingestsrv.DefaultMaxConnsPerSource, "connections served at most for one client IP address (at most --max-conns); more get 503 + Retry-After and are closed")
+	f.Int64Var(&cfg.MinBodyRate, "min-body-rate", ingestsrv.DefaultMinBodyRate, "slowest average rate in bytes/s at which a request body may arrive after its first 5 s; slower bodies get 408 and the connection is closed (negative: no minimum)")
 	f.IntVar(&cfg.MaxRejecting, "max-rejecting", ingestsrv.DefaultMaxRejecting, "connections past --max-conns answered 503 at a time; more are closed unanswered")
 	f.Int64Var(&cfg.MaxLagRecords, "max-lag-records", 0, "answer 503 while projection trails by more records than this (0: no bound)")
 	f.StringVar(&priority, "projection-priority", string(store.DefaultPriority), "CPU priority of the projector: idle (SCHED_IDLE), low (nice 19) or normal")

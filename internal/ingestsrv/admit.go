@@ -3,6 +3,7 @@ package ingestsrv
 import (
 	"bytes"
 	"net"
+	"net/netip"
 	"strconv"
 	"sync"
 	"time"
@@ -49,11 +50,16 @@ const (
 // admitListener wraps the server's listener; see the constants above.
 type admitListener struct {
 	net.Listener
-	slots     chan struct{} // one per admitted connection
-	rejecters chan struct{} // one per connection being answered 503
-	onReject  func(rejectOutcome)
-	resp      map[otlpcodec.Encoding][]byte // canned answers, read-only
-	bufs      sync.Pool
+	slots        chan struct{} // one per admitted connection
+	rejecters    chan struct{} // one per connection being answered 503
+	maxPerSource int
+	onReject     func(o rejectOutcome, perSource bool)
+	// Canned answers (read-only): past MaxConns, and past the per-source cap.
+	resp, respSource map[otlpcodec.Encoding][]byte
+	bufs             sync.Pool
+
+	srcMu   sync.Mutex
+	sources map[netip.Addr]int // admitted connections by source address
 
 	mu     sync.Mutex
 	closed bool
@@ -61,25 +67,33 @@ type admitListener struct {
 	wg     sync.WaitGroup
 }
 
-// newAdmitListener admits maxConns connections at a time and answers at most
+// newAdmitListener admits maxConns connections at a time, at most
+// maxPerSource of them from one source address, and answers at most
 // maxRejecting excess connections at a time with 503. onReject is called
-// once per excess connection with what became of it.
-func newAdmitListener(ln net.Listener, maxConns, maxRejecting int, onReject func(rejectOutcome)) *admitListener {
+// once per excess connection with what became of it and whether it was
+// refused for its source's cap.
+func newAdmitListener(ln net.Listener, maxConns, maxPerSource, maxRejecting int, onReject func(rejectOutcome, bool)) *admitListener {
+	canned := func(msg string) map[otlpcodec.Encoding][]byte {
+		return map[otlpcodec.Encoding][]byte{
+			otlpcodec.EncodingProto: canned503(otlpcodec.EncodingProto, msg),
+			otlpcodec.EncodingJSON:  canned503(otlpcodec.EncodingJSON, msg),
+		}
+	}
 	return &admitListener{
-		Listener:  ln,
-		slots:     make(chan struct{}, maxConns),
-		rejecters: make(chan struct{}, maxRejecting),
-		onReject:  onReject,
-		resp: map[otlpcodec.Encoding][]byte{
-			otlpcodec.EncodingProto: canned503(otlpcodec.EncodingProto),
-			otlpcodec.EncodingJSON:  canned503(otlpcodec.EncodingJSON),
-		},
-		active: map[net.Conn]struct{}{},
-		bufs:   sync.Pool{New: func() any { b := make([]byte, rejectBufBytes); return &b }},
+		Listener:     ln,
+		slots:        make(chan struct{}, maxConns),
+		rejecters:    make(chan struct{}, maxRejecting),
+		maxPerSource: maxPerSource,
+		onReject:     onReject,
+		resp:         canned("too many connections, retry later"),
+		respSource:   canned("too many connections from this address, retry later"),
+		sources:      map[netip.Addr]int{},
+		active:       map[net.Conn]struct{}{},
+		bufs:         sync.Pool{New: func() any { b := make([]byte, rejectBufBytes); return &b }},
 	}
 }
 
-// Accept returns the next connection admitted under the limit; excess
+// Accept returns the next connection admitted under the limits; excess
 // connections are handed to a rejecter (or closed) without returning.
 func (l *admitListener) Accept() (net.Conn, error) {
 	for {
@@ -89,19 +103,57 @@ func (l *admitListener) Accept() (net.Conn, error) {
 		}
 		select {
 		case l.slots <- struct{}{}:
-			return &admittedConn{Conn: c, slots: l.slots}, nil
 		default:
+			l.reject(c, false)
+			continue
 		}
-		l.reject(c)
+		src, ok := sourceOf(c)
+		if ok && !l.takeSource(src) {
+			<-l.slots
+			l.reject(c, true)
+			continue
+		}
+		return &admittedConn{Conn: c, l: l, src: src, counted: ok}, nil
 	}
 }
 
+// sourceOf is c's source IP address (IPv4-mapped IPv6 unmapped), if it has one.
+func sourceOf(c net.Conn) (netip.Addr, bool) {
+	tcp, ok := c.RemoteAddr().(*net.TCPAddr)
+	if !ok {
+		return netip.Addr{}, false
+	}
+	return tcp.AddrPort().Addr().Unmap(), true
+}
+
+// takeSource counts one more connection from src, unless src is at its cap.
+func (l *admitListener) takeSource(src netip.Addr) bool {
+	l.srcMu.Lock()
+	defer l.srcMu.Unlock()
+	if l.sources[src] >= l.maxPerSource {
+		return false
+	}
+	l.sources[src]++
+	return true
+}
+
+func (l *admitListener) giveSource(src netip.Addr) {
+	l.srcMu.Lock()
+	defer l.srcMu.Unlock()
+	if l.sources[src] <= 1 {
+		delete(l.sources, src)
+		return
+	}
+	l.sources[src]--
+}
+
 // reject starts a rejecter for c, or closes c at once past the bound.
-func (l *admitListener) reject(c net.Conn) {
+// perSource: c is refused for its source address's cap, not MaxConns.
+func (l *admitListener) reject(c net.Conn, perSource bool) {
 	select {
 	case l.rejecters <- struct{}{}:
 	default:
-		l.onReject(rejectRefused)
+		l.onReject(rejectRefused, perSource)
 		c.Close()
 		return
 	}
@@ -115,22 +167,26 @@ func (l *admitListener) reject(c net.Conn) {
 	l.active[c] = struct{}{}
 	l.wg.Add(1)
 	l.mu.Unlock()
+	canned := l.resp
+	if perSource {
+		canned = l.respSource
+	}
 	go func() {
 		defer l.wg.Done()
-		outcome := l.answer503(c)
+		outcome := l.answer503(c, canned)
 		l.mu.Lock()
 		delete(l.active, c)
 		l.mu.Unlock()
 		c.Close()
 		<-l.rejecters
-		l.onReject(outcome)
+		l.onReject(outcome, perSource)
 	}()
 }
 
-// answer503 reads the request head, writes the canned 503 and reads the
-// rest of what the client sends, so the close is a FIN, not an RST. It
-// reports what became of the connection.
-func (l *admitListener) answer503(c net.Conn) rejectOutcome {
+// answer503 reads the request head, writes the canned 503 (from canned, by
+// encoding) and reads the rest of what the client sends, so the close is a
+// FIN, not an RST. It reports what became of the connection.
+func (l *admitListener) answer503(c net.Conn, canned map[otlpcodec.Encoding][]byte) rejectOutcome {
 	_ = c.SetDeadline(time.Now().Add(rejectHeadTimeout))
 	// Under overload the client often runs late too: hundreds of accepted
 	// connections may wait for their request for a while. Wait for it
@@ -158,9 +214,9 @@ func (l *admitListener) answer503(c net.Conn) rejectOutcome {
 	if end >= 0 {
 		json, length = parseHead(buf[:end])
 	}
-	resp := l.resp[otlpcodec.EncodingProto]
+	resp := canned[otlpcodec.EncodingProto]
 	if json {
-		resp = l.resp[otlpcodec.EncodingJSON]
+		resp = canned[otlpcodec.EncodingJSON]
 	}
 	_ = c.SetDeadline(time.Now().Add(rejectDrainTimeout))
 	if _, err := c.Write(resp); err != nil {
@@ -238,23 +294,30 @@ func (l *admitListener) Close() error {
 // wait returns once every rejecter has finished (call after Close).
 func (l *admitListener) wait() { l.wg.Wait() }
 
-// admittedConn gives its slot back when closed (once).
+// admittedConn gives its slot and its source's count back when closed (once).
 type admittedConn struct {
 	net.Conn
-	slots chan struct{}
-	once  sync.Once
+	l       *admitListener
+	src     netip.Addr
+	counted bool // src was counted
+	once    sync.Once
 }
 
 func (c *admittedConn) Close() error {
 	err := c.Conn.Close()
-	c.once.Do(func() { <-c.slots })
+	c.once.Do(func() {
+		if c.counted {
+			c.l.giveSource(c.src)
+		}
+		<-c.l.slots
+	})
 	return err
 }
 
 // canned503 builds the rejecter's answer: 503, Retry-After, Connection:
-// close and a google.rpc.Status UNAVAILABLE body in enc.
-func canned503(enc otlpcodec.Encoding) []byte {
-	body := otlpcodec.Status(enc, otlpcodec.CodeUnavailable, "too many connections, retry later")
+// close and a google.rpc.Status UNAVAILABLE body saying msg in enc.
+func canned503(enc otlpcodec.Encoding, msg string) []byte {
+	body := otlpcodec.Status(enc, otlpcodec.CodeUnavailable, msg)
 	head := "HTTP/1.1 503 Service Unavailable\r\n" +
 		"Content-Type: " + enc.ContentType() + "\r\n" +
 		"Content-Length: " + strconv.Itoa(len(body)) + "\r\n" +

@@ -85,6 +85,10 @@ func TestConfigValidate(t *testing.T) {
 		{"bad sync", Config{Sync: "sometimes"}, false},
 		{"negative", Config{MaxBody: -1}, false},
 		{"budget below one body", Config{MaxBody: 8 << 20, InflightBytes: 16 << 20}, false},
+		{"token", Config{AuthToken: "s3cret"}, true},
+		{"token with a trailing newline", Config{AuthToken: "s3cret\n"}, false},
+		{"token with a leading space", Config{AuthToken: " s3cret"}, false},
+		{"negative per-source cap", Config{MaxConnsPerSource: -1}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

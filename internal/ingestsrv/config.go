@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
+	"github.com/otelbench/otelbench/internal/otlpcodec"
 	"github.com/otelbench/otelbench/internal/store"
 )
 
@@ -19,7 +21,7 @@ const (
 	// OpenTelemetry SDK exporters send batches of 512 records, far below it.
 	DefaultMaxBody int64 = 4 << 20
 	// DefaultInflightBytes is the memory budget of requests in flight:
-	// body buffers plus an allowance for decoding (DecodeFactor).
+	// body buffers plus an allowance for decoding (otlpcodec.DecodeCost).
 	DefaultInflightBytes int64 = 48 << 20
 	// DefaultShutdownTimeout bounds the drain on shutdown.
 	DefaultShutdownTimeout = 30 * time.Second
@@ -36,13 +38,27 @@ const (
 	// 10x overload (4,096 clients on 2 cores) clients are late to send
 	// their request after connecting, and 1,024 rejecters were not enough.
 	DefaultMaxRejecting = 4096
+	// DefaultMaxConnsPerSource bounds the connections one source address
+	// may hold among MaxConns (a quarter of DefaultMaxConns): 1,100 slow
+	// connections from one client, just past MaxConns, otherwise shut out
+	// every other client for seconds at a time.
+	DefaultMaxConnsPerSource = DefaultMaxConns / 4
+	// DefaultMinBodyRate is the slowest a request body may arrive, in
+	// bytes a second on average after its first bodyRateGrace: 4 KiB/s is
+	// 32 kbit/s, far below any link an exporter runs on, yet cuts off a
+	// client trickling a declared 4 MiB within seconds instead of the 60 s
+	// read timeout.
+	DefaultMinBodyRate int64 = 4 << 10
+	// DefaultMaxRecords caps the records (log records, data points, spans)
+	// of one request, rejected ones included, as the Collector caps sizes:
+	// 64 bytes a record on average at DefaultMaxBody, while SDK exporters
+	// send 512 and the Collector's batch processor 8,192. Projection costs
+	// per record: a 4 MB request of 2 million empty log records took the
+	// projector to 737 MB.
+	DefaultMaxRecords = 1 << 16
 	// DefaultRetryAfter is the Retry-After of 503 answers, in seconds.
 	DefaultRetryAfter = 1
 )
-
-// DecodeFactor is how many bytes of decoded pdata one body byte is charged
-// for while it is decoded (measured: pdata's structs take 2-3x the protobuf).
-const DecodeFactor = 3
 
 // Config configures New. Zero values fall back to the Default* constants.
 type Config struct {
@@ -67,6 +83,19 @@ type Config struct {
 	// MaxRejecting bounds connections being answered that way at a time (0
 	// means DefaultMaxRejecting); beyond it they are closed unanswered.
 	MaxRejecting int
+	// MaxConnsPerSource bounds the connections served for one source IP
+	// address (0 means DefaultMaxConnsPerSource, or MaxConns if lower);
+	// more are answered like connections past MaxConns, counted under the
+	// rejection reason "conn_source_limit".
+	MaxConnsPerSource int
+	// MaxRecords caps the records of one request, rejected ones included
+	// (0 means DefaultMaxRecords, negative means no cap); more get 413.
+	MaxRecords int
+	// MinBodyRate is the slowest average rate, in bytes a second, at which
+	// a request body may arrive once its first few seconds have passed (0
+	// means DefaultMinBodyRate, negative means no minimum); a slower body
+	// is cut off with 408 and the connection closed.
+	MinBodyRate int64
 	// MaxLagRecords, if positive, answers 503 + Retry-After while projection
 	// trails the raw store by more than this many records: a bound on the
 	// backlog (and on the store memory that grows with it, see
@@ -115,13 +144,17 @@ type Config struct {
 
 // Validate reports a configuration error.
 func (c Config) Validate() error {
-	if c.QueueBytes < 0 || c.QueueRequests < 0 || c.MaxBody < 0 || c.InflightBytes < 0 || c.ShutdownTimeout < 0 || c.MaxConns < 0 || c.MaxRejecting < 0 || c.MaxLagRecords < 0 || c.RawRetention < 0 {
+	if c.QueueBytes < 0 || c.QueueRequests < 0 || c.MaxBody < 0 || c.InflightBytes < 0 || c.ShutdownTimeout < 0 || c.MaxConns < 0 || c.MaxRejecting < 0 || c.MaxConnsPerSource < 0 || c.MaxLagRecords < 0 || c.RawRetention < 0 {
 		return errors.New("ingestsrv: config: negative limit")
 	}
 	switch c.Sync {
 	case "", store.SyncFull, store.SyncNormal, store.SyncOff:
 	default:
 		return fmt.Errorf("ingestsrv: config: unknown sync mode %q (want full, normal or off)", c.Sync)
+	}
+	if strings.TrimSpace(c.AuthToken) != c.AuthToken {
+		return errors.New("ingestsrv: config: the auth token starts or ends with white space, which no client sends " +
+			"(a trailing newline from a secret file?); remove it")
 	}
 	if c.AuthIngest && c.AuthToken == "" {
 		return errors.New("ingestsrv: config: AuthIngest needs AuthToken")
@@ -130,9 +163,9 @@ func (c Config) Validate() error {
 		return err // already says "store: config: ..."
 	}
 	d := c.withDefaults()
-	if d.InflightBytes < d.MaxBody*(1+DecodeFactor) {
+	if d.InflightBytes < d.MaxBody*(1+otlpcodec.DecodeFactor) {
 		return fmt.Errorf("ingestsrv: config: in-flight budget %d cannot hold one %d-byte body and its decoding (%d bytes)",
-			d.InflightBytes, d.MaxBody, d.MaxBody*(1+DecodeFactor))
+			d.InflightBytes, d.MaxBody, d.MaxBody*(1+otlpcodec.DecodeFactor))
 	}
 	return nil
 }
@@ -155,6 +188,15 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxRejecting == 0 {
 		c.MaxRejecting = DefaultMaxRejecting
+	}
+	if c.MaxConnsPerSource == 0 {
+		c.MaxConnsPerSource = min(DefaultMaxConnsPerSource, c.MaxConns)
+	}
+	if c.MaxRecords == 0 {
+		c.MaxRecords = DefaultMaxRecords
+	}
+	if c.MinBodyRate == 0 {
+		c.MinBodyRate = DefaultMinBodyRate
 	}
 	if c.Sync == "" {
 		c.Sync = store.SyncFull

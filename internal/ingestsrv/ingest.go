@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 	"sync/atomic"
+	"time"
 
 	"github.com/otelbench/otelbench/internal/otlpcodec"
 	"github.com/otelbench/otelbench/internal/signal"
@@ -33,42 +35,46 @@ func (b *budget) charge(n int64) error {
 
 func (b *budget) release(n int64) { b.used.Add(-n) }
 
-// ingestHandler serves POST <sig.Path()>.
+// ingestHandler serves POST <sig.Path()> and observes each answer's latency.
 func (s *Server) ingestHandler(sig signal.Signal) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		// The request's encoding, when it is one of ours, is also the
-		// encoding of every answer, errors included.
-		enc, encErr := otlpcodec.ParseContentType(r.Header.Get("Content-Type"))
-		if r.Method != http.MethodPost {
-			w.Header().Set("Allow", http.MethodPost)
-			s.reject(w, enc, http.StatusMethodNotAllowed, reasonMethod, otlpcodec.CodeUnimplemented,
-				fmt.Sprintf("method %s not allowed, use POST", r.Method))
-			return
-		}
-		if encErr != nil {
-			s.reject(w, 0, http.StatusUnsupportedMediaType, reasonUnsupportedMedia, otlpcodec.CodeInvalidArgument, encErr.Error())
-			return
-		}
-		comp, err := otlpcodec.ParseCompression(r.Header.Get("Content-Encoding"))
-		if err != nil {
-			s.reject(w, enc, http.StatusUnsupportedMediaType, reasonUnsupportedMedia, otlpcodec.CodeInvalidArgument, err.Error())
-			return
-		}
-		if s.draining.Load() {
-			s.retryLater(w, enc, reasonShuttingDown, "server shutting down")
-			return
-		}
-		if s.cfg.MaxLagRecords > 0 && s.store.Stats().LagRecords > s.cfg.MaxLagRecords {
-			s.retryLater(w, enc, reasonQueueFull, "projection backlog over its limit, retry later")
-			return
-		}
-		s.ingest(w, r, sig, enc, comp)
+		start := time.Now()
+		status := s.serveIngest(w, r, sig)
+		s.latency.observe(sig, status, time.Since(start))
 	}
 }
 
+// serveIngest checks the request's method, media and the server's state,
+// ingests it and returns the status answered.
+func (s *Server) serveIngest(w http.ResponseWriter, r *http.Request, sig signal.Signal) int {
+	// The request's encoding, when it is one of ours, is also the
+	// encoding of every answer, errors included.
+	enc, encErr := otlpcodec.ParseContentType(r.Header.Get("Content-Type"))
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		return s.reject(w, enc, http.StatusMethodNotAllowed, reasonMethod, otlpcodec.CodeUnimplemented,
+			fmt.Sprintf("method %s not allowed, use POST", r.Method))
+	}
+	if encErr != nil {
+		return s.reject(w, 0, http.StatusUnsupportedMediaType, reasonUnsupportedMedia, otlpcodec.CodeInvalidArgument, encErr.Error())
+	}
+	comp, err := otlpcodec.ParseCompression(r.Header.Get("Content-Encoding"))
+	if err != nil {
+		return s.reject(w, enc, http.StatusUnsupportedMediaType, reasonUnsupportedMedia, otlpcodec.CodeInvalidArgument, err.Error())
+	}
+	if s.draining.Load() {
+		return s.retryLater(w, enc, reasonShuttingDown, "server shutting down")
+	}
+	if s.cfg.MaxLagRecords > 0 && s.store.Stats().LagRecords > s.cfg.MaxLagRecords {
+		return s.retryLater(w, enc, reasonQueueFull, "projection backlog over its limit, retry later")
+	}
+	return s.ingest(w, r, sig, enc, comp)
+}
+
 // ingest reads, decodes, validates and stores one request, charging its
-// memory to the budget from the first byte until the answer.
-func (s *Server) ingest(w http.ResponseWriter, r *http.Request, sig signal.Signal, enc otlpcodec.Encoding, comp otlpcodec.Compression) {
+// memory to the budget from the first byte until the answer, and returns
+// the status answered.
+func (s *Server) ingest(w http.ResponseWriter, r *http.Request, sig signal.Signal, enc otlpcodec.Encoding, comp otlpcodec.Compression) int {
 	var charged int64
 	defer func() { s.budget.release(charged) }()
 	grow := func(n int64) error {
@@ -79,19 +85,29 @@ func (s *Server) ingest(w http.ResponseWriter, r *http.Request, sig signal.Signa
 		return nil
 	}
 	// The body is read into a pooled buffer, charged to the budget at its capacity (ReadBody
-	// charges only what it allocates), and returned to the pool once the answer is written:
-	// store.Append does not keep the payload past its return. A pooled buffer too small for
-	// the declared length is let go, so ReadBody allocates and charges one of the right size.
+	// charges only the capacity it adds as bytes arrive), and returned to the pool once the
+	// answer is written: store.Append does not keep the payload past its return. A pooled
+	// buffer too small for the declared length is let go, so ReadBody grows one of the right
+	// size without copying the pooled one.
 	pooled := s.getBody()
 	if r.ContentLength >= 0 && int64(cap(*pooled)) <= r.ContentLength {
 		*pooled = nil
 	}
 	if err := grow(int64(cap(*pooled))); err != nil {
 		s.putBody(pooled)
-		s.rejectRead(w, enc, err)
-		return
+		return s.rejectRead(w, enc, err)
 	}
-	body, err := otlpcodec.ReadBody(*pooled, r.Body, comp, s.cfg.MaxBody, r.ContentLength, grow)
+	src := io.Reader(r.Body)
+	var rate *rateReader
+	if s.cfg.MinBodyRate > 0 {
+		rate = s.getRateReader(w, r.Body, time.Now())
+		src = rate
+	}
+	body, err := otlpcodec.ReadBody(*pooled, src, comp, s.cfg.MaxBody, r.ContentLength, grow)
+	if rate != nil {
+		rate.finish()
+		s.putRateReader(rate)
+	}
 	defer func() {
 		if cap(body) > cap(*pooled) {
 			*pooled = body // grown past the pooled buffer: keep the bigger one
@@ -99,32 +115,42 @@ func (s *Server) ingest(w http.ResponseWriter, r *http.Request, sig signal.Signa
 		s.putBody(pooled)
 	}()
 	if err != nil {
-		s.rejectRead(w, enc, err)
-		return
+		return s.rejectRead(w, enc, err)
 	}
-	if err := grow(int64(len(body)) * DecodeFactor); err != nil {
-		s.rejectRead(w, enc, err)
-		return
-	}
-	req, err := otlpcodec.Decode(sig, enc, body)
-	if err != nil {
-		s.reject(w, enc, http.StatusBadRequest, reasonDecode, otlpcodec.CodeInvalidArgument, err.Error())
-		return
-	}
+	// Decoding with pdata (JSON, or protobuf the scan cannot take as is) is charged by bytes
+	// and by messages (otlpcodec.DecodeCost); a request that could never fit the budget gets
+	// 413, not a 503 its client would retry forever.
+	var decodeCharge int64
+	req, err := otlpcodec.Decode(sig, enc, body, func(n int64) error {
+		if charged+n > s.budget.max {
+			return &tooCostlyError{need: n, body: charged, budget: s.budget.max}
+		}
+		if err := grow(n); err != nil {
+			return err
+		}
+		decodeCharge = n
+		return nil
+	})
 	// The decoded structures are garbage now; the payload (the body itself
 	// on the protobuf fast path, a re-encoding otherwise) is what stays.
-	s.budget.release(int64(len(body)) * DecodeFactor)
-	charged -= int64(len(body)) * DecodeFactor
+	s.budget.release(decodeCharge)
+	charged -= decodeCharge
+	if err != nil {
+		return s.rejectRead(w, enc, err)
+	}
+	if n := int64(req.Records) + req.Rejected; s.cfg.MaxRecords > 0 && n > int64(s.cfg.MaxRecords) {
+		return s.reject(w, enc, http.StatusRequestEntityTooLarge, reasonTooManyRecords, otlpcodec.CodeInvalidArgument,
+			fmt.Sprintf("request holds %d %s, more than the limit of %d a request (--max-records); send smaller batches",
+				n, recordNoun(sig), s.cfg.MaxRecords))
+	}
 	if enc == otlpcodec.EncodingJSON || req.Rejected > 0 {
 		if err := grow(int64(len(req.Payload))); err != nil {
-			s.rejectRead(w, enc, err)
-			return
+			return s.rejectRead(w, enc, err)
 		}
 	}
 	if req.Records > 0 {
 		if err := s.store.Append(r.Context(), sig, req.Payload, req.Records); err != nil {
-			s.rejectStore(w, enc, err)
-			return
+			return s.rejectStore(w, enc, err)
 		}
 	}
 	s.stats.accepted(sig, req.Records, len(req.Payload))
@@ -133,10 +159,31 @@ func (s *Server) ingest(w http.ResponseWriter, r *http.Request, sig signal.Signa
 		if err != nil { // unreachable: encoding a two-field message
 			s.log.Error("encode partial success", "err", err)
 		}
-		writeBody(w, enc, http.StatusOK, resp)
-		return
+		return writeBody(w, enc, http.StatusOK, resp)
 	}
-	writeBody(w, enc, http.StatusOK, otlpcodec.SuccessResponse(sig, enc))
+	return writeBody(w, enc, http.StatusOK, otlpcodec.SuccessResponse(sig, enc))
+}
+
+// recordNoun names the records of sig as partial_success counts them.
+func recordNoun(sig signal.Signal) string {
+	switch sig {
+	case signal.Logs:
+		return "log records"
+	case signal.Metrics:
+		return "data points"
+	}
+	return "spans"
+}
+
+// tooCostlyError: decoding a request would need more memory than the whole
+// in-flight budget holds (HTTP 413).
+type tooCostlyError struct{ need, body, budget int64 }
+
+func (e *tooCostlyError) Error() string {
+	return fmt.Sprintf("request too costly to decode: %d bytes of memory (%d per body byte or %d per OTLP message, "+
+		"whichever is more) plus its %d-byte body exceed the in-flight budget of %d bytes (--inflight-bytes); "+
+		"send fewer records per request",
+		e.need, otlpcodec.DecodeFactor, otlpcodec.MessageDecodeBytes, e.body, e.budget)
 }
 
 // maxPooledBody bounds the capacity of a body buffer kept for reuse: bulk requests of
@@ -162,62 +209,74 @@ func (s *Server) putBody(b *[]byte) {
 }
 
 // rejectRead answers a failure to read or decode the body.
-func (s *Server) rejectRead(w http.ResponseWriter, enc otlpcodec.Encoding, err error) {
+func (s *Server) rejectRead(w http.ResponseWriter, enc otlpcodec.Encoding, err error) int {
+	var costly *tooCostlyError
 	switch {
 	case errors.Is(err, otlpcodec.ErrTooLarge):
-		s.reject(w, enc, http.StatusRequestEntityTooLarge, reasonTooLarge, otlpcodec.CodeInvalidArgument,
+		return s.reject(w, enc, http.StatusRequestEntityTooLarge, reasonTooLarge, otlpcodec.CodeInvalidArgument,
 			fmt.Sprintf("%v (limit %d bytes before and after decompression)", err, s.cfg.MaxBody))
+	case errors.As(err, &costly):
+		return s.reject(w, enc, http.StatusRequestEntityTooLarge, reasonTooCostly, otlpcodec.CodeInvalidArgument, err.Error())
+	case errors.Is(err, otlpcodec.ErrTooDeep):
+		return s.reject(w, enc, http.StatusBadRequest, reasonTooDeep, otlpcodec.CodeInvalidArgument, err.Error())
 	case errors.Is(err, errOverloaded):
-		s.retryLater(w, enc, reasonQueueFull, err.Error())
+		return s.retryLater(w, enc, reasonQueueFull, err.Error())
+	case errors.Is(err, errSlowBody):
+		// The connection cannot be read any further: answer and close it.
+		w.Header().Set("Connection", "close")
+		return s.reject(w, enc, http.StatusRequestTimeout, reasonSlowBody, otlpcodec.CodeInvalidArgument,
+			fmt.Sprintf("%v (minimum %d bytes/s after the first %s)", err, s.cfg.MinBodyRate, bodyRateGrace))
 	default: // corrupt compression, or the client's connection failed mid-body
-		s.reject(w, enc, http.StatusBadRequest, reasonDecode, otlpcodec.CodeInvalidArgument, err.Error())
+		return s.reject(w, enc, http.StatusBadRequest, reasonDecode, otlpcodec.CodeInvalidArgument, err.Error())
 	}
 }
 
 // rejectStore answers a failed store.Append.
-func (s *Server) rejectStore(w http.ResponseWriter, enc otlpcodec.Encoding, err error) {
+func (s *Server) rejectStore(w http.ResponseWriter, enc otlpcodec.Encoding, err error) int {
 	switch {
 	case errors.Is(err, store.ErrQueueFull):
-		s.retryLater(w, enc, reasonQueueFull, "ingest queue full, retry later")
+		return s.retryLater(w, enc, reasonQueueFull, "ingest queue full, retry later")
 	case errors.Is(err, store.ErrClosed):
-		s.retryLater(w, enc, reasonShuttingDown, "server shutting down")
+		return s.retryLater(w, enc, reasonShuttingDown, "server shutting down")
 	case errors.Is(err, store.ErrSyncFailed):
 		// Final until a restart (the store logged it once; GET /healthz says so); another
 		// replica may take the retry.
-		s.retryLater(w, enc, reasonStorage, "storage failed (an fsync failed); the server must be restarted")
+		return s.retryLater(w, enc, reasonStorage, "storage failed (an fsync failed); the server must be restarted")
 	case errors.Is(err, store.ErrDiskFull):
 		s.log.Error("store append: disk full", "err", err)
-		s.reject(w, enc, http.StatusInsufficientStorage, reasonStorage, otlpcodec.CodeResourceExhausted,
+		return s.reject(w, enc, http.StatusInsufficientStorage, reasonStorage, otlpcodec.CodeResourceExhausted,
 			"disk full: nothing was stored, retry later")
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		// The client is gone; nobody reads this answer. Not a 200.
-		s.retryLater(w, enc, reasonStorage, "request cancelled before commit")
+		return s.retryLater(w, enc, reasonStorage, "request cancelled before commit")
 	default:
 		s.log.Error("store append", "err", err)
-		s.retryLater(w, enc, reasonStorage, "storage error, retry later")
+		return s.retryLater(w, enc, reasonStorage, "storage error, retry later")
 	}
 }
 
 // retryLater answers 503 + Retry-After (retryable per the OTLP spec).
-func (s *Server) retryLater(w http.ResponseWriter, enc otlpcodec.Encoding, reason rejectReason, msg string) {
+func (s *Server) retryLater(w http.ResponseWriter, enc otlpcodec.Encoding, reason rejectReason, msg string) int {
 	w.Header().Set("Retry-After", strconv.Itoa(DefaultRetryAfter))
-	s.reject(w, enc, http.StatusServiceUnavailable, reason, otlpcodec.CodeUnavailable, msg)
+	return s.reject(w, enc, http.StatusServiceUnavailable, reason, otlpcodec.CodeUnavailable, msg)
 }
 
 // reject counts the reason and answers status with a google.rpc.Status body
-// in enc (protobuf when the request's encoding is unknown).
-func (s *Server) reject(w http.ResponseWriter, enc otlpcodec.Encoding, status int, reason rejectReason, code int32, msg string) {
+// in enc (protobuf when the request's encoding is unknown). It returns status.
+func (s *Server) reject(w http.ResponseWriter, enc otlpcodec.Encoding, status int, reason rejectReason, code int32, msg string) int {
 	s.stats.rejected(reason)
 	if enc == 0 {
 		enc = otlpcodec.EncodingProto
 	}
-	writeBody(w, enc, status, otlpcodec.Status(enc, code, msg))
+	return writeBody(w, enc, status, otlpcodec.Status(enc, code, msg))
 }
 
-func writeBody(w http.ResponseWriter, enc otlpcodec.Encoding, status int, body []byte) {
+// writeBody answers status with body in enc and returns status.
+func writeBody(w http.ResponseWriter, enc otlpcodec.Encoding, status int, body []byte) int {
 	h := w.Header()
 	h.Set("Content-Type", enc.ContentType())
 	h.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
+	return status
 }

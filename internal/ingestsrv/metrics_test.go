@@ -3,6 +3,7 @@ package ingestsrv
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"regexp"
@@ -98,4 +99,48 @@ func mustGet(t *testing.T, url string) response {
 		t.Fatal(err)
 	}
 	return resp
+}
+
+// TestIngestLatencyHistogram: /metrics has a Prometheus histogram of ingest
+// answers by signal, transport and status code, counting each request once,
+// with cumulative buckets ending in +Inf.
+func TestIngestLatencyHistogram(t *testing.T) {
+	ts := startServer(t, Config{})
+	for i := range 3 {
+		wantStatus(t, post(t, nil, ts.url+"/v1/logs", ctProto, "", encode(t, otlptest.Logs(uint64(i), 2), otlpcodec.EncodingProto)), 200)
+	}
+	wantStatus(t, post(t, nil, ts.url+"/v1/traces", ctProto, "", encode(t, otlptest.Traces(0, 2, 0), otlpcodec.EncodingProto)), 200)
+	wantStatus(t, post(t, nil, ts.url+"/v1/logs", ctProto, "", []byte("\xff")), 400)
+	resp, err := send(nil, http.MethodGet, ts.url+"/metrics", "", "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(resp.body)
+	const name = "otelbench_ingest_request_duration_seconds"
+	for _, want := range []string{
+		"# TYPE " + name + " histogram",
+		name + `_count{code="200",signal="logs",transport="http"} 3`,
+		name + `_bucket{code="200",signal="logs",transport="http",le="+Inf"} 3`,
+		name + `_count{code="200",signal="traces",transport="http"} 1`,
+		name + `_count{code="400",signal="logs",transport="http"} 1`,
+		name + `_count{code="200",signal="metrics",transport="http"} 0`,
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
+	// Buckets are cumulative: non-decreasing up to the count.
+	re := regexp.MustCompile(name + `_bucket\{code="200",signal="logs",transport="http",le="[^"]+"\} (\d+)`)
+	prev := -1
+	for _, m := range re.FindAllStringSubmatch(text, -1) {
+		n := 0
+		fmt.Sscan(m[1], &n)
+		if n < prev {
+			t.Errorf("bucket counts decrease: %d after %d", n, prev)
+		}
+		prev = n
+	}
+	if prev != 3 {
+		t.Errorf("last bucket %d, want 3", prev)
+	}
 }

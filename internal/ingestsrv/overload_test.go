@@ -62,11 +62,12 @@ func TestQueueFull503(t *testing.T) {
 }
 
 // TestInflightBudget503 fills the in-flight memory budget with requests whose
-// bodies never finish arriving; the next request is refused at once with
-// 503 instead of buffering.
+// bodies never finish arriving (all but their last byte sent: the budget is
+// charged as bytes arrive); the next request is refused at once with 503
+// instead of buffering.
 func TestInflightBudget503(t *testing.T) {
 	const maxBody = 64 << 10
-	ts := startServer(t, Config{MaxBody: maxBody, InflightBytes: maxBody * (1 + DecodeFactor)})
+	ts := startServer(t, Config{MaxBody: maxBody, InflightBytes: maxBody * (1 + otlpcodec.DecodeFactor)})
 	const stalled, length = 4, maxBody - 100
 	var writers []*io.PipeWriter
 	done := make(chan struct{}, stalled)
@@ -75,7 +76,7 @@ func TestInflightBudget503(t *testing.T) {
 			pw.CloseWithError(errStop)
 		}
 	}()
-	for range stalled { // each charges length+1 bytes as soon as its headers arrive
+	for range stalled { // each charges length+1 bytes once most of its body has arrived
 		pr, pw := io.Pipe()
 		writers = append(writers, pw)
 		req, _ := http.NewRequest(http.MethodPost, ts.url+"/v1/logs", pr)
@@ -87,7 +88,7 @@ func TestInflightBudget503(t *testing.T) {
 			}
 			done <- struct{}{}
 		}()
-		if _, err := pw.Write([]byte{0x0a}); err != nil {
+		if _, err := pw.Write(make([]byte, length-1)); err != nil {
 			t.Fatal(err)
 		}
 	}

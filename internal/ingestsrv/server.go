@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -29,14 +31,16 @@ const (
 // Server is the OTLP/HTTP ingest server. Create it with New, add routes with
 // Mount, then run Serve or ListenAndServe once.
 type Server struct {
-	cfg    Config
-	log    *slog.Logger
-	store  *store.Store
-	mux    *http.ServeMux
-	budget budget
-	bodies sync.Pool // *[]byte request body buffers (ingest.go)
-	stats  counters
-	auth   *bearer // nil: no auth
+	cfg     Config
+	log     *slog.Logger
+	store   *store.Store
+	mux     *http.ServeMux
+	budget  budget
+	bodies  sync.Pool // *[]byte request body buffers (ingest.go)
+	rates   sync.Pool // *rateReader (bodyrate.go)
+	stats   counters
+	latency *ingestLatency
+	auth    *bearer // nil: no auth
 
 	draining atomic.Bool // set when shutdown begins: new requests get 503
 	admit    atomic.Pointer[admitListener]
@@ -69,14 +73,19 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		Logger:              cfg.Logger,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("open store: %w", err)
+		cause := ""
+		if pe := (*fs.PathError)(nil); !errors.As(err, &pe) { // SQLite's error: the OS reason is lost
+			cause = probeDir(cfg.DataDir)
+		}
+		return nil, fmt.Errorf("open store in %s: %w%s", cfg.DataDir, err, cause)
 	}
 	s := &Server{
-		cfg:    cfg,
-		log:    cfg.Logger,
-		store:  st,
-		mux:    http.NewServeMux(),
-		budget: budget{max: cfg.InflightBytes},
+		cfg:     cfg,
+		log:     cfg.Logger,
+		store:   st,
+		mux:     http.NewServeMux(),
+		budget:  budget{max: cfg.InflightBytes},
+		latency: newIngestLatency(),
 	}
 	if cfg.AuthToken != "" {
 		s.auth = newBearer(cfg.AuthToken)
@@ -144,13 +153,15 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		return errors.New("ingestsrv: Serve called twice")
 	}
 	s.warnExposure(ln.Addr())
-	adm := newAdmitListener(ln, s.cfg.MaxConns, s.cfg.MaxRejecting, func(o rejectOutcome) {
-		switch o {
-		case rejectAnswered:
+	adm := newAdmitListener(ln, s.cfg.MaxConns, s.cfg.MaxConnsPerSource, s.cfg.MaxRejecting, func(o rejectOutcome, perSource bool) {
+		switch {
+		case perSource:
+			s.stats.rejected(reasonConnSource)
+		case o == rejectAnswered:
 			s.stats.rejected(reasonConnLimit)
-		case rejectRefused:
+		case o == rejectRefused:
 			s.stats.rejected(reasonConnRefused)
-		case rejectIdle:
+		case o == rejectIdle:
 			s.stats.rejected(reasonConnIdle)
 		}
 	})
@@ -216,6 +227,31 @@ func (s *Server) Close(ctx context.Context) error {
 		s.log.Info("store closed", "committed_requests", st.Logs.Requests+st.Metrics.Requests+st.Traces.Requests)
 	})
 	return s.closeErr
+}
+
+// probeDir says why dir cannot hold a database, as the operating system
+// puts it ("read-only file system", "no space left on device", "permission
+// denied"), or "" when a file can be created, written and synced there:
+// SQLite's own errors ("unable to open database file (14)", "disk I/O
+// error") do not say. A page and a WAL header's worth is written, enough
+// for a full disk to refuse it.
+func probeDir(dir string) string {
+	f, err := os.CreateTemp(dir, ".otelbench-probe-*")
+	if err != nil {
+		return fmt.Sprintf(" (cause: %v)", err)
+	}
+	defer os.Remove(f.Name())
+	_, err = f.Write(make([]byte, 8<<10))
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Sprintf(" (cause: %v)", err)
+	}
+	return ""
 }
 
 // warnExposure logs a warning when the server listens beyond loopback with

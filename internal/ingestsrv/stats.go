@@ -22,15 +22,21 @@ const (
 	reasonShuttingDown
 	reasonStorage
 	reasonUnauthorized
-	reasonConnLimit   // a connection past MaxConns, answered 503 by the rejecter
-	reasonConnRefused // a connection past MaxConns and MaxRejecting, closed unanswered
-	reasonConnIdle    // a connection past MaxConns that sent no request in time, closed
+	reasonConnLimit      // a connection past MaxConns, answered 503 by the rejecter
+	reasonConnRefused    // a connection past MaxConns and MaxRejecting, closed unanswered
+	reasonConnIdle       // a connection past MaxConns that sent no request in time, closed
+	reasonTooCostly      // decoding would need more memory than the whole in-flight budget (413)
+	reasonTooDeep        // an AnyValue nested to the recursion limit (400)
+	reasonSlowBody       // a body slower than MinBodyRate (408)
+	reasonConnSource     // a connection past MaxConnsPerSource for its source address
+	reasonTooManyRecords // more records than MaxRecords in one request (413)
 	numReasons
 )
 
 var reasonNames = [numReasons]string{
 	"decode", "too_large", "unsupported_media", "method", "queue_full", "shutting_down", "storage", "unauthorized",
-	"conn_limit", "conn_refused", "conn_idle",
+	"conn_limit", "conn_refused", "conn_idle", "too_costly", "too_deep", "slow_body", "conn_source_limit",
+	"too_many_records",
 }
 
 // counters are the server's own counts; "accepted" counts only requests

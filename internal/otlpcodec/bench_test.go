@@ -28,7 +28,7 @@ func BenchmarkDecode(b *testing.B) {
 					b.ReportAllocs()
 					b.SetBytes(int64(len(body)))
 					for b.Loop() {
-						if _, err := otlpcodec.Decode(r.sig, enc, body); err != nil {
+						if _, err := otlpcodec.Decode(r.sig, enc, body, nil); err != nil {
 							b.Fatal(err)
 						}
 					}

@@ -28,9 +28,11 @@ var (
 // ReadBody reads r, compressed with c, and returns the decompressed bytes,
 // appended to dst[:0] (dst may come from a pool; pass nil otherwise). sizeHint
 // is the compressed length if known (Content-Length), else -1. grow, if not
-// nil, is called with the number of bytes before every allocation of the
-// output buffer; an error from it aborts the read and is returned as is (the
-// server charges a memory budget this way and answers 503 when it is spent).
+// nil, is called before every growth of the output buffer with the capacity
+// it adds (the caller accounts for cap(dst) itself); an error from it aborts
+// the read and is returned as is (the server charges a memory budget this
+// way and answers 503 when it is spent). The buffer grows as bytes arrive,
+// never ahead of them on the strength of sizeHint alone.
 //
 // It fails with ErrTooLarge as soon as more than limit bytes are read from r
 // or produced by decompression, so it never holds more than limit bytes of
@@ -116,28 +118,26 @@ func decompressErr(format string, src *limitedReader, err error) error {
 }
 
 // readLimited appends all of r to dst[:0], failing with ErrTooLarge once more
-// than limit bytes arrive. The buffer grows geometrically but never beyond
-// limit+1 bytes.
+// than limit bytes arrive. The buffer grows as bytes arrive, doubling from
+// initialGuess up to sizeHint+1 (the +1 sees EOF without growing), then on
+// to limit+1; grow is called with each growth's added capacity (the caller
+// has charged cap(dst) already). A declared length is a claim, not bytes:
+// sizing the buffer from it let twelve clients each declaring 4 MiB and
+// sending a byte every half second hold the whole in-flight budget, and
+// every other client got 503.
 func readLimited(dst []byte, r io.Reader, limit, sizeHint int64, grow func(int64) error) ([]byte, error) {
-	want := int64(initialGuess)
-	if sizeHint >= 0 {
-		want = sizeHint + 1 // +1 so that a body of exactly sizeHint bytes sees EOF without growing
-	}
-	want = min(want, limit+1)
 	b := dst[:0]
-	if int64(cap(b)) < want {
-		if err := charge(grow, want); err != nil {
-			return nil, err
-		}
-		b = make([]byte, 0, want)
-	}
 	for {
 		if len(b) == cap(b) {
 			if int64(len(b)) > limit {
 				return nil, fmt.Errorf("%w: more than %d bytes", ErrTooLarge, limit)
 			}
-			next := min(max(2*int64(cap(b)), initialGuess), limit+1)
-			if err := charge(grow, next); err != nil {
+			next := max(2*int64(cap(b)), initialGuess)
+			if sizeHint >= 0 && int64(cap(b)) <= sizeHint {
+				next = min(next, sizeHint+1)
+			}
+			next = min(next, limit+1)
+			if err := charge(grow, next-int64(cap(b))); err != nil {
 				return nil, err
 			}
 			nb := make([]byte, len(b), next)

@@ -185,3 +185,32 @@ func TestReadBodyGrowBudget(t *testing.T) {
 		})
 	}
 }
+
+// TestReadBodyChargesAsBytesArrive: a declared length is not charged before
+// its bytes come. A body that stops after 10 of a declared 4 MiB holds one
+// initial buffer; a body that arrives whole ends in a buffer of exactly its
+// length (+1 to see EOF), and the charges add up to that buffer's capacity.
+func TestReadBodyChargesAsBytesArrive(t *testing.T) {
+	const declared = 4 << 20
+	stalled := errors.New("client stalled")
+	var charged int64
+	grow := func(n int64) error { charged += n; return nil }
+	_, err := ReadBody(nil, io.MultiReader(bytes.NewReader(make([]byte, 10)), iotest.ErrReader(stalled)),
+		CompressionNone, declared, declared, grow)
+	if !errors.Is(err, stalled) {
+		t.Fatalf("error %v, want %v", err, stalled)
+	}
+	if charged > initialGuess {
+		t.Errorf("charged %d bytes for 10 bytes of a declared %d, want at most %d", charged, declared, initialGuess)
+	}
+	for _, n := range []int{100, initialGuess, 3*initialGuess + 7, declared} {
+		charged = 0
+		got, err := ReadBody(nil, bytes.NewReader(make([]byte, n)), CompressionNone, declared, int64(n), grow)
+		if err != nil || len(got) != n {
+			t.Fatalf("got %d bytes, %v; want %d", len(got), err, n)
+		}
+		if cap(got) != n+1 || charged != int64(cap(got)) {
+			t.Errorf("%d bytes: capacity %d, charged %d; want %d and %d", n, cap(got), charged, n+1, n+1)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package otlpcodec
 
 import (
+	"errors"
 	"fmt"
 
 	"go.opentelemetry.io/collector/pdata/pmetric"
@@ -32,14 +33,42 @@ type Request struct {
 // Decode decodes body (encoded with enc) as the Export*ServiceRequest of sig,
 // validates it record by record (see the package doc for the rule) and
 // returns the accepted part in protobuf encoding. An undecodable body fails
-// with an error wrapping ErrCorrupt.
-func Decode(sig signal.Signal, enc Encoding, body []byte) (Request, error) {
+// with an error wrapping ErrCorrupt; a value nested too deep (in either
+// encoding) with one wrapping ErrTooDeep and ErrCorrupt.
+//
+// charge, if not nil, is called once with DecodeCost before a body is
+// decoded with pdata (protobuf bodies the scan proves valid are not): an
+// error from it is returned as is, before anything is allocated.
+func Decode(sig signal.Signal, enc Encoding, body []byte, charge func(int64) error) (Request, error) {
+	var messages int
 	if enc == EncodingProto {
-		if n, ok := scanProto(sig, body); ok {
-			return Request{Payload: body, Records: n}, nil
+		res := scanProto(sig, body)
+		switch {
+		case res.ok:
+			return Request{Payload: body, Records: res.records}, nil
+		case errors.Is(res.err, errTooDeep):
+			return Request{}, tooDeep()
+		}
+		messages = res.messages
+	} else {
+		var depth int
+		if messages, depth = jsonShape(body); depth > maxJSONDepth {
+			return Request{}, tooDeepJSON(depth)
 		}
 	}
-	return decodePdata(sig, enc, body)
+	if charge != nil {
+		if err := charge(DecodeCost(len(body), messages)); err != nil {
+			return Request{}, err
+		}
+	}
+	req, err := decodePdata(sig, enc, body)
+	if err == nil && enc == EncodingJSON {
+		err = checkDepth(sig, req.Payload)
+	}
+	if err != nil {
+		return Request{}, err
+	}
+	return req, nil
 }
 
 // decodePdata is Decode through pdata: every JSON body, and every protobuf

@@ -52,7 +52,7 @@ func TestDecode(t *testing.T) {
 	for _, tt := range tests {
 		for _, enc := range []otlpcodec.Encoding{otlpcodec.EncodingProto, otlpcodec.EncodingJSON} {
 			t.Run(tt.name+"/"+enc.String(), func(t *testing.T) {
-				got, err := otlpcodec.Decode(tt.sig, enc, encode(t, tt.req, enc))
+				got, err := otlpcodec.Decode(tt.sig, enc, encode(t, tt.req, enc), nil)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -91,7 +91,7 @@ func TestDecodeUndecodable(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := otlpcodec.Decode(tt.sig, tt.enc, []byte(tt.body))
+			_, err := otlpcodec.Decode(tt.sig, tt.enc, []byte(tt.body), nil)
 			if !errors.Is(err, otlpcodec.ErrCorrupt) {
 				t.Errorf("error = %v, want ErrCorrupt", err)
 			}
@@ -114,7 +114,7 @@ func shortTraceID() string {
 
 func TestDecodeJSONUnknownFieldsIgnored(t *testing.T) {
 	body := `{"resourceLogs":[{"futureField":{"a":[1,2]},"scopeLogs":[{"logRecords":[{"body":{"stringValue":"hi"},"severityNumber":9,"newThing":true}]}]}]}`
-	got, err := otlpcodec.Decode(signal.Logs, otlpcodec.EncodingJSON, []byte(body))
+	got, err := otlpcodec.Decode(signal.Logs, otlpcodec.EncodingJSON, []byte(body), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,9 @@ func seeds(t testing.TB, sig signal.Signal, enc otlpcodec.Encoding) [][]byte {
 	var msgs []message
 	switch sig {
 	case signal.Logs:
-		msgs = []message{otlptest.Logs(0, 1), otlptest.Logs(5, 3)}
+		// Values nested just under and at the depth limit: accepted ones must re-decode.
+		msgs = []message{otlptest.Logs(0, 1), otlptest.Logs(5, 3),
+			otlptest.NestedLogs(49, false), otlptest.NestedLogs(50, false), otlptest.NestedLogs(34, true)}
 	case signal.Metrics:
 		msgs = []message{otlptest.Metrics(0, 5, 0), otlptest.Metrics(0, 10, 2)}
 	case signal.Traces:
@@ -31,20 +33,21 @@ func seeds(t testing.TB, sig signal.Signal, enc otlpcodec.Encoding) [][]byte {
 
 // fuzzDecode checks Decode on arbitrary input: it never panics, fails only
 // with ErrCorrupt, and what it accepts re-decodes from the stored protobuf
-// to the same records with nothing further rejected.
+// (what the projector reads) to the same records with nothing further
+// rejected, whatever the encoding it arrived in.
 func fuzzDecode(f *testing.F, sig signal.Signal, enc otlpcodec.Encoding) {
 	for _, s := range seeds(f, sig, enc) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		req, err := otlpcodec.Decode(sig, enc, bytes.Clone(body))
+		req, err := otlpcodec.Decode(sig, enc, bytes.Clone(body), nil)
 		if err != nil {
 			if !errors.Is(err, otlpcodec.ErrCorrupt) {
 				t.Fatalf("error %v does not wrap ErrCorrupt", err)
 			}
 			return
 		}
-		again, err := otlpcodec.Decode(sig, otlpcodec.EncodingProto, req.Payload)
+		again, err := otlpcodec.Decode(sig, otlpcodec.EncodingProto, req.Payload, nil)
 		if err != nil {
 			t.Fatalf("stored payload does not decode: %v", err)
 		}

@@ -27,6 +27,10 @@ var (
 	// ErrCorrupt means the body could not be decompressed or decoded
 	// (HTTP 400).
 	ErrCorrupt = errors.New("undecodable request body")
+	// ErrTooDeep means an AnyValue nests arrays or maps to
+	// otlpwire.RecursionLimit levels or more (HTTP 400; errors wrapping it
+	// wrap ErrCorrupt too). The projector cannot read such a value back.
+	ErrTooDeep = errors.New("AnyValue nested too deep")
 )
 
 // Encoding is the serialization of an OTLP message.

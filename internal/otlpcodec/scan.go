@@ -25,9 +25,14 @@ import (
 // message and every partial-success rewrite. FuzzScanMatchesPdata holds the
 // two to the same answers.
 
-// errScan is the scanner's one error: the caller falls back to pdata,
-// which says what is wrong.
-var errScan = errors.New("otlp scan: not provably valid")
+// errScan is the scanner's usual error: the caller falls back to pdata,
+// which says what is wrong. errTooDeep is the one the scanner answers
+// itself: an AnyValue nested to otlpwire.RecursionLimit, which pdata's
+// UnmarshalProto refuses too, whatever follows.
+var (
+	errScan    = errors.New("otlp scan: not provably valid")
+	errTooDeep = errors.New("otlp scan: AnyValue nesting too deep")
+)
 
 type fieldKind uint8
 
@@ -185,14 +190,30 @@ func init() {
 
 // scanState is what one scan counts.
 type scanState struct {
-	records int  // log records, valid spans, or data points of valid metrics
-	refuse  bool // something only pdata can answer: a rejection, deprecated fields
+	records  int  // log records, valid spans, or data points of valid metrics
+	messages int  // messages walked, the request itself included: what pdata would allocate
+	refuse   bool // something only pdata can answer: a rejection, deprecated fields
 }
 
-// scanProto reports the records of a protobuf Export*ServiceRequest of sig
-// when pdata would accept it whole; ok is false when the caller must ask
-// pdata (invalid bytes, rejected records, deprecated fields).
-func scanProto(sig signal.Signal, body []byte) (records int, ok bool) {
+// scanResult is what scanProto learnt about a body.
+type scanResult struct {
+	// records counts the records when ok.
+	records int
+	// messages counts the messages walked (all of them when err is nil):
+	// the objects pdata would allocate to decode the body.
+	messages int
+	// ok: pdata would accept the body whole, rejecting nothing.
+	ok bool
+	// err is why the walk stopped early (nil when it reached the end);
+	// errTooDeep is final, any other error leaves the answer to pdata.
+	err error
+}
+
+// scanProto walks a protobuf Export*ServiceRequest of sig. It reports ok
+// with the records when pdata would accept it whole; otherwise the caller
+// must ask pdata (invalid bytes, rejected records, deprecated fields),
+// unless err is errTooDeep.
+func scanProto(sig signal.Signal, body []byte) scanResult {
 	var top *schema
 	switch sig {
 	case signal.Logs:
@@ -202,21 +223,24 @@ func scanProto(sig signal.Signal, body []byte) (records int, ok bool) {
 	case signal.Metrics:
 		top = &sMetricsRequest
 	default:
-		return 0, false
+		return scanResult{err: errScan}
 	}
 	var st scanState
-	if _, err := st.walk(body, top, 0); err != nil || st.refuse {
-		return 0, false
+	_, err := st.walk(body, top, 0)
+	res := scanResult{messages: st.messages, err: err}
+	if err == nil && !st.refuse {
+		res.records, res.ok = st.records, true
 	}
-	return st.records, true
+	return res
 }
 
 // walk checks buf as a message of s and returns the number of field-1
 // occurrences (the data points of a roleData message).
 func (st *scanState) walk(buf []byte, s *schema, depth int) (int, error) {
+	st.messages++
 	if s.anyFamily {
 		if depth >= otlpwire.RecursionLimit {
-			return 0, errScan
+			return 0, errTooDeep
 		}
 		depth++
 	}

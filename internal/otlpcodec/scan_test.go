@@ -182,7 +182,7 @@ func TestScanCases(t *testing.T) {
 				t.Errorf("fast path taken: %v, want %v", got, tc.fast)
 			}
 			// Whatever path it takes, Decode agrees with pdata.
-			got, gotErr := otlpcodec.Decode(tc.sig, otlpcodec.EncodingProto, bytes.Clone(tc.body))
+			got, gotErr := otlpcodec.Decode(tc.sig, otlpcodec.EncodingProto, bytes.Clone(tc.body), nil)
 			want, wantErr := otlpcodec.DecodePdata(tc.sig, otlpcodec.EncodingProto, bytes.Clone(tc.body))
 			if (gotErr == nil) != (wantErr == nil) || got.Records != want.Records || got.Rejected != want.Rejected {
 				t.Errorf("Decode = %d records, %d rejected, %v; pdata %d, %d, %v",

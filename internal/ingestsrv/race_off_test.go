@@ -1,0 +1,5 @@
+//go:build !race
+
+package ingestsrv
+
+const raceEnabled = false
