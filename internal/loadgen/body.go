@@ -47,6 +47,9 @@ func (r *runner) prepare(n int64, bb *bodyBuffers, sent time.Time) (*otlpgen.Pay
 		return p, p.Body, nil
 	}
 	st := otlpgen.Stamp{IDs: r.ids, RunID: r.cfg.RunID, Values: r.values, Pass: r.pool.Pass(s.sig, i)}
+	if r.values && st.Pass > 0 && s.sig == signal.Metrics {
+		r.counterIncrease.Add(p.CounterStep())
+	}
 	if r.stamp {
 		st.Shift = r.pool.StampShift(sent)
 	}

@@ -6,12 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/url"
 	"os"
 	"slices"
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 	"unicode/utf8"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -43,11 +45,45 @@ type failureLog struct {
 	mu     sync.Mutex
 	causes map[string]*Failure
 	order  []string
+	// tlsAddr is the host:port of a plain http:// endpoint; a connection it closes is probed
+	// once for TLS (probeTLS), and speaksTLS holds the answer.
+	tlsAddr   string
+	probeOnce sync.Once
+	speaksTLS bool
 }
 
-func newFailureLog() *failureLog { return &failureLog{causes: map[string]*Failure{}} }
+func newFailureLog(cfg Config) *failureLog {
+	l := &failureLog{causes: map[string]*Failure{}}
+	if one, https := cfg.oneHost(); one && !https {
+		if u, err := cfg.signalURL(signal.Logs); err == nil {
+			if parsed, err := url.Parse(u); err == nil {
+				l.tlsAddr = parsed.Host
+			}
+		}
+	}
+	return l
+}
+
+// probeTLS reports whether addr completes a TLS handshake. A TLS server that gets plain HTTP
+// often answers with an alert or a 400 and a reset that loses the answer; a closed connection
+// on an http:// endpoint is therefore checked once this way before it is reported.
+func probeTLS(addr string) bool {
+	d := &net.Dialer{Timeout: time.Second}
+	conn, err := tls.DialWithDialer(d, "tcp", addr, &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // a probe, no data sent
+	if err != nil {
+		return false
+	}
+	_ = conn.Close()
+	return true
+}
 
 func (l *failureLog) record(sig signal.Signal, c failureCause) {
+	if c.cause == "connection closed" && l.tlsAddr != "" {
+		l.probeOnce.Do(func() { l.speaksTLS = probeTLS(l.tlsAddr) })
+		if l.speaksTLS {
+			c.cause, c.hint = "plain HTTP to a TLS server", hintPlainToTLS
+		}
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	f := l.causes[c.cause]

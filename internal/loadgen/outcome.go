@@ -94,6 +94,7 @@ func (r *runner) report(elapsed time.Duration, interrupted bool) (*Report, error
 			Protocol: string(cfg.Protocol), RunID: fmt.Sprintf("%016x", cfg.RunID), IDs: "replay", Values: "replay",
 			Temporality: string(pc.Temporality), Instances: pc.Instances, TraceServices: pc.TraceServices,
 			ErrorRate: pc.ErrorRate, LogTraceShare: pc.LogTraceShare, TracesSent: r.traces.Load(),
+			CounterIncrease: r.counterIncrease.Load(),
 		},
 		Failures: r.failures.list(),
 	}

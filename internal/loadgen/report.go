@@ -74,6 +74,9 @@ type ReportConfig struct {
 	LogTraceShare float64     `json:"log_trace_share,omitempty"`
 	Stages        []StageJSON `json:"stages,omitempty"`
 	TracesSent    uint64      `json:"traces_sent,omitempty"` // trace ids handed out
+	// CounterIncrease is how much the monotonic counters sent (http.server.request.count)
+	// grew in all: a rate over the stored series, times the run's span, should equal it.
+	CounterIncrease uint64 `json:"counter_increase,omitempty"`
 }
 
 // StageJSON is a Stage in a report.

@@ -49,7 +49,7 @@ func newRunner(cfg Config) (*runner, error) {
 	}
 	pc := pool.Config()
 	r := &runner{cfg: cfg, pool: pool, schedule: cfg.Mix.sends(),
-		patch: pool.CanPatch(), failures: newFailureLog()}
+		patch: pool.CanPatch(), failures: newFailureLog(cfg)}
 	r.stamp = r.patch && cfg.Times != TimesReplay
 	r.ids = r.patch && !cfg.ReplayIDs
 	// Replayed times and ids replay the values too: the pool exactly as encoded.
@@ -101,8 +101,10 @@ type runner struct {
 	start       time.Time
 	next        atomic.Int64  // next send number
 	traces      atomic.Uint64 // traces sent (ids handed out) so far
-	acc         [signal.Count]*signalAcc
-	failures    *failureLog
+	// counterIncrease sums the growth of the monotonic counters sent (Report.CounterIncrease).
+	counterIncrease atomic.Uint64
+	acc             [signal.Count]*signalAcc
+	failures        *failureLog
 }
 
 func (r *runner) run(ctx context.Context) (*Report, error) {

@@ -52,6 +52,16 @@ func SpanID(runID, seq uint64, k int) [8]byte {
 	return id
 }
 
+// CounterStep returns how much the payload's monotonic cumulative sums (integer counters)
+// grow together from one pass to the next when Patch advances values: a rate over the
+// stored series should equal the sum of the steps sent over the time they took.
+func (p *Payload) CounterStep() uint64 {
+	if p.plan == nil {
+		return 0
+	}
+	return p.plan.counterStep
+}
+
 // Patchable reports whether Patch can rewrite p: its encoding is protobuf.
 func (p *Payload) Patchable() bool { return p.plan != nil }
 

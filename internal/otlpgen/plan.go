@@ -37,6 +37,8 @@ type patchPlan struct {
 	counters []counterRef
 	gauges   []uint32 // double gauge values
 	wiggles  []uint32 // int values of up-down counters
+	// counterStep is the growth per pass of the payload's monotonic cumulative sums together.
+	counterStep uint64
 }
 
 type idRef struct {
@@ -255,7 +257,9 @@ func (pl *planner) point(kind protowire.Number, p metricPoint, delta, monotonic 
 		case monotonic && !delta && p.double:
 			addFloat(p.value, float64(1+increment(p.value, 10)))
 		case monotonic && !delta:
-			add(p.value, 1+increment(p.value, 10))
+			inc := 1 + increment(p.value, 10)
+			add(p.value, inc)
+			pl.plan.counterStep += inc
 		}
 	case 9: // histogram: buckets, and count and sum to match
 		if delta || p.count == 0 || p.sum == 0 {
