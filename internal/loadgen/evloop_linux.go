@@ -35,9 +35,6 @@ const (
 	evReading
 )
 
-// errTimeout is the transport error of a request past Config.Timeout.
-var errTimeout = errors.New("request timed out")
-
 // maxResponseBytes bounds the raw response bytes buffered per connection.
 const maxResponseBytes = 4 << 20
 

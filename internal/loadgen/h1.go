@@ -154,8 +154,13 @@ func (c *h1Conn) close() {
 	}
 }
 
-// errMalformed marks a response that is not HTTP/1.x.
-var errMalformed = errors.New("malformed HTTP response")
+// Transport errors the senders make themselves.
+var (
+	// errMalformed marks a response that is not HTTP/1.x.
+	errMalformed = errors.New("malformed HTTP response")
+	// errTimeout is the transport error of a request past Config.Timeout (epoll loop).
+	errTimeout = errors.New("request timed out")
+)
 
 // send posts p and reads the response, keeping at most DefaultMaxResponse
 // bytes of its body in buf. On any error the connection is closed (the next
