@@ -49,11 +49,13 @@ func newRunner(cfg Config) (*runner, error) {
 	}
 	pc := pool.Config()
 	r := &runner{cfg: cfg, pool: pool, schedule: cfg.Mix.sends(),
-		patch: pool.CanPatch(), failures: newFailureLog(cfg)}
-	r.stamp = r.patch && cfg.Times != TimesReplay
-	r.ids = r.patch && !cfg.ReplayIDs
+		failures: newFailureLog(cfg)}
+	// Protobuf bodies get times, ids and values; OTLP-JSON ones ids only.
+	proto := pool.CanStamp()
+	r.stamp = proto && cfg.Times != TimesReplay
+	r.ids = !cfg.ReplayIDs
 	// Replayed times and ids replay the values too: the pool exactly as encoded.
-	r.values = r.patch && !(cfg.ReplayIDs && cfg.Times == TimesReplay)
+	r.values = proto && !(cfg.ReplayIDs && cfg.Times == TimesReplay)
 	r.compress = pc.Compression != otlpgen.CompressionNone && (r.stamp || r.ids || r.values)
 	if r.compress {
 		r.compressors.New = func() any {
@@ -92,8 +94,8 @@ type runner struct {
 	// What each send rewrites in its copy of the payload (otlpgen.Payload.Patch): times
 	// (Config.Times), trace ids (unless Config.ReplayIDs), counter values (unless both are
 	// replayed). Compressed payloads are then compressed at send time.
-	patch, stamp, ids, values, compress bool
-	compressors                         sync.Pool // *otlpgen.Compressor
+	stamp, ids, values, compress bool
+	compressors                  sync.Pool // *otlpgen.Compressor
 
 	// freshBodies: a body may not be reused for the next request, because net/http's
 	// Transport can still be reading a request's body after Do returned (an early answer).

@@ -106,18 +106,22 @@ func (st *serveTarget) stored(t *testing.T, sig signal.Signal) [][]byte {
 	return out
 }
 
-// TestServeStoresUniqueTraces loads serve twice with the same seed (and compression, so ids
-// are patched before compressing): the stored spans hold as many distinct trace ids as the
+// TestServeStoresUniqueTraces loads serve three times with the same seed (with compression, so
+// ids are patched before compressing, and in OTLP-JSON, whose hex ids are patched): the stored spans hold as many distinct trace ids as the
 // runs sent traces, each with the configured spans, every span id once, every parent a span of
 // its own trace.
 func TestServeStoresUniqueTraces(t *testing.T) {
 	const per, records, requests = 5, 20, 30
 	st := startServe(t)
 	var sent uint64
-	for run, comp := range []otlpgen.Compression{otlpgen.CompressionNone, otlpgen.CompressionZstd} {
+	runs := []struct {
+		proto Protocol
+		comp  otlpgen.Compression
+	}{{ProtocolHTTPProtobuf, otlpgen.CompressionNone}, {ProtocolHTTPProtobuf, otlpgen.CompressionZstd}, {ProtocolHTTPJSON, otlpgen.CompressionGzip}}
+	for run, r := range runs {
 		rep, err := Run(context.Background(), Config{
-			Endpoint: st.url, Requests: requests, Concurrency: 4, Mix: Mix{0, 0, 1},
-			Payload: otlpgen.Config{Records: records, SpansPerTrace: per, PoolSize: 4, Seed: 7, Compression: comp},
+			Endpoint: st.url, Requests: requests, Concurrency: 4, Mix: Mix{0, 0, 1}, Protocol: r.proto,
+			Payload: otlpgen.Config{Records: records, SpansPerTrace: per, PoolSize: 4, Seed: 7, Compression: r.comp},
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -127,7 +131,7 @@ func TestServeStoresUniqueTraces(t *testing.T) {
 		}
 		sent += rep.Config.TracesSent
 	}
-	if want := uint64(2 * requests * records / per); sent != want {
+	if want := uint64(len(runs) * requests * records / per); sent != want {
 		t.Fatalf("the reports say %d traces sent, want %d", sent, want)
 	}
 	spansOf := map[pcommon.TraceID]int{}

@@ -2,6 +2,7 @@ package otlpgen
 
 import (
 	"encoding/binary"
+	"encoding/hex"
 	"math"
 )
 
@@ -62,12 +63,12 @@ func (p *Payload) CounterStep() uint64 {
 	return p.plan.counterStep
 }
 
-// Patchable reports whether Patch can rewrite p: its encoding is protobuf.
+// Patchable reports whether Patch can rewrite p's ids (any encoding); times and values only
+// move in protobuf (Pool.CanStamp).
 func (p *Payload) Patchable() bool { return p.plan != nil }
 
 // Patch returns p's uncompressed body rewritten as s says, written into dst's storage (grown
-// if needed). The pool's body is not modified. A payload that is not Patchable returns its
-// uncompressed body as it is.
+// if needed). The pool's body is not modified. OTLP-JSON bodies get their ids patched only.
 func (p *Payload) Patch(dst []byte, s *Stamp) []byte {
 	pl := p.plan
 	if pl == nil {
@@ -90,13 +91,20 @@ func (p *Payload) Patch(dst []byte, s *Stamp) []byte {
 }
 
 func patchIDs(dst []byte, pl *patchPlan, s *Stamp) {
+	put := func(off uint32, id []byte) {
+		if pl.hex {
+			hex.Encode(dst[off:], id)
+		} else {
+			copy(dst[off:], id)
+		}
+	}
 	for _, r := range pl.traceIDs {
 		id := TraceID(s.RunID, s.TraceBase+r.trace)
-		copy(dst[r.off:], id[:])
+		put(r.off, id[:])
 	}
 	for _, r := range pl.spanIDs {
 		id := SpanID(s.RunID, s.TraceBase+r.trace, int(r.k))
-		copy(dst[r.off:], id[:])
+		put(r.off, id[:])
 	}
 	window := min(s.SentTraces, logTraceWindow)
 	for i, r := range pl.logIDs {
@@ -107,8 +115,8 @@ func patchIDs(dst []byte, pl *patchPlan, s *Stamp) {
 		}
 		tid := TraceID(s.RunID, seq)
 		sid := SpanID(s.RunID, seq, int(h>>32)%max(s.LogSpans, 1))
-		copy(dst[r.trace:], tid[:])
-		copy(dst[r.span:], sid[:])
+		put(r.trace, tid[:])
+		put(r.span, sid[:])
 	}
 }
 

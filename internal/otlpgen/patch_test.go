@@ -24,8 +24,8 @@ func TestStampMovesEveryTime(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !pool.CanPatch() {
-		t.Fatal("a protobuf pool cannot be patched")
+	if !pool.CanStamp() {
+		t.Fatal("a protobuf pool cannot be stamped")
 	}
 	if got := pool.StampShift(base.Add(time.Duration(shift))); got != shift {
 		t.Fatalf("StampShift = %d, want %d", got, shift)
@@ -152,8 +152,8 @@ func must(t *testing.T, errs ...error) {
 	}
 }
 
-// TestPatchOnlyProtobuf: OTLP-JSON pools cannot be patched, and Patch returns their bodies as
-// they are; compressed pools are patched uncompressed.
+// TestPatchOnlyProtobuf: OTLP-JSON pools cannot be stamped, and Patch leaves their times (it
+// only rewrites ids); compressed pools are patched uncompressed.
 func TestPatchOnlyProtobuf(t *testing.T) {
 	for _, cfg := range []Config{
 		{Encoding: EncodingJSON},
@@ -168,9 +168,9 @@ func TestPatchOnlyProtobuf(t *testing.T) {
 		p := pool.Get(signal.Logs, 0)
 		got := p.Patch(nil, &Stamp{Shift: int64(time.Hour)})
 		json := cfg.Encoding == EncodingJSON
-		if pool.CanPatch() == json || bytes.Equal(got, p.raw) != json {
-			t.Errorf("%s/%s: CanPatch %v, Patch changed the body %v; want %v, %v", cfg.Encoding, cfg.Compression,
-				pool.CanPatch(), !bytes.Equal(got, p.raw), !json, !json)
+		if pool.CanStamp() == json || bytes.Equal(got, p.raw) != json {
+			t.Errorf("%s/%s: CanStamp %v, Patch changed the body %v; want %v, %v", cfg.Encoding, cfg.Compression,
+				pool.CanStamp(), !bytes.Equal(got, p.raw), !json, !json)
 		}
 	}
 }

@@ -1,7 +1,9 @@
 package otlpgen
 
 import (
+	"bytes"
 	"encoding/binary"
+	"encoding/hex"
 	"fmt"
 	"math"
 
@@ -39,6 +41,9 @@ type patchPlan struct {
 	wiggles  []uint32 // int values of up-down counters
 	// counterStep is the growth per pass of the payload's monotonic cumulative sums together.
 	counterStep uint64
+	// hex: the ids are OTLP-JSON hex strings (planJSON), not bytes; such a plan has no times
+	// or values, whose JSON decimal strings change width.
+	hex bool
 }
 
 type idRef struct {
@@ -90,6 +95,56 @@ func planPatches(sig signal.Signal, body []byte, traceIDs map[pcommon.TraceID]ui
 		return nil, fmt.Errorf("patch plan of a %s request: %w", sig, err)
 	}
 	return &pl.plan, nil
+}
+
+// planJSON returns the patch plan of an OTLP-JSON body of sig: its "traceId", "spanId" and
+// "parentSpanId" hex strings, which keep their width whatever the id. Times and values are
+// decimal strings whose width changes, and stay as encoded.
+func planJSON(sig signal.Signal, body []byte, traceIDs map[pcommon.TraceID]uint32, spanIDs map[pcommon.SpanID]uint64) (*patchPlan, error) {
+	plan := &patchPlan{hex: true}
+	var logTrace uint32 // a log record's traceId offset, waiting for its spanId
+	const tail = `Id":"`
+	for i := 0; ; {
+		j := bytes.Index(body[i:], []byte(tail))
+		if j < 0 {
+			break
+		}
+		at := i + j + len(tail)
+		name := body[:at-len(tail)]
+		end := bytes.IndexByte(body[at:], '"')
+		if end < 0 {
+			return nil, fmt.Errorf("json plan: unterminated id at %d", at)
+		}
+		i = at + end
+		isTrace := bytes.HasSuffix(name, []byte(`"trace`))
+		if !isTrace && !bytes.HasSuffix(name, []byte(`"span`)) && !bytes.HasSuffix(name, []byte(`"parentSpan`)) {
+			continue
+		}
+		raw, err := hex.DecodeString(string(body[at : at+end]))
+		if err != nil {
+			return nil, fmt.Errorf("json plan: id at %d: %w", at, err)
+		}
+		switch {
+		case sig == signal.Logs && isTrace:
+			logTrace = uint32(at)
+		case sig == signal.Logs && logTrace != 0:
+			plan.logIDs = append(plan.logIDs, logRef{trace: logTrace, span: uint32(at)})
+			logTrace = 0
+		case sig == signal.Traces && isTrace && len(raw) == 16:
+			n, ok := traceIDs[pcommon.TraceID(raw)]
+			if !ok {
+				return nil, fmt.Errorf("json plan: trace id %x at %d not booked by the generator", raw, at)
+			}
+			plan.traceIDs = append(plan.traceIDs, idRef{off: uint32(at), trace: uint64(n)})
+		case sig == signal.Traces && len(raw) == 8:
+			tk, ok := spanIDs[pcommon.SpanID(raw)]
+			if !ok {
+				return nil, fmt.Errorf("json plan: span id %x at %d not booked by the generator", raw, at)
+			}
+			plan.spanIDs = append(plan.spanIDs, idRef{off: uint32(at), trace: tk >> 16, k: uint32(tk & 0xffff)})
+		}
+	}
+	return plan, nil
 }
 
 // logRecord plans a LogRecord: time_unix_nano(1), observed_time_unix_nano(11), trace_id(9),

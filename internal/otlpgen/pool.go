@@ -76,9 +76,12 @@ func NewPool(cfg Config, signals ...signal.Signal) (*Pool, error) {
 				ps[i].Traces = len(g.traceIDs)
 			}
 			if cfg.Encoding == EncodingProto {
-				if ps[i].plan, err = planPatches(sig, raw, g.traceIDs, g.spanIDs); err != nil {
-					return nil, err
-				}
+				ps[i].plan, err = planPatches(sig, raw, g.traceIDs, g.spanIDs)
+			} else {
+				ps[i].plan, err = planJSON(sig, raw, g.traceIDs, g.spanIDs)
+			}
+			if err != nil {
+				return nil, err
 			}
 			if cfg.Compression != CompressionNone {
 				ps[i].ContentEncoding = string(cfg.Compression)
@@ -92,9 +95,10 @@ func NewPool(cfg Config, signals ...signal.Signal) (*Pool, error) {
 // Config returns the configuration the pool was built with, defaults applied.
 func (p *Pool) Config() Config { return p.cfg }
 
-// CanPatch reports whether Payload.Patch can rewrite the pool's payloads: their encoding is
-// protobuf. (Compressed payloads are patched uncompressed and compressed at send time.)
-func (p *Pool) CanPatch() bool { return p.cfg.Encoding == EncodingProto }
+// CanStamp reports whether Payload.Patch moves times and advances values: the encoding is
+// protobuf, whose fixed64 fields keep their width. OTLP-JSON bodies get new ids only. (Either
+// way, compressed payloads are patched uncompressed and compressed at send time.)
+func (p *Pool) CanStamp() bool { return p.cfg.Encoding == EncodingProto }
 
 // MinTraceSpans is the fewest spans a trace of the pool has: the size of the last, partial,
 // tree of a payload, or SpansPerTrace.

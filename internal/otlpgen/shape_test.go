@@ -71,8 +71,14 @@ func consistent(m pmetric.Metric) error {
 // the id TraceID(run, base+n), none repeats, span ids are unique, every parent is a span of the
 // same trace, and each trace has its spans.
 func TestPatchIDs(t *testing.T) {
+	for _, enc := range []Encoding{EncodingProto, EncodingJSON} {
+		t.Run(string(enc), func(t *testing.T) { testPatchIDs(t, enc) })
+	}
+}
+
+func testPatchIDs(t *testing.T, enc Encoding) {
 	const run, per = 0xfeed, 7
-	pool, err := NewPool(Config{Records: 30, SpansPerTrace: per, PoolSize: 3, BaseTime: base}, signal.Traces)
+	pool, err := NewPool(Config{Records: 30, SpansPerTrace: per, PoolSize: 3, BaseTime: base, Encoding: enc}, signal.Traces)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +89,11 @@ func TestPatchIDs(t *testing.T) {
 		p := pool.Get(signal.Traces, uint64(send))
 		st := Stamp{IDs: true, RunID: run, TraceBase: base}
 		req := ptraceotlp.NewExportRequest()
-		if err := req.UnmarshalProto(p.Patch(nil, &st)); err != nil {
+		un := req.UnmarshalProto
+		if enc == EncodingJSON {
+			un = req.UnmarshalJSON
+		}
+		if err := un(p.Patch(nil, &st)); err != nil {
 			t.Fatal(err)
 		}
 		ss := allSpans(req.Traces())
@@ -122,8 +132,14 @@ func TestPatchIDs(t *testing.T) {
 // TestPatchLogTraceContext: a log record's trace context names a trace sent before it and a
 // span that trace has.
 func TestPatchLogTraceContext(t *testing.T) {
+	for _, enc := range []Encoding{EncodingProto, EncodingJSON} {
+		t.Run(string(enc), func(t *testing.T) { testPatchLogTraceContext(t, enc) })
+	}
+}
+
+func testPatchLogTraceContext(t *testing.T, enc Encoding) {
 	const run, sent, spans = 9, 50, 4
-	pool, err := NewPool(Config{Records: 200, PoolSize: 1, BaseTime: base, LogTraceShare: 0.5}, signal.Logs)
+	pool, err := NewPool(Config{Records: 200, PoolSize: 1, BaseTime: base, LogTraceShare: 0.5, Encoding: enc}, signal.Logs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +152,11 @@ func TestPatchLogTraceContext(t *testing.T) {
 	}
 	req := plogotlp.NewExportRequest()
 	p := pool.Get(signal.Logs, 0)
-	if err := req.UnmarshalProto(p.Patch(nil, &Stamp{IDs: true, RunID: run, SentTraces: sent, LogSpans: spans})); err != nil {
+	un := req.UnmarshalProto
+	if enc == EncodingJSON {
+		un = req.UnmarshalJSON
+	}
+	if err := un(p.Patch(nil, &Stamp{IDs: true, RunID: run, SentTraces: sent, LogSpans: spans})); err != nil {
 		t.Fatal(err)
 	}
 	recs := req.Logs().ResourceLogs().At(0).ScopeLogs().At(0).LogRecords()
