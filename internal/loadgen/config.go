@@ -404,3 +404,30 @@ func ParseHeaders(kvs []string) (http.Header, error) {
 	}
 	return h, nil
 }
+
+// Split returns shard i (from 0) of n of c: a share of the rate, the stage targets, the
+// concurrency and the request budget, and a seed of its own, so n processes started with it
+// together make c's load. Run ids stay random per process, so shards never share a trace id.
+func (c Config) Split(i, n int) Config {
+	if n <= 1 {
+		return c
+	}
+	s := c
+	s.Rate = c.Rate / float64(n)
+	s.Stages = make([]Stage, len(c.Stages))
+	for k, st := range c.Stages {
+		s.Stages[k] = Stage{st.Duration, st.Target / float64(n)}
+	}
+	if len(c.Stages) == 0 {
+		s.Stages = nil
+	}
+	if c.Concurrency > 0 {
+		s.Concurrency = max(1, c.Concurrency/n+btoi(i < c.Concurrency%n))
+	}
+	if c.Requests > 0 {
+		s.Requests = c.Requests/int64(n) + int64(btoi(int64(i) < c.Requests%int64(n)))
+	}
+	s.Payload.Seed = c.Payload.Seed + uint64(i)
+	s.RunID = 0
+	return s
+}

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -59,7 +60,7 @@ func TestFindMaxKnownCapacity(t *testing.T) {
 		rates, verdicts = append(rates, s.Rate), append(verdicts, s.Pass)
 	}
 	wantRates, wantVerdicts := []float64{25, 100, 400, 250}, []bool{true, true, false, true}
-	if !equal(rates, wantRates) || !equal(verdicts, wantVerdicts) {
+	if !slices.Equal(rates, wantRates) || !slices.Equal(verdicts, wantVerdicts) {
 		t.Fatalf("steps at %v passed %v; want %v passing %v (steps %+v)", rates, verdicts, wantRates, wantVerdicts, fm.Steps)
 	}
 	if fm.MaxSustainable != 250 || rep.Config.Rate != 250 {
@@ -68,18 +69,6 @@ func TestFindMaxKnownCapacity(t *testing.T) {
 	if fail := fm.Steps[2]; fail.ErrorRate <= 0.03 || fail.Reason == "" {
 		t.Errorf("the 400 req/s step: error rate %v, reason %q; want over 2%% with a reason", fail.ErrorRate, fail.Reason)
 	}
-}
-
-func equal[T comparable](a, b []T) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func TestParseSLO(t *testing.T) {
