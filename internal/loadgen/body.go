@@ -34,7 +34,14 @@ func (m Mix) sends() []scheduled {
 // send to send where the sender has written a body whole before it returns.
 type bodyBuffers struct {
 	patched, packed []byte
+	// copies keeps a copy of each payload this worker sent, within copyBudget bytes, so that
+	// a send rewrites only the patched fields (otlpgen.Payload.PatchCopy).
+	copies map[*otlpgen.Payload][]byte
+	cached int
 }
+
+// copyBudget bounds the bytes of payload copies all workers keep (bodyBuffers.copies).
+const copyBudget = 64 << 20
 
 // prepare picks the payload of send n and returns the body to send at sent: the pool's as
 // encoded, or a copy with its times moved to sent, new trace ids and advanced counters
@@ -61,16 +68,35 @@ func (r *runner) prepare(n int64, bb *bodyBuffers, sent time.Time) (*otlpgen.Pay
 			st.SentTraces, st.LogSpans = r.traces.Load(), r.pool.MinTraceSpans()
 		}
 	}
-	bb.patched = p.Patch(bb.patched, &st)
+	body := r.patch(p, bb, &st)
 	if !r.compress {
-		return p, bb.patched, nil
+		return p, body, nil
 	}
 	z := r.compressors.Get().(*otlpgen.Compressor)
-	packed, err := z.Compress(bb.patched)
+	packed, err := z.Compress(body)
 	bb.packed = append(bb.packed[:0], packed...)
 	r.compressors.Put(z)
 	if err != nil {
 		return p, nil, fmt.Errorf("%w: %v", errNoBody, err)
 	}
 	return p, bb.packed, nil
+}
+
+// patch returns p patched for st: in the worker's own copy of p when it has one or the budget
+// allows one more, else in its scratch buffer.
+func (r *runner) patch(p *otlpgen.Payload, bb *bodyBuffers, st *otlpgen.Stamp) []byte {
+	if cp, ok := bb.copies[p]; ok {
+		p.PatchCopy(cp, st)
+		return cp
+	}
+	if r.freshBodies || bb.cached+p.RawBytes > copyBudget/r.cfg.Concurrency {
+		bb.patched = p.Patch(bb.patched, st)
+		return bb.patched
+	}
+	if bb.copies == nil {
+		bb.copies = map[*otlpgen.Payload][]byte{}
+	}
+	cp := p.Patch(nil, st)
+	bb.copies[p], bb.cached = cp, bb.cached+len(cp)
+	return cp
 }

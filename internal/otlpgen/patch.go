@@ -70,24 +70,55 @@ func (p *Payload) Patchable() bool { return p.plan != nil }
 // Patch returns p's uncompressed body rewritten as s says, written into dst's storage (grown
 // if needed). The pool's body is not modified. OTLP-JSON bodies get their ids patched only.
 func (p *Payload) Patch(dst []byte, s *Stamp) []byte {
-	pl := p.plan
-	if pl == nil {
+	if p.plan == nil {
 		return p.raw
 	}
 	dst = append(dst[:0], p.raw...)
-	if s.Shift != 0 {
-		for _, off := range pl.times {
-			v := binary.LittleEndian.Uint64(dst[off:])
-			binary.LittleEndian.PutUint64(dst[off:], uint64(int64(v)+s.Shift))
-		}
+	p.PatchCopy(dst, s)
+	return dst
+}
+
+// PatchCopy rewrites dst, a copy of p's body that Patch returned (for any Stamp), into what
+// Patch returns for s, without copying the rest: it writes every field of the plan from the
+// pool's values. A sender that keeps one copy of each payload per connection saves the copy
+// of the whole body at each send (the memmove was 16% of the CPU of a 100-record logs load).
+func (p *Payload) PatchCopy(dst []byte, s *Stamp) {
+	pl := p.plan
+	if pl == nil {
+		return
+	}
+	for _, off := range pl.times {
+		v := binary.LittleEndian.Uint64(p.raw[off:])
+		binary.LittleEndian.PutUint64(dst[off:], uint64(int64(v)+s.Shift))
 	}
 	if s.IDs {
 		patchIDs(dst, pl, s)
+	} else {
+		restoreIDs(dst, p.raw, pl)
 	}
-	if s.Values && s.Pass > 0 {
-		patchValues(dst, pl, s.Pass)
+	pass := s.Pass
+	if !s.Values {
+		pass = 0
 	}
-	return dst
+	patchValues(dst, p.raw, pl, pass)
+}
+
+// restoreIDs writes the pool's ids back.
+func restoreIDs(dst, raw []byte, pl *patchPlan) {
+	tw, sw := 16, 8
+	if pl.hex {
+		tw, sw = 32, 16
+	}
+	for _, r := range pl.traceIDs {
+		copy(dst[r.off:r.off+uint32(tw)], raw[r.off:])
+	}
+	for _, r := range pl.spanIDs {
+		copy(dst[r.off:r.off+uint32(sw)], raw[r.off:])
+	}
+	for _, r := range pl.logIDs {
+		copy(dst[r.trace:r.trace+uint32(tw)], raw[r.trace:])
+		copy(dst[r.span:r.span+uint32(sw)], raw[r.span:])
+	}
 }
 
 func patchIDs(dst []byte, pl *patchPlan, s *Stamp) {
@@ -120,9 +151,10 @@ func patchIDs(dst []byte, pl *patchPlan, s *Stamp) {
 	}
 }
 
-func patchValues(dst []byte, pl *patchPlan, pass uint64) {
+// patchValues writes the values of pass from the pool's (pass 0 writes them as encoded).
+func patchValues(dst, raw []byte, pl *patchPlan, pass uint64) {
 	for _, c := range pl.counters {
-		v := binary.LittleEndian.Uint64(dst[c.off:])
+		v := binary.LittleEndian.Uint64(raw[c.off:])
 		if c.float {
 			v = math.Float64bits(math.Float64frombits(v) + float64(pass)*math.Float64frombits(c.inc))
 		} else {
@@ -131,14 +163,19 @@ func patchValues(dst []byte, pl *patchPlan, pass uint64) {
 		binary.LittleEndian.PutUint64(dst[c.off:], v)
 	}
 	for _, off := range pl.gauges {
-		// A steady value times 0.5..1.5, different at every pass and for every series.
-		f := 0.5 + float64(mix64(pass^uint64(off)<<20)>>11)/(1<<53)
-		v := math.Float64frombits(binary.LittleEndian.Uint64(dst[off:])) * f
-		binary.LittleEndian.PutUint64(dst[off:], math.Float64bits(v))
+		v := binary.LittleEndian.Uint64(raw[off:])
+		if pass > 0 {
+			// A steady value times 0.5..1.5, different at every pass and for every series.
+			f := 0.5 + float64(mix64(pass^uint64(off)<<20)>>11)/(1<<53)
+			v = math.Float64bits(math.Float64frombits(v) * f)
+		}
+		binary.LittleEndian.PutUint64(dst[off:], v)
 	}
 	for _, off := range pl.wiggles {
-		d := int64(mix64(pass^uint64(off)<<20)%21) - 10
-		v := max(int64(binary.LittleEndian.Uint64(dst[off:]))+d, 0)
+		v := int64(binary.LittleEndian.Uint64(raw[off:]))
+		if pass > 0 {
+			v = max(v+int64(mix64(pass^uint64(off)<<20)%21)-10, 0)
+		}
 		binary.LittleEndian.PutUint64(dst[off:], uint64(v))
 	}
 }

@@ -198,3 +198,33 @@ func BenchmarkPatch(b *testing.B) {
 		})
 	}
 }
+
+// TestPatchCopyMatchesPatch: rewriting a copy patched for one send into another send's gives
+// the bytes Patch gives for that send, whatever the two stamps, in both encodings.
+func TestPatchCopyMatchesPatch(t *testing.T) {
+	stamps := []Stamp{
+		{},
+		{Shift: 5e9, IDs: true, RunID: 3, TraceBase: 40, SentTraces: 90, LogSpans: 3, Values: true, Pass: 7},
+		{Shift: -2e9, Values: true, Pass: 1},
+		{IDs: true, RunID: 9, TraceBase: 1, SentTraces: 2, LogSpans: 1},
+	}
+	for _, enc := range []Encoding{EncodingProto, EncodingJSON} {
+		pool, err := NewPool(Config{Records: 30, PoolSize: 2, BaseTime: base, Encoding: enc, LogTraceShare: 0.5}, signal.Logs, signal.Metrics, signal.Traces)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, sig := range signal.All() {
+			for _, p := range pool.Payloads(sig) {
+				for i := range stamps {
+					for j := range stamps {
+						cp := p.Patch(nil, &stamps[i])
+						p.PatchCopy(cp, &stamps[j])
+						if want := p.Patch(nil, &stamps[j]); !bytes.Equal(cp, want) {
+							t.Fatalf("%s %s: stamp %d rewritten to stamp %d differs from Patch's", enc, sig, i, j)
+						}
+					}
+				}
+			}
+		}
+	}
+}
