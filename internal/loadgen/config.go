@@ -131,10 +131,10 @@ const (
 type Times string
 
 const (
-	// TimesAuto is TimesLive for protobuf bodies without compression, else TimesReplay.
+	// TimesAuto is TimesLive for protobuf bodies (compressed ones after patching), else TimesReplay.
 	TimesAuto Times = ""
-	// TimesLive moves each request's times to the clock at its send (otlpgen's Payload.Stamp),
-	// as a live agent's advance. OTLP-JSON and compressed bodies cannot be stamped.
+	// TimesLive moves each request's times to the clock at its send (otlpgen's Payload.Patch),
+	// as a live agent's advance. OTLP-JSON bodies cannot be stamped.
 	TimesLive Times = "live"
 	// TimesReplay sends the pool's times as encoded, so they repeat every pool cycle.
 	TimesReplay Times = "replay"
@@ -196,9 +196,8 @@ type Config struct {
 	Sender Sender
 
 	// Times says what times the records carry: "" (TimesAuto) live where the
-	// bodies allow it (protobuf without compression), TimesLive always (an
-	// error for bodies that cannot be stamped), TimesReplay the pool's as
-	// encoded, the same every --pool-size requests.
+	// bodies allow it (protobuf), TimesLive always (an error for OTLP-JSON),
+	// TimesReplay the pool's as encoded, the same every --pool-size requests.
 	Times Times
 
 	// RunID is the first half of every trace id the run sends (otlpgen.TraceID); 0 means a
