@@ -70,13 +70,17 @@ func (p *Payload) Patchable() bool { return p.plan != nil }
 // Patch returns p's uncompressed body rewritten as s says, written into dst's storage (grown
 // if needed). The pool's body is not modified. OTLP-JSON bodies get their ids patched only.
 func (p *Payload) Patch(dst []byte, s *Stamp) []byte {
-	if p.plan == nil {
-		return p.raw
+	if p.plan == nil { // not from a pool: nothing known to patch
+		return p.Body
 	}
 	dst = append(dst[:0], p.raw...)
 	p.PatchCopy(dst, s)
 	return dst
 }
+
+// Stamp returns p's body with its times moved by shift nanoseconds and nothing else changed:
+// Patch with only Stamp.Shift.
+func (p *Payload) Stamp(dst []byte, shift int64) []byte { return p.Patch(dst, &Stamp{Shift: shift}) }
 
 // PatchCopy rewrites dst, a copy of p's body that Patch returned (for any Stamp), into what
 // Patch returns for s, without copying the rest: it writes every field of the plan from the
