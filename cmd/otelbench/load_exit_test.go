@@ -2,6 +2,7 @@ package main
 
 import (
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -24,7 +25,9 @@ func otlpMux() http.Handler {
 func TestLoadExitCodesByCause(t *testing.T) {
 	plain := httptest.NewServer(otlpMux())
 	defer plain.Close()
-	tlsSrv := httptest.NewTLSServer(otlpMux())
+	tlsSrv := httptest.NewUnstartedServer(otlpMux())
+	tlsSrv.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshakes are the point
+	tlsSrv.StartTLS()
 	defer tlsSrv.Close()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

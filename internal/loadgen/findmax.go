@@ -107,7 +107,7 @@ func FindMax(ctx context.Context, cfg Config, fm FindMaxConfig) (*Report, error)
 		if first == nil {
 			first = rep
 		}
-		st := judge(rep, rate, fm.SLO)
+		st := judge(rep, rate, fm.StepDuration, fm.SLO)
 		res.Steps = append(res.Steps, st)
 		if st.Pass {
 			lo, best = rate, rep
@@ -142,10 +142,12 @@ func stepsBeforeRefine(steps []FindMaxStep) int {
 }
 
 // judge measures a step against the SLO. A step must also have sent nearly the rate asked:
-// a generator that fell behind measured a lower rate than it claims.
-func judge(rep *Report, rate float64, slo SLO) FindMaxStep {
+// a generator that fell behind measured a lower rate than it claims. The achieved rate counts
+// the requests sent over the step's scheduled time, not over its run, whose end waits for the
+// last answers.
+func judge(rep *Report, rate float64, step time.Duration, slo SLO) FindMaxStep {
 	t := &rep.Totals
-	st := FindMaxStep{Rate: rate, AchievedRate: t.RequestsPerSecond, P99MS: t.Latency.P99,
+	st := FindMaxStep{Rate: rate, AchievedRate: float64(t.Requests-t.Retries) / step.Seconds(), P99MS: t.Latency.P99,
 		ErrorRate: 1 - t.SuccessRatio(), LateSends: t.LateSends}
 	switch {
 	case st.ErrorRate > slo.ErrorRate:

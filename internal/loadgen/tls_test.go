@@ -10,6 +10,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"io"
+	"log"
 	"math/big"
 	"net"
 	"net/http"
@@ -91,6 +92,7 @@ func (p *testPKI) startTLS(t *testing.T, mTLS bool) *httptest.Server {
 		_, _ = io.Copy(io.Discard, r.Body)
 	}))
 	srv.TLS = &tls.Config{Certificates: []tls.Certificate{p.server}}
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshakes are the point
 	if mTLS {
 		srv.TLS.ClientCAs, srv.TLS.ClientAuth = p.pool, tls.RequireAndVerifyClientCert
 	}
