@@ -51,9 +51,16 @@ func NewStagedPacer(clock Clock, start time.Time, stages []Stage) *Pacer {
 	return &Pacer{start: start, sched: newSchedule(0, stages), clock: clock}
 }
 
-// At returns the intended send time of send n (n counts from 0), and false
-// when the schedule ends before it.
-func (p *Pacer) At(n int64) (time.Time, bool) {
+// At returns the intended send time of send n (n counts from 0); past the end
+// of stages it returns the start (see Due).
+func (p *Pacer) At(n int64) time.Time {
+	t, _ := p.Due(n)
+	return t
+}
+
+// Due returns the intended send time of send n, and false when the schedule
+// ends before it.
+func (p *Pacer) Due(n int64) (time.Time, bool) {
 	d, ok := p.sched.at(n)
 	return p.start.Add(d), ok
 }
@@ -63,7 +70,7 @@ func (p *Pacer) At(n int64) (time.Time, bool) {
 // on time). It returns ctx.Err() if ctx ends first, ErrScheduleEnd if the
 // schedule ends before send n.
 func (p *Pacer) Wait(ctx context.Context, n int64) (intended time.Time, late time.Duration, err error) {
-	intended, ok := p.At(n)
+	intended, ok := p.Due(n)
 	if !ok {
 		return intended, 0, ErrScheduleEnd
 	}

@@ -59,7 +59,7 @@ func TestPacerSchedule(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := NewPacer(&fakeClock{now: start}, start, tt.rate)
-			if at, _ := p.At(tt.n); at.Sub(start) != tt.want {
+			if at := p.At(tt.n); at.Sub(start) != tt.want {
 				got := at.Sub(start)
 				t.Errorf("At(%d) = start+%v, want start+%v", tt.n, got, tt.want)
 			}
@@ -149,10 +149,10 @@ func TestStagedPacer(t *testing.T) {
 		{500, 0, false},                      // the schedule's 500 sends are 0..499
 	}
 	for _, tt := range tests {
-		at, ok := p.At(tt.n)
+		at, ok := p.Due(tt.n)
 		got := at.Sub(start)
 		if ok != tt.ok || (ok && (got-tt.want).Abs() > time.Microsecond) {
-			t.Errorf("At(%d) = start+%v, %v; want start+%v, %v", tt.n, got, ok, tt.want, tt.ok)
+			t.Errorf("Due(%d) = start+%v, %v; want start+%v, %v", tt.n, got, ok, tt.want, tt.ok)
 		}
 	}
 	// Wait on the fake clock walks the schedule: every send waits for its time, and the one
