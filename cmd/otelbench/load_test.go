@@ -42,7 +42,13 @@ func TestLoadUsageErrors(t *testing.T) {
 		{"negative rate", []string{"--rate", "-5"}},
 		{"negative records", []string{"--records", "-1"}},
 		{"bad header", []string{"--header", "novalue"}},
-		{"bad endpoint", []string{"--endpoint", "localhost:4318"}},
+		{"bad endpoint", []string{"--endpoint", "ftp://localhost:4318"}},
+		{"grpc protocol", []string{"--protocol", "grpc"}},
+		{"bad run id", []string{"--run-id", "xyz"}},
+		{"bad stages", []string{"--stages", "30s"}},
+		{"bad slo", []string{"--find-max", "--slo", "p42=1s"}},
+		{"min success above 1", []string{"--min-success", "1.5"}},
+		{"bad temporality", []string{"--temporality", "sometimes"}},
 		{"max error rate above 1", []string{"--max-error-rate", "2"}},
 		{"positional arg", []string{"extra"}},
 		{"unknown flag", []string{"--nope"}},
@@ -97,7 +103,7 @@ func TestLoadMaxErrorRateExits1(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	base := []string{"load", "--endpoint", srv.URL, "--requests", "30", "--records", "1", "--no-progress"}
+	base := []string{"load", "--endpoint", srv.URL, "--requests", "30", "--records", "1", "--no-progress", "--min-success", "0"}
 	if code, out := runCLI(t, append(base, "--max-error-rate", "0.5")...); code != 0 {
 		t.Errorf("a third failing under a 50%% limit: exit %d, want 0\n%s", code, out)
 	}

@@ -11,10 +11,14 @@ import (
 	"strings"
 )
 
-// LoadSchema is the schema tag of the `otelbench load --json` report.
-const LoadSchema = "otelbench.load/v1"
+// LoadSchema is the schema tag of the `otelbench load --json` report; LoadSchemaV1 is the
+// previous version, whose fields compare reads are the same.
+const (
+	LoadSchema   = "otelbench.load/v2"
+	LoadSchemaV1 = "otelbench.load/v1"
+)
 
-// loadReport is the part of the "otelbench.load/v1" report compare reads.
+// loadReport is the part of the "otelbench.load/v2" (or v1) report compare reads.
 type loadReport struct {
 	Schema          string     `json:"schema"`
 	DurationSeconds float64    `json:"duration_seconds"`
@@ -46,14 +50,14 @@ type loadResult struct {
 	Errors float64
 }
 
-// parseLoadReport decodes an "otelbench.load/v1" report.
+// parseLoadReport decodes an "otelbench.load/v2" or v1 report.
 func parseLoadReport(b []byte) (loadResult, error) {
 	var r loadReport
 	if err := json.Unmarshal(b, &r); err != nil {
 		return loadResult{}, fmt.Errorf("decode load report: %w", err)
 	}
-	if r.Schema != LoadSchema {
-		return loadResult{}, fmt.Errorf("decode load report: schema %q, want %q", r.Schema, LoadSchema)
+	if r.Schema != LoadSchema && r.Schema != LoadSchemaV1 {
+		return loadResult{}, fmt.Errorf("decode load report: schema %q, want %q or %q", r.Schema, LoadSchema, LoadSchemaV1)
 	}
 	t := r.Totals
 	res := loadResult{

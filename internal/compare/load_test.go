@@ -17,6 +17,10 @@ func TestParseLoadReport(t *testing.T) {
 			Requests: 2000, RequestsPerSecond: 1000, RecordsPerSecond: 10000,
 			P50: 0.0012, P99: 0.0045, Errors: 7,
 		}, false},
+		{"closed model, v2", "load-closed-v2.json", loadResult{
+			Requests: 2000, RequestsPerSecond: 1000, RecordsPerSecond: 10000,
+			P50: 0.0012, P99: 0.0045, Errors: 7,
+		}, false},
 		{"wrong schema", "load-badschema.json", loadResult{}, true},
 		{"not json", "load-garbage.json", loadResult{}, true},
 	}

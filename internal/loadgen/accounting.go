@@ -38,6 +38,7 @@ type attempt struct {
 	rejected    int64 // partial_success rejections (200 only)
 	badResponse bool  // a 200 body that did not decode
 	bytes       int64
+	final       bool // the request's last attempt: its outcome is the request's
 }
 
 func (a *signalAcc) recordAttempt(at attempt, retry bool) {
@@ -53,6 +54,13 @@ func (a *signalAcc) recordAttempt(at attempt, retry bool) {
 	s.BytesSent += at.bytes
 	if retry {
 		s.Retries++
+	}
+	if at.final && !at.canceled {
+		if !at.transport && at.status >= 200 && at.status < 300 {
+			s.Succeeded++
+		} else {
+			s.Failed++
+		}
 	}
 	switch {
 	case at.canceled:

@@ -1,6 +1,7 @@
 package loadgen
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -130,19 +131,38 @@ const (
 type Times string
 
 const (
-	// TimesAuto is TimesLive for protobuf bodies without compression, else TimesReplay.
+	// TimesAuto is TimesLive for protobuf bodies (compressed ones after patching), else TimesReplay.
 	TimesAuto Times = ""
-	// TimesLive moves each request's times to the clock at its send (otlpgen's Payload.Stamp),
-	// as a live agent's advance. OTLP-JSON and compressed bodies cannot be stamped.
+	// TimesLive moves each request's times to the clock at its send (otlpgen's Payload.Patch),
+	// as a live agent's advance. OTLP-JSON bodies cannot be stamped.
 	TimesLive Times = "live"
 	// TimesReplay sends the pool's times as encoded, so they repeat every pool cycle.
 	TimesReplay Times = "replay"
 )
 
 // Config describes one load run. Zero fields take the Default* values.
+//
+// A run is split into shards (several processes or machines sharing one load) through Rate,
+// Concurrency, Stages and Payload.Seed: see Split.
 type Config struct {
-	Endpoint string      // base URL; signal paths /v1/logs, /v1/metrics, /v1/traces are appended
-	Header   http.Header // extra request headers (e.g. Authorization)
+	// Endpoint is the base URL (or host:port, see Insecure); the signal paths /v1/logs,
+	// /v1/metrics and /v1/traces are appended.
+	Endpoint string
+	// SignalEndpoints, where set, is the full URL of a signal's requests, used as given
+	// (OTEL_EXPORTER_OTLP_<SIGNAL>_ENDPOINT).
+	SignalEndpoints [signal.Count]string
+	// Insecure makes a scheme-less endpoint http://; otherwise it is https://, as the
+	// exporters read OTEL_EXPORTER_OTLP_INSECURE.
+	Insecure bool
+	// Protocol is the OTLP transport and encoding: http/protobuf (default) or http/json. It
+	// sets Payload.Encoding.
+	Protocol Protocol
+	// TLS configures https:// endpoints.
+	TLS TLSConfig
+
+	Header http.Header // extra request headers (e.g. Authorization), over SignalHeaders
+	// SignalHeaders are each signal's headers from the environment (ApplyEnv).
+	SignalHeaders [signal.Count]http.Header
 	// Timeout bounds one request, connection included. The senders enforce
 	// it with a little slack to stay cheap: the epoll loop checks every
 	// 10 ms, the h1 sender moves its deadline only when less than Timeout
@@ -176,10 +196,19 @@ type Config struct {
 	Sender Sender
 
 	// Times says what times the records carry: "" (TimesAuto) live where the
-	// bodies allow it (protobuf without compression), TimesLive always (an
-	// error for bodies that cannot be stamped), TimesReplay the pool's as
-	// encoded, the same every --pool-size requests.
+	// bodies allow it (protobuf), TimesLive always (an error for OTLP-JSON),
+	// TimesReplay the pool's as encoded, the same every --pool-size requests.
 	Times Times
+
+	// RunID is the first half of every trace id the run sends (otlpgen.TraceID); 0 means a
+	// random one, so that runs, and shards of one run, never send the same trace id.
+	RunID uint64
+	// ReplayIDs sends the pool's trace and span ids as encoded, the same every pool cycle.
+	ReplayIDs bool
+
+	// Stages, when set, make the open model's rate follow a schedule of linear ramps
+	// (ParseStages); the run lasts their total duration.
+	Stages []Stage
 
 	// Progress, when not nil, receives a live progress display (mpb).
 	Progress io.Writer
@@ -196,14 +225,19 @@ func (c Config) Validate() error {
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%w: "+format, append([]any{ErrInvalidConfig}, args...)...)
 	}
-	if c.Endpoint != "" {
-		u, err := url.Parse(c.Endpoint)
-		if err != nil {
-			return bad("endpoint: %v", err)
+	for _, sig := range signal.All() {
+		if _, err := c.signalURL(sig); err != nil {
+			return bad("%v", err)
 		}
-		if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return bad("endpoint %q: want http://host:port or https://host:port", c.Endpoint)
-		}
+	}
+	if err := c.Protocol.validate(); err != nil {
+		return bad("%v", err)
+	}
+	if c.Protocol != "" && c.Payload.Encoding != "" && c.Payload.Encoding != c.Protocol.encoding() {
+		return bad("protocol %s and encoding %s disagree", c.Protocol, c.Payload.Encoding)
+	}
+	if err := validateStages(c.Stages); err != nil {
+		return bad("%v", err)
 	}
 	if c.Mix != (Mix{}) {
 		if err := c.Mix.validate(); err != nil {
@@ -234,22 +268,21 @@ func (c Config) Validate() error {
 	switch c.Times {
 	case TimesAuto, TimesReplay:
 	case TimesLive:
-		p := c.Payload
-		if p.Encoding == otlpgen.EncodingJSON || p.Compression != "" && p.Compression != otlpgen.CompressionNone {
-			return bad("times live needs protobuf bodies without compression (they are patched in place at each send); use times replay")
+		if c.encoding() == otlpgen.EncodingJSON {
+			return bad("times live needs protobuf bodies (they are patched in place at each send); use times replay")
 		}
 	default:
 		return bad("times %q (want live or replay)", c.Times)
 	}
-	https := strings.HasPrefix(c.Endpoint, "https:")
+	one, https := c.oneHost()
 	switch c.Sender {
 	case SenderAuto, SenderNetHTTP:
 	case SenderH1:
-		if https {
-			return bad("sender h1 speaks plain http only")
+		if !one {
+			return bad("sender h1 needs every signal on one host")
 		}
 	case SenderEpoll:
-		if !evSupported || https || c.Rate > 0 || c.Retry > 0 {
+		if !evSupported || !one || https || c.Rate > 0 || len(c.Stages) > 0 || c.Retry > 0 {
 			return bad("sender epoll needs Linux, an http:// endpoint, the closed model and no retries")
 		}
 	default:
@@ -258,12 +291,49 @@ func (c Config) Validate() error {
 	return nil
 }
 
+// encoding returns the payload encoding the config asks for.
+func (c Config) encoding() otlpgen.Encoding {
+	if c.Protocol != "" {
+		return c.Protocol.encoding()
+	}
+	return cmp.Or(c.Payload.Encoding, otlpgen.DefaultEncoding)
+}
+
+// oneHost reports whether every signal goes to one scheme and host (one connection serves
+// them all), and whether that scheme is https.
+func (c Config) oneHost() (one, https bool) {
+	var first *url.URL
+	for _, sig := range signal.All() {
+		s, err := c.signalURL(sig)
+		if err != nil {
+			return false, false
+		}
+		u, _ := url.Parse(s)
+		if first == nil {
+			first = u
+		} else if u.Scheme != first.Scheme || u.Host != first.Host {
+			return false, first.Scheme == "https"
+		}
+	}
+	return true, first.Scheme == "https"
+}
+
 // withDefaults returns c with zero fields replaced by defaults.
 func (c Config) withDefaults() Config {
 	if c.Endpoint == "" {
 		c.Endpoint = DefaultEndpoint
 	}
-	c.Endpoint = strings.TrimRight(c.Endpoint, "/")
+	c.Endpoint, _ = normalizeEndpoint(c.Endpoint, c.Insecure)
+	c.Payload.Encoding = c.encoding()
+	if c.Protocol == "" {
+		c.Protocol = ProtocolHTTPProtobuf
+		if c.Payload.Encoding == otlpgen.EncodingJSON {
+			c.Protocol = ProtocolHTTPJSON
+		}
+	}
+	if len(c.Stages) > 0 {
+		c.Duration = stagesDuration(c.Stages)
+	}
 	if c.Mix == (Mix{}) {
 		c.Mix = DefaultMix
 	}
@@ -272,7 +342,7 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Concurrency == 0 {
 		c.Concurrency = DefaultConcurrency
-		if c.Rate > 0 {
+		if c.open() {
 			c.Concurrency = DefaultOpenConcurrency
 		}
 	}
@@ -296,7 +366,7 @@ func (c Config) withDefaults() Config {
 }
 
 // open reports whether c uses the open model.
-func (c Config) open() bool { return c.Rate > 0 }
+func (c Config) open() bool { return c.Rate > 0 || len(c.Stages) > 0 }
 
 // model names the load model as the report spells it.
 func (c Config) model() string {
@@ -332,4 +402,31 @@ func ParseHeaders(kvs []string) (http.Header, error) {
 		h.Add(k, strings.TrimSpace(v))
 	}
 	return h, nil
+}
+
+// Split returns shard i (from 0) of n of c: a share of the rate, the stage targets, the
+// concurrency and the request budget, and a seed of its own, so n processes started with it
+// together make c's load. Run ids stay random per process, so shards never share a trace id.
+func (c Config) Split(i, n int) Config {
+	if n <= 1 {
+		return c
+	}
+	s := c
+	s.Rate = c.Rate / float64(n)
+	s.Stages = make([]Stage, len(c.Stages))
+	for k, st := range c.Stages {
+		s.Stages[k] = Stage{st.Duration, st.Target / float64(n)}
+	}
+	if len(c.Stages) == 0 {
+		s.Stages = nil
+	}
+	if c.Concurrency > 0 {
+		s.Concurrency = max(1, c.Concurrency/n+btoi(i < c.Concurrency%n))
+	}
+	if c.Requests > 0 {
+		s.Requests = c.Requests/int64(n) + int64(btoi(int64(i) < c.Requests%int64(n)))
+	}
+	s.Payload.Seed = c.Payload.Seed + uint64(i)
+	s.RunID = 0
+	return s
 }

@@ -3,6 +3,7 @@ package loadgen
 import (
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -85,7 +86,16 @@ func TestConfigValidate(t *testing.T) {
 	}{
 		{"zero", Config{}, true},
 		{"https endpoint", Config{Endpoint: "https://collector:4318"}, true},
-		{"no scheme", Config{Endpoint: "127.0.0.1:4318"}, false},
+		{"no scheme", Config{Endpoint: "127.0.0.1:4318"}, true},
+		{"no host", Config{Endpoint: "http://"}, false},
+		{"per-signal endpoint", Config{SignalEndpoints: [3]string{"http://a:4318/logs"}}, true},
+		{"bad per-signal endpoint", Config{SignalEndpoints: [3]string{"ftp://a/logs"}}, false},
+		{"protocol json", Config{Protocol: ProtocolHTTPJSON}, true},
+		{"protocol grpc", Config{Protocol: "grpc"}, false},
+		{"protocol and encoding disagree", Config{Protocol: ProtocolHTTPJSON, Payload: otlpgen.Config{Encoding: otlpgen.EncodingProto}}, false},
+		{"stages", Config{Stages: []Stage{{time.Second, 10}}}, true},
+		{"stages all zero", Config{Stages: []Stage{{time.Second, 0}}}, false},
+		{"epoll with stages", Config{Sender: SenderEpoll, Stages: []Stage{{time.Second, 10}}}, false},
 		{"grpc scheme", Config{Endpoint: "grpc://x:4317"}, false},
 		{"negative rate", Config{Rate: -1}, false},
 		{"negative concurrency", Config{Concurrency: -1}, false},
@@ -95,7 +105,7 @@ func TestConfigValidate(t *testing.T) {
 		{"retry too large", Config{Retry: 1000}, false},
 		{"live times", Config{Times: TimesLive}, true},
 		{"live times, json", Config{Times: TimesLive, Payload: otlpgen.Config{Encoding: otlpgen.EncodingJSON}}, false},
-		{"live times, zstd", Config{Times: TimesLive, Payload: otlpgen.Config{Compression: otlpgen.CompressionZstd}}, false},
+		{"live times, zstd", Config{Times: TimesLive, Payload: otlpgen.Config{Compression: otlpgen.CompressionZstd}}, true},
 		{"replayed times, gzip", Config{Times: TimesReplay, Payload: otlpgen.Config{Compression: otlpgen.CompressionGzip}}, true},
 		{"unknown times", Config{Times: "now"}, false},
 	}
@@ -105,5 +115,30 @@ func TestConfigValidate(t *testing.T) {
 				t.Errorf("Validate() = %v, want ok=%v", err, tt.ok)
 			}
 		})
+	}
+}
+
+// TestSplit: n shards of a config add up to it, with distinct seeds and random run ids.
+func TestSplit(t *testing.T) {
+	c := Config{Rate: 1000, Concurrency: 10, Requests: 101, RunID: 7, Stages: []Stage{{time.Second, 300}},
+		Payload: otlpgen.Config{Seed: 5}}
+	var rate, stage float64
+	var conc int
+	var reqs int64
+	seeds := map[uint64]bool{}
+	for i := range 3 {
+		s := c.Split(i, 3)
+		rate, stage, conc, reqs = rate+s.Rate, stage+s.Stages[0].Target, conc+s.Concurrency, reqs+s.Requests
+		seeds[s.Payload.Seed] = true
+		if s.RunID != 0 {
+			t.Errorf("shard %d run id %d, want 0 (random per process)", i, s.RunID)
+		}
+	}
+	if rate != 1000 || stage != 300 || conc != 10 || reqs != 101 || len(seeds) != 3 {
+		t.Errorf("shards sum to rate %v, stage %v, concurrency %d, requests %d with %d seeds; want 1000, 300, 10, 101, 3",
+			rate, stage, conc, reqs, len(seeds))
+	}
+	if c.Stages[0].Target != 300 {
+		t.Error("Split changed the original's stages")
 	}
 }

@@ -35,9 +35,6 @@ const (
 	evReading
 )
 
-// errTimeout is the transport error of a request past Config.Timeout.
-var errTimeout = errors.New("request timed out")
-
 // maxResponseBytes bounds the raw response bytes buffered per connection.
 const maxResponseBytes = 4 << 20
 
@@ -48,7 +45,9 @@ type evConn struct {
 	wantOut bool // EPOLLOUT in the interest set
 	eof     bool
 	p       *otlpgen.Payload
-	stamped []byte // p's body with its times moved, when the run stamps them
+	bodies  bodyBuffers // p's patched (and compressed) body, when the run patches
+	head    []byte
+	size    int // body bytes
 	sent    time.Time
 	iovArr  [2][]byte
 	iov     [][]byte
@@ -174,21 +173,21 @@ func (l *evLoop) run() {
 // issue starts the next request on c, if there is one.
 func (l *evLoop) issue(c *evConn) {
 	r := l.r
-	cycle := int64(len(r.schedule))
 	for l.stopCtx.Err() == nil {
 		n := r.next.Add(1) - 1
 		if r.cfg.Requests > 0 && n >= r.cfg.Requests {
 			break
 		}
-		sig := r.schedule[n%cycle]
-		c.p = r.pool.Get(sig, uint64(n/cycle))
 		c.sent = time.Now()
 		c.in, c.eof = c.in[:0], false
-		body := r.body(c.p, c.stamped, c.sent)
-		if r.stamp {
-			c.stamped = body
+		p, body, err := r.prepare(n, &c.bodies, c.sent)
+		c.p, c.size = p, len(body)
+		if err != nil {
+			r.recordAttempt(l.ctx, p, 0, response{}, err, false, true)
+			continue
 		}
-		c.iovArr = [2][]byte{l.s.heads[c.p], body}
+		c.head = l.s.appendHead(c.head[:0], p, len(body))
+		c.iovArr = [2][]byte{c.head, body}
 		c.iov = c.iovArr[:]
 		l.inFlight++
 		if c.fd < 0 {
@@ -379,7 +378,7 @@ func (l *evLoop) readFinal(c *evConn, werr error) {
 // complete accounts the request in flight on c; a failed connection is
 // closed so that the next request dials a new one.
 func (l *evLoop) complete(c *evConn, resp response, err error) {
-	if l.r.recordAttempt(l.ctx, c.p, resp, err, false) {
+	if l.r.recordAttempt(l.ctx, c.p, c.size, resp, err, false, true) {
 		d := time.Since(c.sent)
 		l.r.acc[c.p.Signal.Index()].recordLatency(d, d, false)
 	}

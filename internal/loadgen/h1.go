@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -26,46 +27,76 @@ import (
 // showed net/http's client costing about 8× wrk's CPU per request (request
 // and header allocation, the persistConn reader/writer goroutine handoffs,
 // MIME header parsing, copying the body through bufio). The generator must
-// not be the bottleneck, so plain http:// endpoints use this sender; https://
-// endpoints use the tuned net/http Transport (sender.go).
+// not be the bottleneck, so endpoints on one host use this sender, over TLS for
+// https://; endpoints on several hosts use the tuned net/http Transport
+// (sender.go).
 type h1Sender struct {
 	addr    string
+	tls     *tls.Config // nil for http://
 	timeout time.Duration
-	heads   map[*otlpgen.Payload][]byte // read-only after newH1Sender
+	// heads holds each payload's request head up to, not including, its Content-Length
+	// (appendHead ends it): a compressed body's length changes from send to send.
+	heads map[*otlpgen.Payload][]byte // read-only after newH1Sender
 }
 
+// newH1Sender prepares the request heads of every payload; every signal's URL has the same
+// scheme and host (Config.oneHost).
 func newH1Sender(cfg Config, pool *otlpgen.Pool) (*h1Sender, error) {
-	u, err := url.Parse(cfg.Endpoint)
-	if err != nil {
-		return nil, fmt.Errorf("parse endpoint: %w", err)
-	}
-	addr := u.Host
-	if u.Port() == "" {
-		addr = net.JoinHostPort(u.Hostname(), "80")
-	}
-	s := &h1Sender{addr: addr, timeout: cfg.Timeout, heads: map[*otlpgen.Payload][]byte{}}
-	extra := cfg.Header.Clone()
-	if extra.Get("User-Agent") == "" {
-		extra.Set("User-Agent", "otelbench-load/1")
-	}
+	s := &h1Sender{timeout: cfg.Timeout, heads: map[*otlpgen.Payload][]byte{}}
 	for _, sig := range signal.All() {
+		raw, err := cfg.signalURL(sig)
+		if err != nil {
+			return nil, err
+		}
+		u, err := url.Parse(raw)
+		if err != nil {
+			return nil, fmt.Errorf("parse endpoint: %w", err)
+		}
+		if s.addr == "" {
+			s.addr = u.Host
+			if u.Port() == "" {
+				port := "80"
+				if u.Scheme == "https" {
+					port = "443"
+				}
+				s.addr = net.JoinHostPort(u.Hostname(), port)
+			}
+			if u.Scheme == "https" {
+				if s.tls, err = cfg.TLS.clientConfig(u.Hostname()); err != nil {
+					return nil, err
+				}
+			}
+		}
+		extra := cfg.headersFor(sig)
+		if extra.Get("User-Agent") == "" {
+			extra.Set("User-Agent", userAgent)
+		}
 		ps := pool.Payloads(sig)
 		for i := range ps {
 			p := &ps[i]
 			var b bytes.Buffer
-			fmt.Fprintf(&b, "POST %s%s HTTP/1.1\r\nHost: %s\r\nContent-Type: %s\r\nContent-Length: %d\r\n",
-				u.EscapedPath(), sig.Path(), u.Host, p.ContentType, len(p.Body))
+			fmt.Fprintf(&b, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: %s\r\n", u.RequestURI(), u.Host, p.ContentType)
 			if p.ContentEncoding != "" {
 				fmt.Fprintf(&b, "Content-Encoding: %s\r\n", p.ContentEncoding)
 			}
 			if err := extra.Write(&b); err != nil {
 				return nil, fmt.Errorf("build request head: %w", err)
 			}
-			b.WriteString("\r\n")
+			b.WriteString("Content-Length: ")
 			s.heads[p] = b.Bytes()
 		}
 	}
 	return s, nil
+}
+
+// userAgent is the User-Agent of every request, unless a header sets another.
+const userAgent = "otelbench-load/2"
+
+// appendHead appends p's request head for a body of n bytes to dst.
+func (s *h1Sender) appendHead(dst []byte, p *otlpgen.Payload, n int) []byte {
+	dst = append(dst, s.heads[p]...)
+	dst = strconv.AppendInt(dst, int64(n), 10)
+	return append(dst, "\r\n\r\n"...)
 }
 
 // h1Conn is one worker's connection; it is not safe for concurrent use.
@@ -76,6 +107,7 @@ type h1Conn struct {
 	br        *bufio.Reader
 	stopWatch func() bool
 	deadline  time.Time // the connection's current I/O deadline
+	head      []byte
 	bufs      [2][]byte
 	iov       net.Buffers // iov aliases bufs; a field so WriteTo does not allocate
 }
@@ -89,6 +121,17 @@ func (c *h1Conn) dial() error {
 	conn, err := d.DialContext(c.ctx, "tcp", c.s.addr)
 	if err != nil {
 		return err
+	}
+	if c.s.tls != nil {
+		tc := tls.Client(conn, c.s.tls)
+		hctx, cancel := context.WithTimeout(c.ctx, c.s.timeout)
+		err := tc.HandshakeContext(hctx)
+		cancel()
+		if err != nil {
+			_ = conn.Close()
+			return fmt.Errorf("tls handshake: %w", err)
+		}
+		conn = tc
 	}
 	c.conn = conn
 	c.deadline = time.Time{}
@@ -111,8 +154,13 @@ func (c *h1Conn) close() {
 	}
 }
 
-// errMalformed marks a response that is not HTTP/1.x.
-var errMalformed = errors.New("malformed HTTP response")
+// Transport errors the senders make themselves.
+var (
+	// errMalformed marks a response that is not HTTP/1.x.
+	errMalformed = errors.New("malformed HTTP response")
+	// errTimeout is the transport error of a request past Config.Timeout (epoll loop).
+	errTimeout = errors.New("request timed out")
+)
 
 // send posts p and reads the response, keeping at most DefaultMaxResponse
 // bytes of its body in buf. On any error the connection is closed (the next
@@ -137,7 +185,8 @@ func (c *h1Conn) send(_ context.Context, p *otlpgen.Payload, body []byte, buf *b
 			return response{}, err
 		}
 	}
-	c.bufs = [2][]byte{c.s.heads[p], body}
+	c.head = c.s.appendHead(c.head[:0], p, len(body))
+	c.bufs = [2][]byte{c.head, body}
 	c.iov = c.bufs[:]
 	if _, err := c.iov.WriteTo(c.conn); err != nil {
 		// A server may answer before reading the whole body (413 Payload

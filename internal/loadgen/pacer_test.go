@@ -59,7 +59,8 @@ func TestPacerSchedule(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := NewPacer(&fakeClock{now: start}, start, tt.rate)
-			if got := p.At(tt.n).Sub(start); got != tt.want {
+			if at := p.At(tt.n); at.Sub(start) != tt.want {
+				got := at.Sub(start)
 				t.Errorf("At(%d) = start+%v, want start+%v", tt.n, got, tt.want)
 			}
 		})
@@ -121,5 +122,61 @@ func TestPacerWaitCanceled(t *testing.T) {
 	}
 	if _, _, err := p.Wait(ctx, 0); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Wait on canceled ctx = %v, want context.Canceled", err)
+	}
+}
+
+// TestStagedPacer: the ramps of "2s:100,3s:100,2s:0" place the sends where the integral of the
+// rate reaches them: 100 in the first ramp (its mean rate is 50/s), 300 in the hold, 100 in
+// the ramp down, and none after.
+func TestStagedPacer(t *testing.T) {
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	stages, err := ParseStages("2s:100,3s:100,2s:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := NewStagedPacer(&fakeClock{now: start}, start, stages)
+	tests := []struct {
+		n    int64
+		want time.Duration
+		ok   bool
+	}{
+		{0, 0, true},
+		{25, time.Second, true},              // ramp up: 100/2 × t²/2 = 25 at t = 1s
+		{100, 2 * time.Second, true},         // end of the ramp up
+		{250, 3500 * time.Millisecond, true}, // hold at 100/s
+		{400, 5 * time.Second, true},         // start of the ramp down
+		{475, 6 * time.Second, true},         // 100t - 25t² = 75 at t = 1s
+		{500, 0, false},                      // the schedule's 500 sends are 0..499
+	}
+	for _, tt := range tests {
+		at, ok := p.Due(tt.n)
+		got := at.Sub(start)
+		if ok != tt.ok || (ok && (got-tt.want).Abs() > time.Microsecond) {
+			t.Errorf("Due(%d) = start+%v, %v; want start+%v, %v", tt.n, got, ok, tt.want, tt.ok)
+		}
+	}
+	// Wait on the fake clock walks the schedule: every send waits for its time, and the one
+	// past the end says so.
+	clock := &fakeClock{now: start}
+	p = NewStagedPacer(clock, start, stages)
+	for n := range int64(500) {
+		at, late, err := p.Wait(context.Background(), n)
+		if err != nil || late != 0 || !clock.Now().Equal(at) {
+			t.Fatalf("Wait(%d) = %v, %v, %v at clock %v", n, at.Sub(start), late, err, clock.Now().Sub(start))
+		}
+	}
+	if _, _, err := p.Wait(context.Background(), 500); !errors.Is(err, ErrScheduleEnd) {
+		t.Errorf("Wait(500) error %v, want ErrScheduleEnd", err)
+	}
+	if got := clock.Now().Sub(start); got > 7*time.Second || got < 6*time.Second {
+		t.Errorf("the fake clock ended at +%v, want within the 7 s schedule, after 6 s", got)
+	}
+}
+
+func TestParseStagesRejects(t *testing.T) {
+	for _, s := range []string{"", "30s", "x:10", "30s:-1", "0s:10", "10s:0,5s:0", "10s:abc"} {
+		if _, err := ParseStages(s); err == nil {
+			t.Errorf("ParseStages(%q) = nil error, want one", s)
+		}
 	}
 }

@@ -12,10 +12,18 @@ import (
 	"github.com/otelbench/otelbench/internal/signal"
 )
 
-// Schema identifies the JSON report format; docs/load-report.md documents it.
-const Schema = "otelbench.load/v1"
+// Schema identifies the JSON report format; docs/load-report.md documents it. Version 2 added
+// fields only (run id, ids and values modes, request outcomes, failures, stages, find-max), so
+// a v1 report reads as a v2 one with them empty.
+const Schema = "otelbench.load/v2"
 
-// Report is the result of a run, marshalling to the "otelbench.load/v1" JSON.
+// SchemaV1 is the previous version, still read by ReadReport and Merge.
+const SchemaV1 = "otelbench.load/v1"
+
+// knownSchema reports whether s is a report version this package reads.
+func knownSchema(s string) bool { return s == Schema || s == SchemaV1 }
+
+// Report is the result of a run, marshalling to the "otelbench.load/v2" JSON.
 type Report struct {
 	Schema          string                  `json:"schema"`
 	Started         time.Time               `json:"started"`
@@ -25,6 +33,10 @@ type Report struct {
 	Config          ReportConfig            `json:"config"`
 	Totals          SignalStats             `json:"totals"`
 	Signals         map[string]*SignalStats `json:"signals"`
+	// Failures groups failed attempts by cause, most frequent first (v2).
+	Failures []Failure `json:"failures,omitempty"`
+	// FindMax holds the steps of a --find-max search (v2).
+	FindMax *FindMaxResult `json:"find_max,omitempty"`
 }
 
 // ReportConfig records what the run was asked to do.
@@ -49,6 +61,28 @@ type ReportConfig struct {
 	TimeoutSeconds  float64        `json:"timeout_seconds"`
 	Retry           int            `json:"retry"`
 	Headers         []string       `json:"headers,omitempty"` // names only
+
+	// Since v2.
+	Protocol      string      `json:"protocol,omitempty"`
+	RunID         string      `json:"run_id,omitempty"` // hex, the first half of every trace id
+	IDs           string      `json:"ids,omitempty"`    // "unique" or "replay"
+	Values        string      `json:"values,omitempty"` // "advance" or "replay"
+	Temporality   string      `json:"temporality,omitempty"`
+	Instances     int         `json:"instances,omitempty"`
+	TraceServices int         `json:"trace_services,omitempty"`
+	ErrorRate     float64     `json:"error_rate,omitempty"`
+	LogTraceShare float64     `json:"log_trace_share,omitempty"`
+	Stages        []StageJSON `json:"stages,omitempty"`
+	TracesSent    uint64      `json:"traces_sent,omitempty"` // trace ids handed out
+	// CounterIncrease is how much the monotonic counters sent (http.server.request.count)
+	// grew in all: a rate over the stored series, times the run's span, should equal it.
+	CounterIncrease uint64 `json:"counter_increase,omitempty"`
+}
+
+// StageJSON is a Stage in a report.
+type StageJSON struct {
+	DurationSeconds float64 `json:"duration_seconds"`
+	Target          float64 `json:"target"`
 }
 
 // StatusCounts counts responses by status class.
@@ -100,6 +134,8 @@ func (s *StatusCounts) merge(o StatusCounts) {
 // their first intended send to the last response).
 type SignalStats struct {
 	Requests             int64        `json:"requests"`
+	Succeeded            int64        `json:"succeeded"` // requests whose last attempt got a 2xx (v2)
+	Failed               int64        `json:"failed"`    // requests whose last attempt did not (v2)
 	Status               StatusCounts `json:"status"`
 	TransportErrors      int64        `json:"transport_errors"`
 	Canceled             int64        `json:"canceled"` // aborted in flight by cancellation
@@ -132,8 +168,19 @@ func (s *SignalStats) ErrorRate() float64 {
 	return float64(s.Errors()) / float64(n)
 }
 
+// SuccessRatio returns Succeeded over the requests that finished (1 if none did).
+func (s *SignalStats) SuccessRatio() float64 {
+	n := s.Succeeded + s.Failed
+	if n == 0 {
+		return 1
+	}
+	return float64(s.Succeeded) / float64(n)
+}
+
 func (s *SignalStats) mergeCounts(o *SignalStats) {
 	s.Requests += o.Requests
+	s.Succeeded += o.Succeeded
+	s.Failed += o.Failed
 	s.Status.merge(o.Status)
 	s.TransportErrors += o.TransportErrors
 	s.Canceled += o.Canceled
@@ -200,8 +247,8 @@ func ReadReport(rd io.Reader) (*Report, error) {
 	if err := json.NewDecoder(rd).Decode(&r); err != nil {
 		return nil, fmt.Errorf("read report: %w", err)
 	}
-	if r.Schema != Schema {
-		return nil, fmt.Errorf("read report: schema %q, want %q", r.Schema, Schema)
+	if !knownSchema(r.Schema) {
+		return nil, fmt.Errorf("read report: schema %q, want %q or %q", r.Schema, Schema, SchemaV1)
 	}
 	return &r, nil
 }
@@ -220,9 +267,10 @@ func Merge(reports ...*Report) (*Report, error) {
 	type hists struct{ h, hu *hdrhistogram.Histogram }
 	all := map[string]*hists{}
 	for i, r := range reports {
-		if r.Schema != Schema {
-			return nil, fmt.Errorf("merge report %d: schema %q, want %q", i, r.Schema, Schema)
+		if !knownSchema(r.Schema) {
+			return nil, fmt.Errorf("merge report %d: schema %q, want %q or %q", i, r.Schema, Schema, SchemaV1)
 		}
+		out.Failures = mergeFailures(out.Failures, r.Failures)
 		if r.Started.Before(out.Started) {
 			out.Started = r.Started
 		}

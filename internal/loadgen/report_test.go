@@ -161,6 +161,7 @@ func TestReportGoldenShape(t *testing.T) {
 			cfg.Endpoint = srv.URL
 			cfg.Header = http.Header{"Authorization": {"secret"}}
 			cfg.Payload = otlpgen.Config{Records: 3, PoolSize: 1, Seed: 7}
+			cfg.RunID = 0x0123456789abcdef
 			rep, err := Run(context.Background(), cfg)
 			if err != nil {
 				t.Fatal(err)

@@ -3,8 +3,10 @@ package loadgen
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -17,26 +19,62 @@ import (
 // cfg.Requests is reached or ctx is done, and returns the report. When ctx
 // is canceled (Ctrl-C) the run stops sending, aborts requests in flight
 // (counted as canceled) and still returns its report with Interrupted set.
-// Errors are returned only for invalid configs and payload generation.
+// Errors are returned only for invalid configs, payload generation and TLS
+// settings that cannot be loaded.
 func Run(ctx context.Context, cfg Config) (*Report, error) {
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	cfg = cfg.withDefaults()
-	pool, err := otlpgen.NewPool(cfg.Payload, cfg.Mix.Signals()...)
+	r, err := newRunner(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("build payloads: %w", err)
-	}
-	r := &runner{cfg: cfg, pool: pool, schedule: cfg.Mix.schedule(), stamp: cfg.Times != TimesReplay && pool.CanStamp()}
-	for _, sig := range signal.All() {
-		r.acc[sig.Index()] = newSignalAcc(cfg.open())
+		return nil, err
 	}
 	return r.run(ctx)
 }
 
+func newRunner(cfg Config) (*runner, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	if cfg.RunID == 0 {
+		var b [8]byte
+		_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
+		cfg.RunID = binary.BigEndian.Uint64(b[:]) | 1
+	}
+	if cfg.Mix[signal.Traces.Index()] == 0 {
+		// Logs point their trace context at traces the run sent: without traces, none.
+		cfg.Payload.LogTraceShare = 0
+	}
+	pool, err := otlpgen.NewPool(cfg.Payload, cfg.Mix.Signals()...)
+	if err != nil {
+		return nil, fmt.Errorf("build payloads: %w", err)
+	}
+	pc := pool.Config()
+	r := &runner{cfg: cfg, pool: pool, schedule: cfg.Mix.sends(),
+		failures: newFailureLog(cfg)}
+	// Protobuf bodies get times, ids and values; OTLP-JSON ones ids only.
+	proto := pool.CanStamp()
+	r.stamp = proto && cfg.Times != TimesReplay
+	r.ids = !cfg.ReplayIDs
+	// Replayed times and ids replay the values too: the pool exactly as encoded.
+	r.values = proto && !(cfg.ReplayIDs && cfg.Times == TimesReplay)
+	r.compress = pc.Compression != otlpgen.CompressionNone && (r.stamp || r.ids || r.values)
+	if r.compress {
+		r.compressors.New = func() any {
+			z, err := otlpgen.NewCompressor(pc.Compression)
+			if err != nil {
+				panic(err) // the compression was validated with the config
+			}
+			return z
+		}
+	}
+	for _, sig := range signal.All() {
+		r.acc[sig.Index()] = newSignalAcc(cfg.open())
+	}
+	return r, nil
+}
+
 // exchanger sends payloads for one worker.
 type exchanger interface {
-	// send posts body, p's Body or a stamped copy of it (runner.body).
+	// send posts body (runner.prepare) of p.
 	send(ctx context.Context, p *otlpgen.Payload, body []byte, buf *bytes.Buffer) (response, error)
 	close()
 }
@@ -49,42 +87,43 @@ func (netHTTPExchanger) close() {}
 type runner struct {
 	cfg      Config
 	pool     *otlpgen.Pool
-	schedule []signal.Signal
+	schedule []scheduled
 	exchange func(ctx context.Context) exchanger // one per worker
 	pacer    *Pacer
-	stamp    bool // move each request's times to its send (Config.Times)
-	// freshBodies: a stamped body may not be reused for the next request, because net/http's
+
+	// What each send rewrites in its copy of the payload (otlpgen.Payload.Patch): times
+	// (Config.Times), trace ids (unless Config.ReplayIDs), counter values (unless both are
+	// replayed). Compressed payloads are then compressed at send time.
+	stamp, ids, values, compress bool
+	compressors                  sync.Pool // *otlpgen.Compressor
+
+	// freshBodies: a body may not be reused for the next request, because net/http's
 	// Transport can still be reading a request's body after Do returned (an early answer).
 	freshBodies bool
 	start       time.Time
-	next        atomic.Int64 // next send number
-	acc         [signal.Count]*signalAcc
+	next        atomic.Int64  // next send number
+	traces      atomic.Uint64 // traces sent (ids handed out) so far
+	// counterIncrease sums the growth of the monotonic counters sent (Report.CounterIncrease).
+	counterIncrease atomic.Uint64
+	acc             [signal.Count]*signalAcc
+	failures        *failureLog
 }
 
 func (r *runner) run(ctx context.Context) (*Report, error) {
-	var h1 *h1Sender
-	if strings.HasPrefix(r.cfg.Endpoint, "https:") || r.cfg.Sender == SenderNetHTTP {
-		s := newSender(r.cfg, r.pool)
-		defer s.close()
-		r.exchange = func(context.Context) exchanger { return netHTTPExchanger{s} }
-		r.freshBodies = true
-	} else {
-		var err error
-		if h1, err = newH1Sender(r.cfg, r.pool); err != nil {
-			return nil, err
-		}
-		r.exchange = func(ctx context.Context) exchanger { return h1.conn(ctx) }
+	h1, epoll, err := r.pickSender()
+	if err != nil {
+		return nil, err
 	}
-	epoll := h1 != nil && (r.cfg.Sender == SenderEpoll ||
-		(r.cfg.Sender == SenderAuto && evSupported && !r.cfg.open() && r.cfg.Retry == 0))
-
 	// stopCtx ends the issuing of new requests (duration reached or ctx
 	// done); requests in flight run on ctx, so a timed stop lets them finish
 	// while Ctrl-C aborts them.
 	stopCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	r.start = r.cfg.Clock.Now()
-	if r.cfg.open() {
+	switch {
+	case len(r.cfg.Stages) > 0:
+		r.pacer = NewStagedPacer(r.cfg.Clock, r.start, r.cfg.Stages)
+	case r.cfg.open():
 		r.pacer = NewPacer(r.cfg.Clock, r.start, r.cfg.Rate)
 	}
 	if r.cfg.Duration > 0 {
@@ -119,20 +158,42 @@ func (r *runner) run(ctx context.Context) (*Report, error) {
 	return r.report(elapsed, ctx.Err() != nil)
 }
 
+// pickSender sets r.exchange and reports whether the epoll loop drives the
+// connections: h1 (plain or TLS) when every signal goes to one host, the
+// epoll loop for its plain-HTTP closed model, net/http otherwise.
+func (r *runner) pickSender() (h1 *h1Sender, epoll bool, err error) {
+	one, https := r.cfg.oneHost()
+	if !one || r.cfg.Sender == SenderNetHTTP {
+		s, err := newSender(r.cfg, r.pool)
+		if err != nil {
+			return nil, false, err
+		}
+		r.exchange = func(context.Context) exchanger { return netHTTPExchanger{s} }
+		r.freshBodies = true
+		return nil, false, nil
+	}
+	if h1, err = newH1Sender(r.cfg, r.pool); err != nil {
+		return nil, false, err
+	}
+	epoll = !https && (r.cfg.Sender == SenderEpoll ||
+		(r.cfg.Sender == SenderAuto && evSupported && !r.cfg.open() && r.cfg.Retry == 0))
+	if !epoll {
+		r.exchange = func(ctx context.Context) exchanger { return h1.conn(ctx) }
+	}
+	return h1, epoll, nil
+}
+
 // worker sends until stopCtx is done or the request budget is spent.
 func (r *runner) worker(ctx, stopCtx context.Context) {
 	var buf bytes.Buffer
-	var body []byte // the stamped copy of the payload being sent
+	var bb bodyBuffers
 	ex := r.exchange(ctx)
 	defer ex.close()
-	cycle := int64(len(r.schedule))
 	for stopCtx.Err() == nil {
 		n := r.next.Add(1) - 1
 		if r.cfg.Requests > 0 && n >= r.cfg.Requests {
 			return
 		}
-		sig := r.schedule[n%cycle]
-		p := r.pool.Get(sig, uint64(n/cycle))
 		var intended time.Time
 		late := false
 		if r.pacer != nil {
@@ -150,9 +211,13 @@ func (r *runner) worker(ctx, stopCtx context.Context) {
 			intended = sent
 		}
 		if r.freshBodies {
-			body = nil
+			bb = bodyBuffers{}
 		}
-		body = r.body(p, body, sent)
+		p, body, err := r.prepare(n, &bb, sent)
+		if err != nil {
+			r.recordAttempt(ctx, p, 0, response{}, err, false, true)
+			continue
+		}
 		r.send(ctx, ex, p, body, intended, sent, late, &buf)
 	}
 }
@@ -165,16 +230,6 @@ func (r *runner) times() Times {
 	return TimesReplay
 }
 
-// body returns what to send of p at sent: with stamping, p's body with its times moved to sent,
-// in buf's storage (one buffer per worker or connection, reused where the sender has written a
-// body whole before it returns: the epoll loop and h1; see freshBodies); else p.Body itself.
-func (r *runner) body(p *otlpgen.Payload, buf []byte, sent time.Time) []byte {
-	if !r.stamp {
-		return p.Body
-	}
-	return p.Stamp(buf, r.pool.StampShift(sent))
-}
-
 // send sends p, retrying retryable answers as configured, and records
 // every attempt and the request's latency.
 func (r *runner) send(ctx context.Context, ex exchanger, p *otlpgen.Payload, body []byte, intended, sent time.Time, late bool, buf *bytes.Buffer) {
@@ -182,8 +237,9 @@ func (r *runner) send(ctx context.Context, ex exchanger, p *otlpgen.Payload, bod
 	gotResponse := false
 	for try := 0; ; try++ {
 		resp, err := ex.send(ctx, p, body, buf)
-		gotResponse = r.recordAttempt(ctx, p, resp, err, try > 0) || gotResponse
-		if err != nil || !retryable(resp.status) || try >= r.cfg.Retry {
+		final := err != nil || !retryable(resp.status) || try >= r.cfg.Retry
+		gotResponse = r.recordAttempt(ctx, p, len(body), resp, err, try > 0, final) || gotResponse
+		if final {
 			break
 		}
 		d := retryDelay(resp.retryAfter, try, time.Now(), r.cfg.RetryMaxWait)
@@ -199,6 +255,29 @@ func (r *runner) send(ctx context.Context, ex exchanger, p *otlpgen.Payload, bod
 	}
 }
 
+// recordAttempt accounts one attempt and reports whether it got a response. final says the
+// attempt is the request's last: its outcome is the request's.
+func (r *runner) recordAttempt(ctx context.Context, p *otlpgen.Payload, size int, resp response, err error, retry, final bool) bool {
+	at := attempt{records: int64(p.Records), bytes: int64(size), final: final}
+	switch {
+	case err != nil && ctx.Err() != nil:
+		at.canceled = true
+	case err != nil:
+		at.transport = true
+		r.failures.record(p.Signal, classifyError(err))
+	default:
+		at.status = resp.status
+		if resp.status == 200 {
+			rej, derr := parseRejected(p.Signal, resp.contentType, resp.body)
+			at.rejected, at.badResponse = rej, derr != nil
+		} else if resp.status < 200 || resp.status >= 300 {
+			r.failures.record(p.Signal, classifyStatus(resp, r.cfg))
+		}
+	}
+	r.acc[p.Signal.Index()].recordAttempt(at, retry)
+	return err == nil
+}
+
 func btoi(b bool) int {
 	if b {
 		return 1
@@ -206,64 +285,5 @@ func btoi(b bool) int {
 	return 0
 }
 
-// recordAttempt accounts one attempt and reports whether it got a response.
-func (r *runner) recordAttempt(ctx context.Context, p *otlpgen.Payload, resp response, err error, retry bool) bool {
-	at := attempt{records: int64(p.Records), bytes: int64(len(p.Body))}
-	switch {
-	case err != nil && ctx.Err() != nil:
-		at.canceled = true
-	case err != nil:
-		at.transport = true
-	default:
-		at.status = resp.status
-		if resp.status == 200 {
-			rej, derr := parseRejected(p.Signal, resp.contentType, resp.body)
-			at.rejected, at.badResponse = rej, derr != nil
-		}
-	}
-	r.acc[p.Signal.Index()].recordAttempt(at, retry)
-	return err == nil
-}
-
-// report assembles the Report from the accumulators.
-func (r *runner) report(elapsed time.Duration, interrupted bool) (*Report, error) {
-	cfg := r.cfg
-	pc := r.pool.Config()
-	rep := &Report{
-		Schema: Schema, Started: r.start.UTC(), DurationSeconds: elapsed.Seconds(),
-		Interrupted: interrupted, Signals: map[string]*SignalStats{},
-		Config: ReportConfig{
-			Endpoint: cfg.Endpoint, Mix: map[string]int{}, Records: pc.Records, Model: cfg.model(),
-			Concurrency: cfg.Concurrency, Rate: cfg.Rate, Encoding: string(pc.Encoding),
-			Compression: string(pc.Compression), Times: string(r.times()), Attrs: pc.Attrs, AttrCardinality: pc.AttrCardinality,
-			BodyBytes: pc.BodyBytes, SpansPerTrace: pc.SpansPerTrace, Services: pc.Services, Seed: pc.Seed,
-			DurationSeconds: cfg.Duration.Seconds(), Requests: cfg.Requests,
-			TimeoutSeconds: cfg.Timeout.Seconds(), Retry: cfg.Retry, Headers: cfg.headerNames(),
-		},
-	}
-	total, totalU := newHistogram(), newHistogram()
-	for _, sig := range signal.All() {
-		rep.Config.Mix[sig.String()] = cfg.Mix[sig.Index()]
-		a := r.acc[sig.Index()]
-		a.mu.Lock()
-		s := a.stats
-		if err := s.finish(elapsed.Seconds(), a.h, a.hu); err != nil {
-			a.mu.Unlock()
-			return nil, err
-		}
-		total.Merge(a.h)
-		if a.hu != nil {
-			totalU.Merge(a.hu)
-		}
-		a.mu.Unlock()
-		rep.Signals[sig.String()] = &s
-		rep.Totals.mergeCounts(&s)
-	}
-	if !cfg.open() {
-		totalU = nil
-	}
-	if err := rep.Totals.finish(elapsed.Seconds(), total, totalU); err != nil {
-		return nil, err
-	}
-	return rep, nil
-}
+// errNoBody marks a send whose body could not be built (compression failed).
+var errNoBody = errors.New("build request body")

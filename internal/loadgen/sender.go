@@ -31,8 +31,13 @@ type sender struct {
 	headers   [signal.Count]http.Header // per signal, read-only once built
 }
 
-func newSender(cfg Config, pool *otlpgen.Pool) *sender {
+func newSender(cfg Config, pool *otlpgen.Pool) (*sender, error) {
+	tlsCfg, err := cfg.TLS.clientConfig("")
+	if err != nil {
+		return nil, err
+	}
 	tr := &http.Transport{
+		TLSClientConfig:       tlsCfg,
 		Proxy:                 nil, // a load generator must hit the endpoint it was given
 		DialContext:           (&net.Dialer{Timeout: cfg.Timeout, KeepAlive: 30 * time.Second}).DialContext,
 		MaxIdleConns:          2 * cfg.Concurrency,
@@ -46,8 +51,10 @@ func newSender(cfg Config, pool *otlpgen.Pool) *sender {
 	}
 	s := &sender{transport: tr, client: &http.Client{Transport: tr, Timeout: cfg.Timeout}}
 	for _, sig := range signal.All() {
-		s.urls[sig.Index()] = cfg.Endpoint + sig.Path()
-		h := cfg.Header.Clone()
+		if s.urls[sig.Index()], err = cfg.signalURL(sig); err != nil {
+			return nil, err
+		}
+		h := cfg.headersFor(sig)
 		if ps := pool.Payloads(sig); len(ps) > 0 {
 			h.Set("Content-Type", ps[0].ContentType)
 			if ps[0].ContentEncoding != "" {
@@ -55,11 +62,11 @@ func newSender(cfg Config, pool *otlpgen.Pool) *sender {
 			}
 		}
 		if h.Get("User-Agent") == "" {
-			h.Set("User-Agent", "otelbench-load/1")
+			h.Set("User-Agent", userAgent)
 		}
 		s.headers[sig.Index()] = h
 	}
-	return s
+	return s, nil
 }
 
 // send posts p and reads at most DefaultMaxResponse bytes of the answer

@@ -3,6 +3,7 @@ package loadgen
 import (
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 )
 
@@ -16,6 +17,9 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	if c.Times != "" {
 		fmt.Fprintf(w, ", %s times", c.Times)
+	}
+	if c.IDs != "" {
+		fmt.Fprintf(w, ", %s ids (run %s)", c.IDs, c.RunID)
 	}
 	if c.Model == "open" {
 		fmt.Fprintf(w, ", %.0f req/s target, up to %d in flight", c.Rate, c.Concurrency)
@@ -69,8 +73,37 @@ func (r *Report) WriteText(w io.Writer) error {
 	if t.Canceled > 0 || t.Retries > 0 || t.ResponseDecodeErrors > 0 {
 		fmt.Fprintf(w, "\ncanceled in flight: %d, retries: %d, undecodable 200 bodies: %d\n", t.Canceled, t.Retries, t.ResponseDecodeErrors)
 	}
-	_, err := fmt.Fprintf(w, "\nsent %d records in %d requests (%d bytes); acknowledged %d, rejected %d; error rate %.2f%%\n",
-		t.RecordsSent, t.Requests, t.BytesSent, t.RecordsAcked, t.RecordsRejected, 100*t.ErrorRate())
+	fmt.Fprintf(w, "\nsent %d records in %d requests (%d bytes); acknowledged %d, rejected %d; error rate %.2f%%; %.2f%% of requests succeeded\n",
+		t.RecordsSent, t.Requests, t.BytesSent, t.RecordsAcked, t.RecordsRejected, 100*t.ErrorRate(), 100*t.SuccessRatio())
+	if len(r.Failures) > 0 {
+		var b strings.Builder
+		writeFailures(&b, r.Failures)
+		fmt.Fprintf(w, "\nfailures by cause:%s\n", b.String())
+	}
+	if fm := r.FindMax; fm != nil {
+		if err := fm.writeText(w); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeText writes the steps of a find-max search and its result.
+func (fm *FindMaxResult) writeText(w io.Writer) error {
+	fmt.Fprintf(w, "\nfind-max (SLO p99 <= %.1f ms, errors <= %.3f%%):\n", fm.P99MS, 100*fm.ErrorRate)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "rate\tachieved\tp99 ms\terrors\tlate\tverdict\t")
+	for _, s := range fm.Steps {
+		verdict := "pass"
+		if !s.Pass {
+			verdict = "fail: " + s.Reason
+		}
+		fmt.Fprintf(tw, "%.0f\t%.0f\t%.2f\t%.3f%%\t%d\t%s\t\n", s.Rate, s.AchievedRate, s.P99MS, 100*s.ErrorRate, s.LateSends, verdict)
+	}
+	if err := tw.Flush(); err != nil {
+		return fmt.Errorf("write report: %w", err)
+	}
+	_, err := fmt.Fprintf(w, "highest sustainable rate: %.0f req/s\n", fm.MaxSustainable)
 	return err
 }
 

@@ -39,8 +39,13 @@ const (
 	DefaultAttrs           = 4
 	DefaultAttrCardinality = 100
 	DefaultBodyBytes       = 128
-	DefaultSpansPerTrace   = 5
+	DefaultSpansPerTrace   = 10
 	DefaultServices        = 5
+	DefaultInstances       = 2
+	DefaultTraceServices   = 3
+	DefaultErrorRate       = 0.01
+	DefaultLogTraceShare   = 0.25
+	DefaultTemporality     = TemporalityCumulative
 	DefaultPoolSize        = 16
 	DefaultEncoding        = EncodingProto
 	DefaultCompression     = CompressionNone
@@ -52,6 +57,19 @@ const (
 	MaxAttrs     = 1_000
 	MaxBodyBytes = 1 << 20
 	MaxPoolSize  = 4_096
+	// MaxSpansPerTrace keeps a span's index within its trace in the 16 bits Patch derives
+	// span ids from.
+	MaxSpansPerTrace = 10_000
+)
+
+// Temporality is the aggregation temporality of sums and histograms.
+type Temporality string
+
+// Temporalities. Cumulative is what SDKs send by default; delta what some backends
+// (and SDKs configured for them) prefer.
+const (
+	TemporalityCumulative Temporality = "cumulative"
+	TemporalityDelta      Temporality = "delta"
 )
 
 // Config shapes generated payloads. Zero fields take the Default* values,
@@ -62,7 +80,12 @@ type Config struct {
 	AttrCardinality int         // distinct values per attribute key
 	BodyBytes       int         // log body size in bytes
 	SpansPerTrace   int         // spans per trace tree (the last tree may be smaller)
-	Services        int         // distinct service resources
+	Services        int         // distinct service.name values
+	Instances       int         // instances per service: distinct service.instance.id, host and pod
+	TraceServices   int         // services one trace crosses (CLIENT/SERVER pairs between them)
+	ErrorRate       float64     // share of traces with a failed span (status error, HTTP 500 upstream)
+	LogTraceShare   float64     // share of log records that carry a trace context
+	Temporality     Temporality // of sums and histograms: cumulative or delta
 	Seed            uint64      // seeds the PRNG: same seed, same payloads
 	BaseTime        time.Time   // timestamps are laid out from here; zero means now
 	PoolSize        int         // pre-encoded payloads per signal
@@ -84,6 +107,11 @@ func (c Config) withDefaults() Config {
 	def(&c.AttrCardinality, DefaultAttrCardinality)
 	def(&c.SpansPerTrace, DefaultSpansPerTrace)
 	def(&c.Services, DefaultServices)
+	def(&c.Instances, DefaultInstances)
+	def(&c.TraceServices, DefaultTraceServices)
+	if c.Temporality == "" {
+		c.Temporality = DefaultTemporality
+	}
 	def(&c.PoolSize, DefaultPoolSize)
 	if c.Encoding == "" {
 		c.Encoding = DefaultEncoding
@@ -113,10 +141,18 @@ func (c Config) Validate() error {
 		return bad("attr cardinality %d must be positive", c.AttrCardinality)
 	case c.BodyBytes < 0 || c.BodyBytes > MaxBodyBytes:
 		return bad("body bytes %d out of range 0..%d", c.BodyBytes, MaxBodyBytes)
-	case c.SpansPerTrace < 0:
-		return bad("spans per trace %d must be positive", c.SpansPerTrace)
+	case c.SpansPerTrace < 0 || c.SpansPerTrace > MaxSpansPerTrace:
+		return bad("spans per trace %d out of range 1..%d", c.SpansPerTrace, MaxSpansPerTrace)
 	case c.Services < 0:
 		return bad("services %d must be positive", c.Services)
+	case c.Instances < 0:
+		return bad("instances %d must be positive", c.Instances)
+	case c.TraceServices < 0:
+		return bad("trace services %d must be positive", c.TraceServices)
+	case c.ErrorRate < 0 || c.ErrorRate > 1:
+		return bad("error rate %v out of range 0..1", c.ErrorRate)
+	case c.LogTraceShare < 0 || c.LogTraceShare > 1:
+		return bad("log trace share %v out of range 0..1", c.LogTraceShare)
 	case c.PoolSize < 0 || c.PoolSize > MaxPoolSize:
 		return bad("pool size %d out of range 1..%d", c.PoolSize, MaxPoolSize)
 	}
@@ -129,6 +165,11 @@ func (c Config) Validate() error {
 	case "", CompressionNone, CompressionGzip, CompressionZstd:
 	default:
 		return bad("compression %q (want none, gzip or zstd)", c.Compression)
+	}
+	switch c.Temporality {
+	case "", TemporalityCumulative, TemporalityDelta:
+	default:
+		return bad("temporality %q (want cumulative or delta)", c.Temporality)
 	}
 	return nil
 }

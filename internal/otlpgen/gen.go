@@ -2,7 +2,6 @@ package otlpgen
 
 import (
 	"encoding/binary"
-	"fmt"
 	"math/rand/v2"
 	"strconv"
 	"time"
@@ -19,6 +18,12 @@ type generator struct {
 	values   []string // attribute values val-0 .. val-K-1
 	bodyText string   // source text for log bodies, 2*BodyBytes long
 	nowNanos int64
+
+	// ids maps the trace and span ids of the payload being built to their place: a trace id to
+	// its trace's number in the payload, a span id to traceNumber<<16 | index in the trace.
+	// The patch plan (plan.go) reads them to give each send ids of its own.
+	traceIDs map[pcommon.TraceID]uint32
+	spanIDs  map[pcommon.SpanID]uint64
 }
 
 func newGenerator(cfg Config) *generator {
@@ -42,6 +47,12 @@ func newGenerator(cfg Config) *generator {
 	return g
 }
 
+// resetIDs starts the id bookkeeping of a new payload.
+func (g *generator) resetIDs() {
+	g.traceIDs = map[pcommon.TraceID]uint32{}
+	g.spanIDs = map[pcommon.SpanID]uint64{}
+}
+
 var words = []string{
 	"request", "completed", "user", "session", "cache", "miss", "hit", "db", "query",
 	"timeout", "retry", "upstream", "payload", "accepted", "queued", "flushed", "order",
@@ -60,15 +71,6 @@ func (g *generator) text(n int) string {
 	return string(b[:n])
 }
 
-// body returns a BodyBytes-long slice of the body text at a random offset.
-func (g *generator) body() string {
-	if g.cfg.BodyBytes == 0 {
-		return ""
-	}
-	off := g.rng.IntN(g.cfg.BodyBytes + 1)
-	return g.bodyText[off : off+g.cfg.BodyBytes]
-}
-
 func (g *generator) attrValue() string {
 	k := g.rng.IntN(g.cfg.AttrCardinality)
 	if k < len(g.values) {
@@ -79,49 +81,98 @@ func (g *generator) attrValue() string {
 
 // putAttrs fills m with cfg.Attrs string attributes of bounded cardinality.
 func (g *generator) putAttrs(m pcommon.Map) {
-	m.EnsureCapacity(len(g.keys))
+	m.EnsureCapacity(len(g.keys) + 4)
 	for _, k := range g.keys {
 		m.PutStr(k, g.attrValue())
 	}
 }
 
-// putResource fills m with the attributes of service number svc: service,
-// host and Kubernetes semantic-convention keys.
-func (g *generator) putResource(m pcommon.Map, svc int) {
-	name := fmt.Sprintf("svc-%d", svc)
-	m.EnsureCapacity(12)
+// serviceNames are the services of a shop, as the OpenTelemetry demo has them.
+var serviceNames = [...]string{
+	"frontend", "checkout", "cart", "payment", "shipping", "product-catalog", "currency",
+	"recommendation", "ad", "email", "quote", "accounting", "fraud-detection", "inventory",
+}
+
+// serviceName returns the service.name of service number svc.
+func serviceName(svc int) string {
+	if svc < len(serviceNames) {
+		return serviceNames[svc]
+	}
+	return serviceNames[svc%len(serviceNames)] + "-" + strconv.Itoa(svc/len(serviceNames))
+}
+
+// resourceID is a service and one of its instances.
+type resourceID struct{ svc, inst int }
+
+// randomResource picks one of the Services×Instances resources.
+func (g *generator) randomResource() resourceID {
+	return resourceID{g.rng.IntN(g.cfg.Services), g.rng.IntN(g.cfg.Instances)}
+}
+
+// putResource fills m with the attributes of an instance of a service, in the semantic
+// conventions' service, host and Kubernetes keys. The values depend on the resource only, so
+// every payload of that instance carries the same resource.
+func (g *generator) putResource(m pcommon.Map, r resourceID) {
+	name := serviceName(r.svc)
+	// A stable pseudo-random suffix per instance, as a ReplicaSet's pod names have.
+	h := mix64(uint64(r.svc)<<32 | uint64(r.inst) ^ g.cfg.Seed)
+	pod := name + "-" + strconv.FormatUint(h>>40, 36) + "-" + strconv.FormatUint(h&0xfffff, 36)
+	node := "node-" + strconv.Itoa(int(h>>20&0xff)%max(8, g.cfg.Instances))
+	m.EnsureCapacity(14)
 	m.PutStr("service.name", name)
-	m.PutStr("service.namespace", "otelbench")
-	m.PutStr("service.version", "1."+strconv.Itoa(svc%4)+".0")
-	m.PutStr("service.instance.id", fmt.Sprintf("%s-%08x", name, uint32(g.cfg.Seed)+uint32(svc)))
-	m.PutStr("host.name", fmt.Sprintf("node-%d", svc%8))
+	m.PutStr("service.namespace", "shop")
+	m.PutStr("service.version", "1."+strconv.Itoa(r.svc%4)+"."+strconv.Itoa(r.inst%3))
+	m.PutStr("service.instance.id", pod)
+	m.PutStr("host.name", node)
 	m.PutStr("host.arch", "amd64")
 	m.PutStr("os.type", "linux")
 	m.PutStr("k8s.cluster.name", "bench")
-	m.PutStr("k8s.namespace.name", fmt.Sprintf("ns-%d", svc%3))
-	m.PutStr("k8s.node.name", fmt.Sprintf("node-%d", svc%8))
+	m.PutStr("k8s.namespace.name", "shop-"+strconv.Itoa(r.svc%3))
+	m.PutStr("k8s.node.name", node)
 	m.PutStr("k8s.deployment.name", name)
-	m.PutStr("k8s.pod.name", fmt.Sprintf("%s-%05x", name, g.rng.Uint32()&0xfffff))
-	m.PutStr("telemetry.sdk.name", "otelbench")
+	m.PutStr("k8s.pod.name", pod)
+	m.PutStr("telemetry.sdk.name", "opentelemetry")
 	m.PutStr("telemetry.sdk.language", "go")
 }
-
-func (g *generator) service() int { return g.rng.IntN(g.cfg.Services) }
 
 // ts returns a timestamp offset from the base time.
 func (g *generator) ts(offset time.Duration) pcommon.Timestamp {
 	return pcommon.Timestamp(g.nowNanos + int64(offset))
 }
 
-func (g *generator) traceID() pcommon.TraceID {
+// traceID returns a new random trace id and books it as trace number n of the payload.
+func (g *generator) traceID(n int) pcommon.TraceID {
 	var id pcommon.TraceID
-	binary.BigEndian.PutUint64(id[:8], g.rng.Uint64())
-	binary.BigEndian.PutUint64(id[8:], g.rng.Uint64()|1) // never all-zero
+	for {
+		binary.BigEndian.PutUint64(id[:8], g.rng.Uint64())
+		binary.BigEndian.PutUint64(id[8:], g.rng.Uint64()|1) // never all-zero
+		if _, dup := g.traceIDs[id]; !dup {
+			break
+		}
+	}
+	g.traceIDs[id] = uint32(n)
 	return id
 }
 
-func (g *generator) spanID() pcommon.SpanID {
+// spanID returns a new random span id and books it as span k of trace number n.
+func (g *generator) spanID(n, k int) pcommon.SpanID {
 	var id pcommon.SpanID
-	binary.BigEndian.PutUint64(id[:], g.rng.Uint64()|1)
+	for {
+		binary.BigEndian.PutUint64(id[:], g.rng.Uint64()|1)
+		if _, dup := g.spanIDs[id]; !dup {
+			break
+		}
+	}
+	g.spanIDs[id] = uint64(n)<<16 | uint64(k)
 	return id
+}
+
+// mix64 is the splitmix64 finalizer: a bijection of uint64 that scatters its bits.
+func mix64(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	x ^= x >> 31
+	return x
 }

@@ -23,10 +23,10 @@ type Payload struct {
 	RawBytes        int    // encoded size before compression
 	ContentType     string // application/x-protobuf or application/json
 	ContentEncoding string // "" (none), "gzip" or "zstd"
+	Traces          int    // trace trees in a traces payload
 
-	// timeOffsets are the offsets in Body of the times Stamp moves; nil when the pool cannot
-	// be stamped (Pool.CanStamp).
-	timeOffsets []uint32
+	raw  []byte     // the uncompressed body (Body itself without compression), what Patch copies
+	plan *patchPlan // what Patch rewrites; nil for OTLP-JSON
 }
 
 // Pool holds cfg.PoolSize pre-encoded payloads per signal.
@@ -59,6 +59,7 @@ func NewPool(cfg Config, signals ...signal.Signal) (*Pool, error) {
 		g.rng.Uint64N(uint64(sig.Index()) + 1)
 		ps := make([]Payload, cfg.PoolSize)
 		for i := range ps {
+			g.resetIDs()
 			raw, records, err := g.encode(sig, i)
 			if err != nil {
 				return nil, fmt.Errorf("encode %s payload: %w", sig, err)
@@ -68,13 +69,19 @@ func NewPool(cfg Config, signals ...signal.Signal) (*Pool, error) {
 				return nil, fmt.Errorf("compress %s payload: %w", sig, err)
 			}
 			ps[i] = Payload{
-				Signal: sig, Body: body, Records: records, RawBytes: len(raw),
+				Signal: sig, Body: body, raw: raw, Records: records, RawBytes: len(raw),
 				ContentType: cfg.Encoding.ContentType(),
 			}
-			if p.CanStamp() {
-				if ps[i].timeOffsets, err = timeOffsets(sig, body); err != nil {
-					return nil, err
-				}
+			if sig == signal.Traces {
+				ps[i].Traces = len(g.traceIDs)
+			}
+			if cfg.Encoding == EncodingProto {
+				ps[i].plan, err = planPatches(sig, raw, g.traceIDs, g.spanIDs)
+			} else {
+				ps[i].plan, err = planJSON(sig, raw, g.traceIDs, g.spanIDs)
+			}
+			if err != nil {
+				return nil, err
 			}
 			if cfg.Compression != CompressionNone {
 				ps[i].ContentEncoding = string(cfg.Compression)
@@ -88,10 +95,19 @@ func NewPool(cfg Config, signals ...signal.Signal) (*Pool, error) {
 // Config returns the configuration the pool was built with, defaults applied.
 func (p *Pool) Config() Config { return p.cfg }
 
-// CanStamp reports whether Payload.Stamp can move the pool's times: its bodies are protobuf
-// and uncompressed. OTLP-JSON or compressed bodies would need encoding again for every send.
-func (p *Pool) CanStamp() bool {
-	return p.cfg.Encoding == EncodingProto && p.cfg.Compression == CompressionNone
+// CanStamp reports whether Payload.Patch moves times and advances values: the encoding is
+// protobuf, whose fixed64 fields keep their width. OTLP-JSON bodies get new ids only. (Either
+// way, compressed payloads are patched uncompressed and compressed at send time.)
+func (p *Pool) CanStamp() bool { return p.cfg.Encoding == EncodingProto }
+
+// MinTraceSpans is the fewest spans a trace of the pool has: the size of the last, partial,
+// tree of a payload, or SpansPerTrace.
+func (p *Pool) MinTraceSpans() int {
+	n := min(p.cfg.SpansPerTrace, p.cfg.Records)
+	if r := p.cfg.Records % p.cfg.SpansPerTrace; r > 0 {
+		n = min(n, r)
+	}
+	return n
 }
 
 // StampShift is the shift that gives the pool's records the times they would have if the pool
@@ -105,6 +121,12 @@ func (p *Pool) Payloads(sig signal.Signal) []Payload { return p.payloads[sig.Ind
 func (p *Pool) Get(sig signal.Signal, i uint64) *Payload {
 	ps := p.payloads[sig.Index()]
 	return &ps[i%uint64(len(ps))]
+}
+
+// Pass returns how many times payload number i of sig has come round before send i: i divided
+// by the pool size.
+func (p *Pool) Pass(sig signal.Signal, i uint64) uint64 {
+	return i / uint64(len(p.payloads[sig.Index()]))
 }
 
 // encode builds payload number i of sig and marshals it as an Export*Request.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -128,59 +129,59 @@ func TestPoolDecodesWithRequestedCounts(t *testing.T) {
 }
 
 func TestMetricTypesAndTemporality(t *testing.T) {
-	p, err := NewPool(Config{Records: 10, PoolSize: 2, BaseTime: base}, signal.Metrics)
-	if err != nil {
-		t.Fatal(err)
-	}
-	seen := map[pmetric.MetricType]int{}
-	monotonic := map[bool]bool{}
-	for _, pl := range p.Payloads(signal.Metrics) {
-		_, v := decode(t, pl, EncodingProto)
-		ms := v.(pmetric.Metrics).ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics()
-		for i := range ms.Len() {
-			m := ms.At(i)
-			seen[m.Type()]++
-			switch m.Type() {
-			case pmetric.MetricTypeSum:
-				if got := m.Sum().AggregationTemporality(); got != pmetric.AggregationTemporalityCumulative {
-					t.Errorf("sum temporality %v, want cumulative", got)
-				}
-				monotonic[m.Sum().IsMonotonic()] = true
-			case pmetric.MetricTypeHistogram:
-				if got := m.Histogram().AggregationTemporality(); got != pmetric.AggregationTemporalityDelta {
-					t.Errorf("histogram temporality %v, want delta", got)
-				}
-				dp := m.Histogram().DataPoints().At(0)
-				var total uint64
-				for _, c := range dp.BucketCounts().AsRaw() {
-					total += c
-				}
-				if total != dp.Count() || dp.BucketCounts().Len() != dp.ExplicitBounds().Len()+1 {
-					t.Errorf("histogram point inconsistent: buckets sum %d, count %d", total, dp.Count())
-				}
-			case pmetric.MetricTypeExponentialHistogram:
-				if got := m.ExponentialHistogram().AggregationTemporality(); got != pmetric.AggregationTemporalityDelta {
-					t.Errorf("exp histogram temporality %v, want delta", got)
-				}
-				dp := m.ExponentialHistogram().DataPoints().At(0)
-				total := dp.ZeroCount()
-				for _, c := range dp.Positive().BucketCounts().AsRaw() {
-					total += c
-				}
-				if total != dp.Count() {
-					t.Errorf("exp histogram buckets sum %d, count %d", total, dp.Count())
+	for _, temp := range []Temporality{"", TemporalityDelta} {
+		t.Run(string(temp), func(t *testing.T) {
+			p, err := NewPool(Config{Records: 10, PoolSize: 2, BaseTime: base, Temporality: temp}, signal.Metrics)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := pmetric.AggregationTemporalityCumulative
+			if temp == TemporalityDelta {
+				want = pmetric.AggregationTemporalityDelta
+			}
+			seen := map[pmetric.MetricType]int{}
+			monotonic := map[bool]bool{}
+			for _, pl := range p.Payloads(signal.Metrics) {
+				_, v := decode(t, pl, EncodingProto)
+				ms := v.(pmetric.Metrics).ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics()
+				for i := range ms.Len() {
+					m := ms.At(i)
+					seen[m.Type()]++
+					var got pmetric.AggregationTemporality
+					switch m.Type() {
+					case pmetric.MetricTypeSum:
+						monotonic[m.Sum().IsMonotonic()] = true
+						if got = m.Sum().AggregationTemporality(); !m.Sum().IsMonotonic() {
+							got = want // an up-down counter stays cumulative
+							if m.Sum().AggregationTemporality() != pmetric.AggregationTemporalityCumulative {
+								t.Errorf("up-down counter temporality %v, want cumulative", m.Sum().AggregationTemporality())
+							}
+						}
+					case pmetric.MetricTypeHistogram:
+						got = m.Histogram().AggregationTemporality()
+					case pmetric.MetricTypeExponentialHistogram:
+						got = m.ExponentialHistogram().AggregationTemporality()
+					default:
+						got = want
+					}
+					if got != want {
+						t.Errorf("%s temporality %v, want %v", m.Name(), got, want)
+					}
+					if err := consistent(m); err != nil {
+						t.Error(err)
+					}
 				}
 			}
-		}
-	}
-	for _, typ := range []pmetric.MetricType{pmetric.MetricTypeGauge, pmetric.MetricTypeSum, pmetric.MetricTypeHistogram,
-		pmetric.MetricTypeExponentialHistogram, pmetric.MetricTypeSummary} {
-		if seen[typ] == 0 {
-			t.Errorf("metric type %v missing", typ)
-		}
-	}
-	if !monotonic[true] || !monotonic[false] {
-		t.Errorf("sums monotonic=%v, want both monotonic and non-monotonic", monotonic)
+			for _, typ := range []pmetric.MetricType{pmetric.MetricTypeGauge, pmetric.MetricTypeSum, pmetric.MetricTypeHistogram,
+				pmetric.MetricTypeExponentialHistogram, pmetric.MetricTypeSummary} {
+				if seen[typ] == 0 {
+					t.Errorf("metric type %v missing", typ)
+				}
+			}
+			if !monotonic[true] || !monotonic[false] {
+				t.Errorf("sums monotonic=%v, want both monotonic and non-monotonic", monotonic)
+			}
+		})
 	}
 }
 
@@ -192,7 +193,7 @@ func TestTraceTrees(t *testing.T) {
 	}
 	for _, pl := range p.Payloads(signal.Traces) {
 		_, v := decode(t, pl, EncodingProto)
-		spans := v.(ptrace.Traces).ResourceSpans().At(0).ScopeSpans().At(0).Spans()
+		spans := allSpans(v.(ptrace.Traces))
 		byID := map[pcommon.SpanID]ptrace.Span{}
 		traces := map[pcommon.TraceID]int{}
 		roots := 0
@@ -219,7 +220,7 @@ func TestTraceTrees(t *testing.T) {
 			}
 		}
 		wantTraces := (records + per - 1) / per
-		if len(traces) != wantTraces || roots != wantTraces {
+		if len(traces) != wantTraces || roots != wantTraces || pl.Traces != wantTraces {
 			t.Errorf("got %d traces and %d roots, want %d", len(traces), roots, wantTraces)
 		}
 	}
@@ -283,13 +284,14 @@ func TestSeedReproducible(t *testing.T) {
 }
 
 func TestShape(t *testing.T) {
-	cfg := Config{Records: 50, Attrs: 6, AttrCardinality: 3, BodyBytes: 300, Services: 2, PoolSize: 8, BaseTime: base}
+	cfg := Config{Records: 50, Attrs: 6, AttrCardinality: 3, BodyBytes: 300, Services: 2, Instances: 3, PoolSize: 8, BaseTime: base}
 	p, err := NewPool(cfg, signal.Logs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	services := map[string]bool{}
+	services, instances := map[string]bool{}, map[string]bool{}
 	values := map[string]bool{}
+	var lengths []int
 	for _, pl := range p.Payloads(signal.Logs) {
 		req := plogotlp.NewExportRequest()
 		if err := req.UnmarshalProto(pl.Body); err != nil {
@@ -298,6 +300,8 @@ func TestShape(t *testing.T) {
 		rl := req.Logs().ResourceLogs().At(0)
 		name, _ := rl.Resource().Attributes().Get("service.name")
 		services[name.Str()] = true
+		inst, _ := rl.Resource().Attributes().Get("service.instance.id")
+		instances[inst.Str()] = true
 		for _, k := range []string{"host.name", "k8s.pod.name", "k8s.namespace.name"} {
 			if _, ok := rl.Resource().Attributes().Get(k); !ok {
 				t.Errorf("resource lacks %s", k)
@@ -309,9 +313,7 @@ func TestShape(t *testing.T) {
 			if r.Attributes().Len() != cfg.Attrs {
 				t.Fatalf("record has %d attributes, want %d", r.Attributes().Len(), cfg.Attrs)
 			}
-			if got := len(r.Body().Str()); got != cfg.BodyBytes {
-				t.Fatalf("body %d bytes, want %d", got, cfg.BodyBytes)
-			}
+			lengths = append(lengths, len(r.Body().Str()))
 			r.Attributes().Range(func(_ string, v pcommon.Value) bool {
 				values[v.Str()] = true
 				return true
@@ -320,6 +322,17 @@ func TestShape(t *testing.T) {
 	}
 	if len(services) > cfg.Services || len(services) == 0 {
 		t.Errorf("got %d services, want 1..%d", len(services), cfg.Services)
+	}
+	if len(instances) > cfg.Services*cfg.Instances || len(instances) <= len(services) {
+		t.Errorf("got %d instances of %d services, want more than one per service and at most %d", len(instances), len(services), cfg.Services*cfg.Instances)
+	}
+	// Log-normal lengths around BodyBytes: a median near it, a spread both ways.
+	slices.Sort(lengths)
+	if med := lengths[len(lengths)/2]; med < cfg.BodyBytes*2/3 || med > cfg.BodyBytes*3/2 {
+		t.Errorf("median body %d bytes, want near %d", med, cfg.BodyBytes)
+	}
+	if lo, hi := lengths[len(lengths)/20], lengths[len(lengths)*19/20]; hi < 2*lo {
+		t.Errorf("body lengths 5th..95th percentile %d..%d, want a spread of at least 2x", lo, hi)
 	}
 	if len(values) > cfg.AttrCardinality {
 		t.Errorf("got %d distinct attribute values, want at most %d", len(values), cfg.AttrCardinality)

@@ -14,7 +14,7 @@ import (
 	"github.com/otelbench/otelbench/internal/signal"
 )
 
-// TestStampMovesEveryTime decodes stamped bodies of every signal with pdata: each record time
+// TestStampMovesEveryTime decodes patched bodies of every signal with pdata: each record time
 // (and a delta point's start) moved by exactly the shift, a cumulative or summary point's start
 // did not, and with the shift taken back out the body encodes to the pool's bytes again, so
 // nothing else changed.
@@ -25,7 +25,7 @@ func TestStampMovesEveryTime(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !pool.CanStamp() {
-		t.Fatal("a protobuf pool without compression cannot be stamped")
+		t.Fatal("a protobuf pool cannot be stamped")
 	}
 	if got := pool.StampShift(base.Add(time.Duration(shift))); got != shift {
 		t.Fatalf("StampShift = %d, want %d", got, shift)
@@ -47,7 +47,7 @@ func TestStampMovesEveryTime(t *testing.T) {
 	var buf []byte
 	for _, sig := range signal.All() {
 		for _, p := range pool.Payloads(sig) {
-			buf = p.Stamp(buf, shift)
+			buf = p.Patch(buf, &Stamp{Shift: shift})
 			if bytes.Equal(buf, p.Body) {
 				t.Fatalf("%s: Stamp changed nothing", sig)
 			}
@@ -152,9 +152,9 @@ func must(t *testing.T, errs ...error) {
 	}
 }
 
-// TestStampOnlyPlainProtobuf: OTLP-JSON and compressed pools cannot be stamped, and Stamp
-// returns their bodies as they are.
-func TestStampOnlyPlainProtobuf(t *testing.T) {
+// TestPatchOnlyProtobuf: OTLP-JSON pools cannot be stamped, and Patch leaves their times (it
+// only rewrites ids); compressed pools are patched uncompressed.
+func TestPatchOnlyProtobuf(t *testing.T) {
 	for _, cfg := range []Config{
 		{Encoding: EncodingJSON},
 		{Compression: CompressionGzip},
@@ -166,16 +166,19 @@ func TestStampOnlyPlainProtobuf(t *testing.T) {
 			t.Fatal(err)
 		}
 		p := pool.Get(signal.Logs, 0)
-		if pool.CanStamp() || !bytes.Equal(p.Stamp(nil, int64(time.Hour)), p.Body) {
-			t.Errorf("%s/%s: CanStamp %v, or Stamp changed the body", cfg.Encoding, cfg.Compression, pool.CanStamp())
+		got := p.Patch(nil, &Stamp{Shift: int64(time.Hour)})
+		json := cfg.Encoding == EncodingJSON
+		if pool.CanStamp() == json || bytes.Equal(got, p.raw) != json {
+			t.Errorf("%s/%s: CanStamp %v, Patch changed the body %v; want %v, %v", cfg.Encoding, cfg.Compression,
+				pool.CanStamp(), !bytes.Equal(got, p.raw), !json, !json)
 		}
 	}
 }
 
-// BenchmarkStamp is the cost of one live send's copy and patch: a 10-record request of each
-// signal with the load's default records.
-func BenchmarkStamp(b *testing.B) {
-	pool, err := NewPool(Config{Records: 10, Attrs: DefaultAttrs, BodyBytes: DefaultBodyBytes, PoolSize: 1, BaseTime: base},
+// BenchmarkPatch is the cost of one live send's copy and patch, times, ids and values all on:
+// a 100-record request of each signal with the load's default shape.
+func BenchmarkPatch(b *testing.B) {
+	pool, err := NewPool(Config{Records: 100, Attrs: DefaultAttrs, BodyBytes: DefaultBodyBytes, PoolSize: 1, BaseTime: base, LogTraceShare: DefaultLogTraceShare},
 		signal.Logs, signal.Metrics, signal.Traces)
 	if err != nil {
 		b.Fatal(err)
@@ -185,10 +188,43 @@ func BenchmarkStamp(b *testing.B) {
 		b.Run(sig.String(), func(b *testing.B) {
 			b.SetBytes(int64(len(p.Body)))
 			var buf []byte
+			st := Stamp{IDs: true, Values: true, RunID: 7, SentTraces: 100, LogSpans: 5}
 			for i := 0; b.Loop(); i++ {
-				buf = p.Stamp(buf, int64(i))
+				st.Shift, st.Pass, st.TraceBase = int64(i), uint64(i), uint64(i)*10
+				buf = p.Patch(buf, &st)
 			}
-			b.ReportMetric(float64(len(p.timeOffsets)), "times")
+			pl := p.plan
+			b.ReportMetric(float64(len(pl.times)+len(pl.traceIDs)+len(pl.spanIDs)+2*len(pl.logIDs)+len(pl.counters)+len(pl.gauges)+len(pl.wiggles)), "fields")
 		})
+	}
+}
+
+// TestPatchCopyMatchesPatch: rewriting a copy patched for one send into another send's gives
+// the bytes Patch gives for that send, whatever the two stamps, in both encodings.
+func TestPatchCopyMatchesPatch(t *testing.T) {
+	stamps := []Stamp{
+		{},
+		{Shift: 5e9, IDs: true, RunID: 3, TraceBase: 40, SentTraces: 90, LogSpans: 3, Values: true, Pass: 7},
+		{Shift: -2e9, Values: true, Pass: 1},
+		{IDs: true, RunID: 9, TraceBase: 1, SentTraces: 2, LogSpans: 1},
+	}
+	for _, enc := range []Encoding{EncodingProto, EncodingJSON} {
+		pool, err := NewPool(Config{Records: 30, PoolSize: 2, BaseTime: base, Encoding: enc, LogTraceShare: 0.5}, signal.Logs, signal.Metrics, signal.Traces)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, sig := range signal.All() {
+			for _, p := range pool.Payloads(sig) {
+				for i := range stamps {
+					for j := range stamps {
+						cp := p.Patch(nil, &stamps[i])
+						p.PatchCopy(cp, &stamps[j])
+						if want := p.Patch(nil, &stamps[j]); !bytes.Equal(cp, want) {
+							t.Fatalf("%s %s: stamp %d rewritten to stamp %d differs from Patch's", enc, sig, i, j)
+						}
+					}
+				}
+			}
+		}
 	}
 }
