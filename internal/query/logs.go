@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -39,8 +40,11 @@ func (r *Reader) WithTraceCache(maxSpans int) *Reader {
 	return r
 }
 
+// logCols are the columns queryLogs scans. The resource's attributes come from a correlated
+// lookup by primary key, which SQLite runs only for the rows a query returns.
 const logCols = `l.id, l.time_unix_nano, l.observed_time_unix_nano, l.severity_number, l.severity_text,
-	l.body, coalesce(l.service,''), coalesce(l.trace_id,''), coalesce(l.span_id,''), l.attributes`
+	l.body, coalesce(l.service,''), coalesce(l.trace_id,''), coalesce(l.span_id,''), l.attributes,
+	coalesce((SELECT attributes FROM main.resources WHERE id = l.resource_id), '{}')`
 
 // sqlWhere accumulates AND-ed predicates with their bound arguments.
 type sqlWhere struct {
@@ -65,8 +69,13 @@ func (w *sqlWhere) String() string {
 func (q *LogQuery) baseWhere(traceBlocks []int64) *sqlWhere {
 	w := &sqlWhere{}
 	if q.Service != "" {
-		w.add("l.service = ?", q.Service)
+		names := q.services
+		if names == nil { // not resolved (Reader.serviceNames): the name itself
+			names = []string{q.Service}
+		}
+		servicePred(w, "l.service", names)
 	}
+	addAttrPreds(w, "l.attributes", "l.resource_id", "main", q.Attrs)
 	if q.SeverityMin > 0 {
 		w.add("l.severity_number >= ?", q.SeverityMin)
 	}
@@ -184,8 +193,11 @@ func textMatch(q string) ftsFilter { return ftsFilter{"log_text MATCH ?", q} }
 // upgraded) it falls back to planning by selectivity (logsBySelectivity).
 func (r *Reader) Logs(ctx context.Context, q LogQuery) (LogPage, LogPlan, error) {
 	var blocks []int64
+	var err error
+	if q.services, err = r.serviceNames(ctx, q.Service); err != nil {
+		return LogPage{}, "", err
+	}
 	if q.TraceID != nil {
-		var err error
 		if blocks, err = r.traceBlocks(ctx, &q); err != nil {
 			return LogPage{}, "", err
 		}
@@ -326,6 +338,13 @@ func page(rows []Log, limit int) LogPage {
 // (nil keeps all); it stops reading once it has them, so a streaming plan
 // does no more work than that.
 func (r *Reader) queryLogs(ctx context.Context, keep func(*Log) bool, limit int, query string, args ...any) ([]Log, error) {
+	return r.queryLogsBytes(ctx, keep, limit, math.MaxInt, query, args...)
+}
+
+// queryLogsBytes is queryLogs that also stops after the row that brings the
+// rows' text (body and attributes) to maxBytes.
+func (r *Reader) queryLogsBytes(ctx context.Context, keep func(*Log) bool, limit, maxBytes int, query string, args ...any) ([]Log, error) {
+	size := 0
 	rows, err := r.db.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("query logs: %w", err)
@@ -334,9 +353,9 @@ func (r *Reader) queryLogs(ctx context.Context, keep func(*Log) bool, limit int,
 	var out []Log
 	for rows.Next() {
 		var l Log
-		var attrs []byte
+		var attrs, res []byte
 		if err := rows.Scan(&l.ID, &l.TimeUnixNano, &l.ObservedTimeUnixNano, &l.SeverityNumber, &l.SeverityText,
-			&l.Body, &l.Service, &l.TraceID, &l.SpanID, &attrs); err != nil {
+			&l.Body, &l.Service, &l.TraceID, &l.SpanID, &attrs, &res); err != nil {
 			return nil, fmt.Errorf("scan log: %w", err)
 		}
 		if keep != nil && !keep(&l) {
@@ -345,8 +364,12 @@ func (r *Reader) queryLogs(ctx context.Context, keep func(*Log) bool, limit int,
 		if len(attrs) > 2 { // "{}" is omitted
 			l.Attributes = attrs
 		}
+		if len(res) > 2 {
+			l.Resource = res
+		}
 		out = append(out, l)
-		if len(out) >= limit {
+		size += len(l.Body) + len(attrs) + len(res)
+		if len(out) >= limit || size >= maxBytes {
 			break
 		}
 	}
@@ -356,10 +379,31 @@ func (r *Reader) queryLogs(ctx context.Context, keep func(*Log) bool, limit int,
 	return out, nil
 }
 
-// LogsAfter returns up to limit logs with id > afterID in id order (the
-// live tail's source).
-func (r *Reader) LogsAfter(ctx context.Context, afterID int64, limit int) ([]Log, error) {
-	return r.queryLogs(ctx, nil, limit, `SELECT `+logCols+` FROM logs l WHERE l.id > ? ORDER BY l.id LIMIT ?`, afterID, limit)
+// LogsAfter returns up to limit logs with id > afterID in id order, stopping
+// after the one that brings their text to maxBytes (the live tail's source).
+func (r *Reader) LogsAfter(ctx context.Context, afterID int64, limit, maxBytes int) ([]Log, error) {
+	return r.queryLogsBytes(ctx, nil, limit, maxBytes, `SELECT `+logCols+` FROM logs l WHERE l.id > ? ORDER BY l.id LIMIT ?`, afterID, limit)
+}
+
+// addAttrPreds adds the attribute filters fs: attr.* on the JSON map in
+// attrCol, resource.* by the resource id in resCol, among the resources of
+// schema whose attributes match (a subquery SQLite runs once; resources are
+// deduplicated, so the table is small). No index serves attr.*: it is tested
+// on each row the rest of the query visits.
+func addAttrPreds(w *sqlWhere, attrCol, resCol, schema string, fs []AttrFilter) {
+	var res sqlWhere
+	for _, f := range fs {
+		if f.Resource {
+			pred, args := attrPred("attributes", f)
+			res.add(pred, args...)
+			continue
+		}
+		pred, args := attrPred(attrCol, f)
+		w.add(pred, args...)
+	}
+	if len(res.preds) > 0 {
+		w.add(resCol+" IN (SELECT id FROM "+schema+".resources WHERE "+res.String()+")", res.args...)
+	}
 }
 
 // MaxLogID returns the newest log id (0 when there are none).

@@ -38,6 +38,9 @@ type LogFilter struct {
 	TraceID     []byte // 16 bytes
 	Since       int64  // unix ns, inclusive; 0 = unbounded
 	Until       int64  // unix ns, exclusive; 0 = unbounded
+	Attrs       []AttrFilter
+
+	services []string // Service resolved by Reader.serviceNames
 }
 
 // LogQuery is a LogFilter with paging.
@@ -127,6 +130,9 @@ func ParseLogFilter(v url.Values, now time.Time) (LogFilter, error) {
 		}
 	}
 	if f.Since, f.Until, err = parseRange(v, now); err != nil {
+		return f, err
+	}
+	if f.Attrs, err = parseAttrFilters(v); err != nil {
 		return f, err
 	}
 	return f, nil
