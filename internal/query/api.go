@@ -158,11 +158,27 @@ func (a *API) traces(w http.ResponseWriter, r *http.Request) {
 // (so they can add up to more than tree). A trailer of the same name adds
 // encode (writing the JSON) and total once the body is written.
 func (a *API) trace(w http.ResponseWriter, r *http.Request) {
+	if err := checkParams(r.URL.Query(), "/traces/{trace_id}"); err != nil {
+		a.fail(w, r, err)
+		return
+	}
 	id, err := ParseTraceID(r.PathValue("trace_id"))
 	if err != nil {
 		a.fail(w, r, err)
 		return
 	}
+	limit, err := parseLimit(r.URL.Query(), DefaultTraceSpans, MaxTraceSpans)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	// The slot is held until the body is written: the tree lives that long.
+	release, err := a.r.heavy.acquire(r.Context())
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	defer release()
 	start := time.Now()
 	var tm traceTiming
 	t, v, err := a.r.fetchTrace(r.Context(), id, &tm)
@@ -175,7 +191,7 @@ func (a *API) trace(w http.ResponseWriter, r *http.Request) {
 		t = &v.tree
 	}
 	fetched := time.Now()
-	head, err := traceHead(t)
+	head, err := traceHead(t, limit)
 	if err != nil {
 		a.fail(w, r, err)
 		return
@@ -187,7 +203,7 @@ func (a *API) trace(w http.ResponseWriter, r *http.Request) {
 	h.Set("Content-Type", "application/json; charset=utf-8")
 	h.Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusOK)
-	if writeTraceSpans(w, head, t, v) != nil {
+	if writeTraceSpans(w, head, t, v, limit) != nil {
 		return // the client went away; nothing useful to do
 	}
 	end := time.Now()

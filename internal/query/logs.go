@@ -24,10 +24,12 @@ type Reader struct {
 	noBlocks bool
 
 	legacy atomic.Int32 // legacyUnknown, legacyNone, legacySome (hasLegacySpans)
+
+	heavy *heavyGate // bounds concurrent trace and series reads
 }
 
 // NewReader returns a Reader over db (store.Store.ReadDB()).
-func NewReader(db *sql.DB) *Reader { return &Reader{db: db} }
+func NewReader(db *sql.DB) *Reader { return &Reader{db: db, heavy: newHeavyGate(0, 0)} }
 
 // WithTraceCache makes r keep built trees of traces of 10,000+ spans, up to
 // maxSpans spans in all (LRU), revalidated on every fetch by two index

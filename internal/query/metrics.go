@@ -23,7 +23,11 @@ type MetricName struct {
 func (r *Reader) MetricNames(ctx context.Context, service string) ([]MetricName, error) {
 	w := &sqlWhere{}
 	if service != "" {
-		w.add("service = ?", service)
+		names, err := r.serviceNames(ctx, service)
+		if err != nil {
+			return nil, err
+		}
+		servicePred(w, "service", names)
 	}
 	rows, err := r.db.QueryContext(ctx, `SELECT name, type, max(unit), max(description),
 		group_concat(DISTINCT coalesce(service,'')), count(*)
@@ -89,11 +93,27 @@ type metricStream struct {
 
 // Series computes q's time series, one per (service, type).
 func (r *Reader) Series(ctx context.Context, q SeriesQuery) (*SeriesResult, error) {
+	release, err := r.heavy.acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	w := &sqlWhere{}
 	w.add("name = ?", q.Name)
 	if q.Service != "" {
-		w.add("service = ?", q.Service)
+		names, err := r.serviceNames(ctx, q.Service)
+		if err != nil {
+			return nil, err
+		}
+		servicePred(w, "service", names)
 	}
+	var resOnly []AttrFilter
+	for _, f := range q.Attrs {
+		if f.Resource {
+			resOnly = append(resOnly, f)
+		}
+	}
+	addAttrPreds(w, "", "resource_id", "main", resOnly)
 	rows, err := r.db.QueryContext(ctx, `SELECT id, coalesce(service,''), type, unit, temporality FROM metrics WHERE `+w.String()+
 		` ORDER BY service, type, id`, w.args...)
 	if err != nil {
@@ -186,12 +206,26 @@ func pointsQuery(table, cols string, ms []metricStream, q SeriesQuery) (string, 
 	if len(ms) > seekStreamsMax {
 		seek = "+metric_id" // not from the index: scan each block's entries instead
 	}
+	// attr.* filters test each point's attributes (no index serves them).
+	var attrs strings.Builder
+	for _, f := range q.Attrs {
+		if f.Resource {
+			continue
+		}
+		pred, pargs := attrPred("attributes", f)
+		parts := strings.Split(pred, "?") // number the placeholders: the query reuses ?1 and ?2
+		attrs.WriteString(" AND " + parts[0])
+		for i, a := range pargs {
+			args = append(args, a)
+			fmt.Fprintf(&attrs, "?%d%s", len(args), parts[i+1])
+		}
+	}
 	return `SELECT ` + cols + ` FROM ` + table + ` WHERE block IN (SELECT block FROM point_blocks
 			WHERE point_table = '` + table + `' AND max_time_unix_nano >= ?1 AND min_time_unix_nano < ?2)
-		AND ` + seek + ` IN (` + ids.String() + `) AND time_unix_nano >= ?1 AND time_unix_nano < ?2
+		AND ` + seek + ` IN (` + ids.String() + `) AND time_unix_nano >= ?1 AND time_unix_nano < ?2` + attrs.String() + `
 		UNION ALL
 		SELECT ` + cols + ` FROM ` + table + ` WHERE block IS NULL
-		AND metric_id IN (` + ids.String() + `) AND time_unix_nano >= ?1 AND time_unix_nano < ?2
+		AND metric_id IN (` + ids.String() + `) AND time_unix_nano >= ?1 AND time_unix_nano < ?2` + attrs.String() + `
 		ORDER BY time_unix_nano`, args
 }
 

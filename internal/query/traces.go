@@ -26,6 +26,8 @@ type TraceSummary struct {
 	SpanCount         int64    `json:"span_count"`
 	Error             bool     `json:"error"` // some span has status ERROR
 	Services          []string `json:"services"`
+	// Resource is the attributes of the root span's resource.
+	Resource RawJSON `json:"resource,omitempty"`
 }
 
 // StatusError is OTLP's STATUS_CODE_ERROR.
@@ -34,11 +36,20 @@ const StatusError = 2
 // Traces lists traces by their root span, newest first. service, since,
 // until and min_duration apply to the root span; error to any span.
 func (r *Reader) Traces(ctx context.Context, q TraceQuery) ([]TraceSummary, error) {
+	schema, err := r.traceSchema(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("query traces: %w", err)
+	}
 	w := &sqlWhere{}
 	w.add("r.parent_span_id IS NULL")
 	if q.Service != "" {
-		w.add("r.service = ?", q.Service)
+		names, err := r.serviceNames(ctx, q.Service)
+		if err != nil {
+			return nil, err
+		}
+		servicePred(w, "r.service", names)
 	}
+	addAttrPreds(w, "r.attributes", "r.resource_id", schema, q.Attrs)
 	if q.Since != 0 {
 		w.add("r.start_time_unix_nano >= ?", q.Since)
 	}
@@ -63,7 +74,7 @@ func (r *Reader) Traces(ctx context.Context, q TraceQuery) ([]TraceSummary, erro
 		}
 		w.add(not + pred)
 	}
-	rows, err := r.db.QueryContext(ctx, tracesSQL(w), append(w.args, q.Limit)...)
+	rows, err := r.db.QueryContext(ctx, tracesSQL(w, schema), append(w.args, q.Limit)...)
 	if err != nil {
 		return nil, fmt.Errorf("query traces: %w", err)
 	}
@@ -71,12 +82,16 @@ func (r *Reader) Traces(ctx context.Context, q TraceQuery) ([]TraceSummary, erro
 	idx := map[string]int{}
 	for rows.Next() {
 		var s TraceSummary
-		if err := rows.Scan(&s.TraceID, &s.RootService, &s.RootName, &s.StartTimeUnixNano, &s.RootDurationNano); err != nil {
+		var res string
+		if err := rows.Scan(&s.TraceID, &s.RootService, &s.RootName, &s.StartTimeUnixNano, &s.RootDurationNano, &res); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("scan trace: %w", err)
 		}
 		if _, dup := idx[s.TraceID]; dup { // two roots in one trace: list it once
 			continue
+		}
+		if len(res) > 2 {
+			s.Resource = RawJSON(res)
 		}
 		idx[s.TraceID] = len(out)
 		out = append(out, s)
@@ -148,7 +163,10 @@ type TraceTree struct {
 	Roots             []int    `json:"roots"`
 	Orphans           int      `json:"orphans"`
 	MaxDepth          int      `json:"max_depth"`
-	Spans             []Span   `json:"spans,omitempty"` // streamed last by the API
+	// Truncated is set when the API returned only the first limit spans
+	// (in the order below, so every returned span's parent is returned).
+	Truncated bool   `json:"truncated"`
+	Spans     []Span `json:"spans,omitempty"` // streamed last by the API
 }
 
 // A trace of at least ParallelSpans spans is read as TraceParts id ranges,
@@ -168,6 +186,11 @@ const (
 // a big trace as TraceParts id ranges in parallel: reading rows through
 // database/sql is the dominant cost, and it splits cleanly.
 func (r *Reader) Trace(ctx context.Context, traceID []byte) (*TraceTree, error) {
+	release, err := r.heavy.acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	t, v, err := r.fetchTrace(ctx, traceID, nil)
 	if v != nil {
 		t = v.materialize()
@@ -181,6 +204,9 @@ func (r *Reader) Trace(ctx context.Context, traceID []byte) (*TraceTree, error) 
 // with no Span materialised, unless the tree cache wants it; a cached
 // trace or one read from spans rows comes back as a TraceTree. tm, if not
 // nil, accumulates the time of each stage.
+//
+// The caller holds a heavy-query slot (r.heavy) until it is done with the
+// result.
 func (r *Reader) fetchTrace(ctx context.Context, traceID []byte, tm *traceTiming) (*TraceTree, *traceView, error) {
 	id := hex.EncodeToString(traceID)
 	t0 := time.Now()
