@@ -502,6 +502,7 @@ func (a *expAcc) add(scale int32, zero uint64, zeroThr float64, posOff int32, po
 	for j, c := range neg {
 		a.neg[(negOff+int32(j))>>shift] += c
 	}
+	a.fit()
 	a.zero += zero
 	a.zeroThr = math.Max(a.zeroThr, zeroThr)
 	a.count += count
@@ -564,9 +565,13 @@ func (r *Reader) expHistogramSeries(ctx context.Context, q SeriesQuery, ms []met
 			&posOff, &posJSON, &negOff, &negJSON); err != nil {
 			return fmt.Errorf("scan exponential histogram point: %w", err)
 		}
+		if scale < minExpScale || scale > 20 {
+			b.skipped++
+			continue
+		}
 		var pos, neg []uint64
-		if json.Unmarshal([]byte(posJSON), &pos) != nil || json.Unmarshal([]byte(negJSON), &neg) != nil ||
-			scale < -10 || scale > 20 {
+		var ok bool
+		if scale, posOff, pos, negOff, neg, ok = reduceExp(scale, posOff, posJSON, negOff, negJSON); !ok {
 			b.skipped++
 			continue
 		}
