@@ -2,7 +2,6 @@ package query
 
 import (
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -16,12 +15,7 @@ import (
 // getStatus GETs url and returns the status and the error body's param.
 func getStatus(t *testing.T, url string) (int, errorBody) {
 	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
+	resp, body := get(t, url)
 	var eb errorBody
 	if resp.StatusCode != http.StatusOK {
 		_ = json.Unmarshal(body, &eb)

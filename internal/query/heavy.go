@@ -24,7 +24,7 @@ type heavyGate struct {
 }
 
 func newHeavyGate(n int, wait time.Duration) *heavyGate {
-	return &heavyGate{slots: make(chan struct{}, cmpOr(n, DefaultHeavyQueries)), wait: cmpOr(wait, DefaultHeavyWait)}
+	return &heavyGate{slots: make(chan struct{}, positiveOr(n, DefaultHeavyQueries)), wait: positiveOr(wait, DefaultHeavyWait)}
 }
 
 // acquire takes a slot, waiting up to g.wait; release it with the returned

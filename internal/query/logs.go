@@ -42,11 +42,11 @@ func (r *Reader) WithTraceCache(maxSpans int) *Reader {
 	return r
 }
 
-// logCols are the columns queryLogs scans. The resource's attributes come from a correlated
-// lookup by primary key, which SQLite runs only for the rows a query returns.
+// logCols are the columns queryLogs scans. The resource's attributes are read afterwards for
+// the rows returned only (withResources): a plan that walks 50,000 rows to find a page would
+// otherwise look up each one's resource.
 const logCols = `l.id, l.time_unix_nano, l.observed_time_unix_nano, l.severity_number, l.severity_text,
-	l.body, coalesce(l.service,''), coalesce(l.trace_id,''), coalesce(l.span_id,''), l.attributes,
-	coalesce((SELECT attributes FROM main.resources WHERE id = l.resource_id), '{}')`
+	l.body, coalesce(l.service,''), coalesce(l.trace_id,''), coalesce(l.span_id,''), l.attributes, l.resource_id`
 
 // sqlWhere accumulates AND-ed predicates with their bound arguments.
 type sqlWhere struct {
@@ -194,6 +194,54 @@ func textMatch(q string) ftsFilter { return ftsFilter{"log_text MATCH ?", q} }
 // was ingested since without the term. Without the summaries (a database the store has not
 // upgraded) it falls back to planning by selectivity (logsBySelectivity).
 func (r *Reader) Logs(ctx context.Context, q LogQuery) (LogPage, LogPlan, error) {
+	p, plan, err := r.logs(ctx, q)
+	if err == nil {
+		err = r.withResources(ctx, p.Logs)
+	}
+	return p, plan, err
+}
+
+// withResources fills each log's Resource from the resources table, one query for all.
+func (r *Reader) withResources(ctx context.Context, logs []Log) error {
+	if len(logs) == 0 {
+		return nil
+	}
+	ids := make([]any, 0, len(logs))
+	seen := map[int64]bool{}
+	for i := range logs {
+		if id := logs[i].resourceID; !seen[id] {
+			seen[id] = true
+			ids = append(ids, id)
+		}
+	}
+	rows, err := r.db.QueryContext(ctx, `SELECT id, attributes FROM main.resources WHERE id IN (`+
+		strings.TrimSuffix(strings.Repeat("?,", len(ids)), ",")+`)`, ids...)
+	if err != nil {
+		return fmt.Errorf("query log resources: %w", err)
+	}
+	defer rows.Close()
+	attrs := make(map[int64][]byte, len(ids))
+	for rows.Next() {
+		var id int64
+		var a []byte
+		if err := rows.Scan(&id, &a); err != nil {
+			return fmt.Errorf("scan log resource: %w", err)
+		}
+		if len(a) > 2 { // "{}" is omitted
+			attrs[id] = a
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("query log resources: %w", err)
+	}
+	for i := range logs {
+		logs[i].Resource = attrs[logs[i].resourceID] // shared between logs of one resource
+	}
+	return nil
+}
+
+// logs is Logs without the resources.
+func (r *Reader) logs(ctx context.Context, q LogQuery) (LogPage, LogPlan, error) {
 	var blocks []int64
 	var err error
 	if q.services, err = r.serviceNames(ctx, q.Service); err != nil {
@@ -355,9 +403,9 @@ func (r *Reader) queryLogsBytes(ctx context.Context, keep func(*Log) bool, limit
 	var out []Log
 	for rows.Next() {
 		var l Log
-		var attrs, res []byte
+		var attrs []byte
 		if err := rows.Scan(&l.ID, &l.TimeUnixNano, &l.ObservedTimeUnixNano, &l.SeverityNumber, &l.SeverityText,
-			&l.Body, &l.Service, &l.TraceID, &l.SpanID, &attrs, &res); err != nil {
+			&l.Body, &l.Service, &l.TraceID, &l.SpanID, &attrs, &l.resourceID); err != nil {
 			return nil, fmt.Errorf("scan log: %w", err)
 		}
 		if keep != nil && !keep(&l) {
@@ -366,11 +414,8 @@ func (r *Reader) queryLogsBytes(ctx context.Context, keep func(*Log) bool, limit
 		if len(attrs) > 2 { // "{}" is omitted
 			l.Attributes = attrs
 		}
-		if len(res) > 2 {
-			l.Resource = res
-		}
 		out = append(out, l)
-		size += len(l.Body) + len(attrs) + len(res)
+		size += len(l.Body) + len(attrs)
 		if len(out) >= limit || size >= maxBytes {
 			break
 		}
@@ -384,7 +429,11 @@ func (r *Reader) queryLogsBytes(ctx context.Context, keep func(*Log) bool, limit
 // LogsAfter returns up to limit logs with id > afterID in id order, stopping
 // after the one that brings their text to maxBytes (the live tail's source).
 func (r *Reader) LogsAfter(ctx context.Context, afterID int64, limit, maxBytes int) ([]Log, error) {
-	return r.queryLogsBytes(ctx, nil, limit, maxBytes, `SELECT `+logCols+` FROM logs l WHERE l.id > ? ORDER BY l.id LIMIT ?`, afterID, limit)
+	logs, err := r.queryLogsBytes(ctx, nil, limit, maxBytes, `SELECT `+logCols+` FROM logs l WHERE l.id > ? ORDER BY l.id LIMIT ?`, afterID, limit)
+	if err == nil {
+		err = r.withResources(ctx, logs)
+	}
+	return logs, err
 }
 
 // addAttrPreds adds the attribute filters fs: attr.* on the JSON map in

@@ -17,6 +17,8 @@ type Log struct {
 	// Resource is the attributes of the record's resource (service.name,
 	// host.name, k8s.pod.name, ...).
 	Resource json.RawMessage `json:"resource,omitempty"`
+
+	resourceID int64
 }
 
 // LogPage is one page of newest-first logs; NextCursor is empty on the

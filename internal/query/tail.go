@@ -106,13 +106,13 @@ type TailSub struct {
 
 // NewTailer returns a Tailer reading from src; call Run to start it.
 func NewTailer(src LogSource, cfg TailConfig) *Tailer {
-	cfg.Buffer = cmpOr(cfg.Buffer, DefaultTailBuffer)
-	cfg.SubscriberBytes = cmpOr(cfg.SubscriberBytes, DefaultTailSubscriberBytes)
-	cfg.TotalBytes = cmpOr(cfg.TotalBytes, DefaultTailTotalBytes)
-	cfg.Batch = cmpOr(cfg.Batch, DefaultTailBatch)
-	cfg.BatchBytes = cmpOr(cfg.BatchBytes, DefaultTailBatchBytes)
-	cfg.Poll = cmpOr(cfg.Poll, DefaultTailPoll)
-	cfg.MaxClients = cmpOr(cfg.MaxClients, DefaultMaxTails)
+	cfg.Buffer = positiveOr(cfg.Buffer, DefaultTailBuffer)
+	cfg.SubscriberBytes = positiveOr(cfg.SubscriberBytes, DefaultTailSubscriberBytes)
+	cfg.TotalBytes = positiveOr(cfg.TotalBytes, DefaultTailTotalBytes)
+	cfg.Batch = positiveOr(cfg.Batch, DefaultTailBatch)
+	cfg.BatchBytes = positiveOr(cfg.BatchBytes, DefaultTailBatchBytes)
+	cfg.Poll = positiveOr(cfg.Poll, DefaultTailPoll)
+	cfg.MaxClients = positiveOr(cfg.MaxClients, DefaultMaxTails)
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -120,8 +120,8 @@ func NewTailer(src LogSource, cfg TailConfig) *Tailer {
 		ready: make(chan struct{}), wake: make(chan struct{}, 1)}
 }
 
-// cmpOr returns v, or def when v is not positive.
-func cmpOr[T int | int64 | time.Duration](v, def T) T {
+// positiveOr returns v, or def when v is not positive.
+func positiveOr[T int | int64 | time.Duration](v, def T) T {
 	if v <= 0 {
 		return def
 	}
