@@ -77,7 +77,8 @@ func (q *LogQuery) baseWhere(traceBlocks []int64) *sqlWhere {
 		}
 		servicePred(w, "l.service", names)
 	}
-	addAttrPreds(w, "l.attributes", "l.resource_id", "main", q.Attrs)
+	q.resources.preds(w, "l.resource_id", "l.service", "main", q.Attrs)
+	addRecordAttrPreds(w, "l.attributes", q.Attrs)
 	if q.SeverityMin > 0 {
 		w.add("l.severity_number >= ?", q.SeverityMin)
 	}
@@ -246,6 +247,12 @@ func (r *Reader) logs(ctx context.Context, q LogQuery) (LogPage, LogPlan, error)
 	var err error
 	if q.services, err = r.serviceNames(ctx, q.Service); err != nil {
 		return LogPage{}, "", err
+	}
+	if q.resources, err = r.resolveResources(ctx, "main", q.Attrs); err != nil {
+		return LogPage{}, "", err
+	}
+	if q.resources.none() {
+		return page(nil, q.Limit), PlanScan, nil // no resource matches
 	}
 	if q.TraceID != nil {
 		if blocks, err = r.traceBlocks(ctx, &q); err != nil {
@@ -434,27 +441,6 @@ func (r *Reader) LogsAfter(ctx context.Context, afterID int64, limit, maxBytes i
 		err = r.withResources(ctx, logs)
 	}
 	return logs, err
-}
-
-// addAttrPreds adds the attribute filters fs: attr.* on the JSON map in
-// attrCol, resource.* by the resource id in resCol, among the resources of
-// schema whose attributes match (a subquery SQLite runs once; resources are
-// deduplicated, so the table is small). No index serves attr.*: it is tested
-// on each row the rest of the query visits.
-func addAttrPreds(w *sqlWhere, attrCol, resCol, schema string, fs []AttrFilter) {
-	var res sqlWhere
-	for _, f := range fs {
-		if f.Resource {
-			pred, args := attrPred("attributes", f)
-			res.add(pred, args...)
-			continue
-		}
-		pred, args := attrPred(attrCol, f)
-		w.add(pred, args...)
-	}
-	if len(res.preds) > 0 {
-		w.add(resCol+" IN (SELECT id FROM "+schema+".resources WHERE "+res.String()+")", res.args...)
-	}
 }
 
 // MaxLogID returns the newest log id (0 when there are none).

@@ -107,13 +107,8 @@ func (r *Reader) Series(ctx context.Context, q SeriesQuery) (*SeriesResult, erro
 		}
 		servicePred(w, "service", names)
 	}
-	var resOnly []AttrFilter
-	for _, f := range q.Attrs {
-		if f.Resource {
-			resOnly = append(resOnly, f)
-		}
-	}
-	addAttrPreds(w, "", "resource_id", "main", resOnly)
+	// metrics holds one row per stream, so a subquery on resources is cheap.
+	resourceSet{}.preds(w, "resource_id", "service", "main", q.Attrs)
 	rows, err := r.db.QueryContext(ctx, `SELECT id, coalesce(service,''), type, unit, temporality FROM metrics WHERE `+w.String()+
 		` ORDER BY service, type, id`, w.args...)
 	if err != nil {

@@ -47,7 +47,8 @@ type LogFilter struct {
 	Until       int64  // unix ns, exclusive; 0 = unbounded
 	Attrs       []AttrFilter
 
-	services []string // Service resolved by Reader.serviceNames
+	services  []string    // Service resolved by Reader.serviceNames
+	resources resourceSet // resource.* resolved by Reader.resolveResources
 }
 
 // LogQuery is a LogFilter with paging.

@@ -48,7 +48,15 @@ func (r *Reader) Traces(ctx context.Context, q TraceQuery) ([]TraceSummary, erro
 		}
 		servicePred(w, "r.service", names)
 	}
-	addAttrPreds(w, "r.attributes", "r.resource_id", schema, q.Attrs)
+	res, err := r.resolveResources(ctx, schema, q.Attrs)
+	if err != nil {
+		return nil, err
+	}
+	if res.none() {
+		return []TraceSummary{}, nil
+	}
+	res.preds(w, "r.resource_id", "r.service", schema, q.Attrs)
+	addRecordAttrPreds(w, "r.attributes", q.Attrs)
 	if q.Since != 0 {
 		w.add("r.start_time_unix_nano >= ?", q.Since)
 	}
