@@ -176,7 +176,7 @@ func (b *stepper) stepOf(t int64) int64 {
 
 // seekStreamsMax is the most streams a points query seeks one by one in each block; with more it
 // reads each block's whole part of the index. In a database of 3.3M load-shaped points in 5,120
-// streams (docs/benchmarks/store.md, sixteenth session) the number points of 224 streams took
+// streams (docs/benchmarks/store.md) the number points of 224 streams took
 // 650 ms seeking and 1,070 scanning; of 1,024 streams, ~2.8 s both ways: a seek per stream costs
 // ~1.5 µs a block, an index entry ~0.4, and a block holds 4,096 entries.
 var seekStreamsMax = 1024 // a variable for tests
