@@ -36,7 +36,7 @@ func TestUnknownParameterRefused(t *testing.T) {
 		{"/api/v1/services?service=a", "service"},
 	} {
 		t.Run(tc.path, func(t *testing.T) {
-			code, eb := getStatus(t, e.base+tc.path)
+			code, eb := getDocStatus(t, e.base+tc.path) // a stream accepted in error must not hang the test
 			if code != http.StatusBadRequest || eb.Param != tc.param || !strings.Contains(eb.Error, "unknown parameter") {
 				t.Errorf("got %d %+v, want 400 naming %q as unknown", code, eb, tc.param)
 			}
