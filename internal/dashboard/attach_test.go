@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/otelbench/otelbench/internal/ingestsrv"
+	"github.com/otelbench/otelbench/internal/query/querytest"
 )
 
 // TestAttachBehindIngestAuth wires the API and dashboard into the real
@@ -128,5 +129,24 @@ func TestLogsPageTailKeepsAttributeFilters(t *testing.T) {
 	if sresp.StatusCode != http.StatusOK {
 		b, _ := io.ReadAll(sresp.Body)
 		t.Errorf("stream: got %d, want 200: %s", sresp.StatusCode, b)
+	}
+}
+
+// TestLogsPageShowsResource: a log's resource attributes are the tooltip of
+// its service cell.
+func TestLogsPageShowsResource(t *testing.T) {
+	e := newEnv(t)
+	querytest.AppendLogs(t, e.st, querytest.LogSpec{Service: "shop", Sev: 9, Body: "hello", At: time.Now(),
+		Resource: map[string]any{"host.name": "node-7"}})
+	querytest.WaitProjected(t, e.st)
+	resp, err := http.Get(e.base + "/ui/logs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	m := regexp.MustCompile(`<td title="([^"]*)">shop</td>`).FindSubmatch(body)
+	if m == nil || !strings.Contains(html.UnescapeString(string(m[1])), `"host.name":"node-7"`) {
+		t.Errorf("logs page: no service cell titled with the resource; got %s", body)
 	}
 }
