@@ -2,10 +2,12 @@ package dashboard
 
 import (
 	"context"
+	"html"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +15,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/otelbench/otelbench/internal/ingestsrv"
+	"github.com/otelbench/otelbench/internal/query/querytest"
 )
 
 // TestAttachBehindIngestAuth wires the API and dashboard into the real
@@ -89,5 +92,61 @@ func TestAttachBehindIngestAuth(t *testing.T) {
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("server did not stop with a live tail open")
+	}
+}
+
+// TestLogsPageTailKeepsAttributeFilters: the live tail the logs page opens
+// filters as the page does, attribute filters included, and the API
+// accepts its URL.
+func TestLogsPageTailKeepsAttributeFilters(t *testing.T) {
+	e := newEnv(t)
+	resp, err := http.Get(e.base + "/ui/logs?service=shop&resource.host.name=node-7&attr.http.route=%2Fcart&since=15m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("logs page: got %d, want 200: %s", resp.StatusCode, body)
+	}
+	m := regexp.MustCompile(`data-stream="([^"]*)"`).FindSubmatch(body)
+	if m == nil {
+		t.Fatal("logs page has no data-stream URL")
+	}
+	stream := html.UnescapeString(string(m[1]))
+	want := "/api/v1/logs/stream?attr.http.route=%2Fcart&resource.host.name=node-7&service=shop"
+	if stream != want {
+		t.Errorf("stream URL: got %q, want %q", stream, want)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, e.base+stream, nil)
+	sresp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sresp.Body.Close()
+	if sresp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(sresp.Body)
+		t.Errorf("stream: got %d, want 200: %s", sresp.StatusCode, b)
+	}
+}
+
+// TestLogsPageShowsResource: a log's resource attributes are the tooltip of
+// its service cell.
+func TestLogsPageShowsResource(t *testing.T) {
+	e := newEnv(t)
+	querytest.AppendLogs(t, e.st, querytest.LogSpec{Service: "shop", Sev: 9, Body: "hello", At: time.Now(),
+		Resource: map[string]any{"host.name": "node-7"}})
+	querytest.WaitProjected(t, e.st)
+	resp, err := http.Get(e.base + "/ui/logs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	m := regexp.MustCompile(`<td title="([^"]*)">shop</td>`).FindSubmatch(body)
+	if m == nil || !strings.Contains(html.UnescapeString(string(m[1])), `"host.name":"node-7"`) {
+		t.Errorf("logs page: no service cell titled with the resource; got %s", body)
 	}
 }

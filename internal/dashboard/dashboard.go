@@ -208,9 +208,11 @@ func (d *Dashboard) logs(w http.ResponseWriter, r *http.Request) {
 	p.Severities = []string{"trace", "debug", "info", "warn", "error", "fatal"}
 	// The live tail takes the same filters except paging and time range.
 	sv := url.Values{}
-	for _, k := range []string{"service", "severity_min", "q", "glob", "trace_id"} {
-		if v := r.URL.Query().Get(k); v != "" {
-			sv.Set(k, v)
+	for k, v := range r.URL.Query() {
+		tailed := k == "service" || k == "severity_min" || k == "q" || k == "glob" || k == "trace_id" ||
+			strings.HasPrefix(k, query.AttrPrefix) || strings.HasPrefix(k, query.ResourcePrefix)
+		if tailed && len(v) > 0 && v[0] != "" {
+			sv.Set(k, v[0])
 		}
 	}
 	p.StreamURL = query.Prefix + "/logs/stream?" + sv.Encode()

@@ -2,7 +2,6 @@ package query
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -99,6 +98,10 @@ func (a *API) fail(w http.ResponseWriter, r *http.Request, err error) {
 }
 
 func (a *API) services(w http.ResponseWriter, r *http.Request) {
+	if err := checkParams(r.URL.Query(), "/services"); err != nil {
+		a.fail(w, r, err)
+		return
+	}
 	s, err := a.r.Services(r.Context())
 	if err != nil {
 		a.fail(w, r, err)
@@ -108,6 +111,10 @@ func (a *API) services(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) logs(w http.ResponseWriter, r *http.Request) {
+	if err := checkParams(r.URL.Query(), "/logs"); err != nil {
+		a.fail(w, r, err)
+		return
+	}
 	q, err := ParseLogQuery(r.URL.Query(), a.cfg.Now())
 	if err != nil {
 		a.fail(w, r, err)
@@ -124,6 +131,10 @@ func (a *API) logs(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) traces(w http.ResponseWriter, r *http.Request) {
+	if err := checkParams(r.URL.Query(), "/traces"); err != nil {
+		a.fail(w, r, err)
+		return
+	}
 	q, err := ParseTraceQuery(r.URL.Query(), a.cfg.Now())
 	if err != nil {
 		a.fail(w, r, err)
@@ -147,11 +158,27 @@ func (a *API) traces(w http.ResponseWriter, r *http.Request) {
 // (so they can add up to more than tree). A trailer of the same name adds
 // encode (writing the JSON) and total once the body is written.
 func (a *API) trace(w http.ResponseWriter, r *http.Request) {
+	if err := checkParams(r.URL.Query(), "/traces/{trace_id}"); err != nil {
+		a.fail(w, r, err)
+		return
+	}
 	id, err := ParseTraceID(r.PathValue("trace_id"))
 	if err != nil {
 		a.fail(w, r, err)
 		return
 	}
+	limit, err := parseLimit(r.URL.Query(), DefaultTraceSpans, MaxTraceSpans)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	// The slot is held until the body is written: the tree lives that long.
+	release, err := a.r.heavy.acquire(r.Context())
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	defer release()
 	start := time.Now()
 	var tm traceTiming
 	t, v, err := a.r.fetchTrace(r.Context(), id, &tm)
@@ -164,7 +191,7 @@ func (a *API) trace(w http.ResponseWriter, r *http.Request) {
 		t = &v.tree
 	}
 	fetched := time.Now()
-	head, err := traceHead(t)
+	head, err := traceHead(t, limit)
 	if err != nil {
 		a.fail(w, r, err)
 		return
@@ -176,7 +203,7 @@ func (a *API) trace(w http.ResponseWriter, r *http.Request) {
 	h.Set("Content-Type", "application/json; charset=utf-8")
 	h.Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusOK)
-	if writeTraceSpans(w, head, t, v) != nil {
+	if writeTraceSpans(w, head, t, v, limit) != nil {
 		return // the client went away; nothing useful to do
 	}
 	end := time.Now()
@@ -185,6 +212,10 @@ func (a *API) trace(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) metricNames(w http.ResponseWriter, r *http.Request) {
+	if err := checkParams(r.URL.Query(), "/metrics/names"); err != nil {
+		a.fail(w, r, err)
+		return
+	}
 	n, err := a.r.MetricNames(r.Context(), r.URL.Query().Get("service"))
 	if err != nil {
 		a.fail(w, r, err)
@@ -194,6 +225,10 @@ func (a *API) metricNames(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) metricSeries(w http.ResponseWriter, r *http.Request) {
+	if err := checkParams(r.URL.Query(), "/metrics/series"); err != nil {
+		a.fail(w, r, err)
+		return
+	}
 	q, err := ParseSeriesQuery(r.URL.Query(), a.cfg.Now())
 	if err != nil {
 		a.fail(w, r, err)
@@ -220,8 +255,14 @@ func timing(name string, d time.Duration) string {
 
 // logStream serves the live tail as Server-Sent Events: "event: log" with
 // the Log as JSON data, ": keepalive" comments while idle, and a final
-// "event: dropped" if the client fell more than the buffer behind.
+// "event: dropped" if the client fell too far behind (Tailer's bounds).
+// Frames are the tailer's shared encodings, written without copying; small
+// ones are gathered into one write.
 func (a *API) logStream(w http.ResponseWriter, r *http.Request) {
+	if err := checkParams(r.URL.Query(), "/logs/stream"); err != nil {
+		a.fail(w, r, err)
+		return
+	}
 	f, err := ParseLogFilter(r.URL.Query(), a.cfg.Now())
 	if err != nil {
 		a.fail(w, r, err)
@@ -246,7 +287,7 @@ func (a *API) logStream(w http.ResponseWriter, r *http.Request) {
 	}
 	keep := time.NewTicker(a.cfg.SSEKeepAlive)
 	defer keep.Stop()
-	var buf []byte
+	var evs []*TailEvent
 	for {
 		select {
 		case <-r.Context().Done():
@@ -255,40 +296,16 @@ func (a *API) logStream(w http.ResponseWriter, r *http.Request) {
 			if !a.sseWrite(w, rc, []byte(": keepalive\n\n")) {
 				return
 			}
-		case l, ok := <-sub.C:
+		case <-sub.Ready():
+			var ended bool
+			evs, ended = sub.Take(evs[:0], sseBatchBytes)
+			ok := a.sseWriteEvents(w, rc, evs)
+			sub.Release(evs)
+			clear(evs)
 			if !ok {
-				if sub.Dropped() {
-					a.sseWrite(w, rc, []byte(droppedEvent))
-				}
 				return
 			}
-			buf = buf[:0]
-			closed := false
-		drain: // batch what is already buffered into one write
-			for {
-				data, err := json.Marshal(l)
-				if err != nil {
-					return
-				}
-				buf = fmt.Appendf(buf, "id: %d\nevent: log\ndata: %s\n\n", l.ID, data)
-				if len(buf) > 64<<10 {
-					break
-				}
-				select {
-				case next, ok := <-sub.C:
-					if !ok {
-						closed = true
-						break drain
-					}
-					l = next
-				default:
-					break drain
-				}
-			}
-			if !a.sseWrite(w, rc, buf) {
-				return
-			}
-			if closed {
+			if ended {
 				if sub.Dropped() {
 					a.sseWrite(w, rc, []byte(droppedEvent))
 				}
@@ -296,6 +313,25 @@ func (a *API) logStream(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
+}
+
+// sseBatchBytes is how many bytes of frames one write gathers.
+const sseBatchBytes = 64 << 10
+
+// sseWriteEvents writes evs' frames and flushes once. The response's
+// buffered writer passes a frame larger than its buffer straight to the
+// connection, so a big record is never copied per subscriber.
+func (a *API) sseWriteEvents(w http.ResponseWriter, rc *http.ResponseController, evs []*TailEvent) bool {
+	if len(evs) == 0 {
+		return true
+	}
+	_ = rc.SetWriteDeadline(time.Now().Add(a.cfg.SSEWriteTimeout))
+	for _, ev := range evs {
+		if _, err := w.Write(ev.Data); err != nil {
+			return false
+		}
+	}
+	return rc.Flush() == nil
 }
 
 const droppedEvent = "event: dropped\ndata: {\"error\":\"client fell behind; reconnect\"}\n\n"

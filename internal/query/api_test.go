@@ -19,14 +19,24 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog"
 )
 
-func getJSON(t *testing.T, url string, wantStatus int, v any) {
+// get GETs url and returns the response (body closed) and its body.
+func get(t *testing.T, url string) (*http.Response, []byte) {
 	t.Helper()
 	resp, err := http.Get(url)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("GET %s: read body: %v", url, err)
+	}
+	return resp, body
+}
+
+func getJSON(t *testing.T, url string, wantStatus int, v any) {
+	t.Helper()
+	resp, body := get(t, url)
 	if resp.StatusCode != wantStatus {
 		t.Fatalf("GET %s: got status %d, want %d: %s", url, resp.StatusCode, wantStatus, body)
 	}

@@ -14,6 +14,9 @@ var (
 	ErrTooManyTails = errors.New("too many live-tail subscribers")
 	// ErrTailStopped reports that the live tail has shut down.
 	ErrTailStopped = errors.New("live tail stopped")
+	// ErrBusy reports that too many heavy queries (trace trees, metric
+	// series) are running; the API answers 503 with Retry-After.
+	ErrBusy = errors.New("too many heavy queries at once")
 )
 
 // ParamError is a bad request parameter; the API answers it with 400.
@@ -51,7 +54,7 @@ func StatusOf(err error) int {
 		return http.StatusBadRequest
 	case errors.Is(err, ErrNotFound):
 		return http.StatusNotFound
-	case errors.Is(err, ErrTooManyTails), errors.Is(err, ErrTailStopped):
+	case errors.Is(err, ErrTooManyTails), errors.Is(err, ErrTailStopped), errors.Is(err, ErrBusy):
 		return http.StatusServiceUnavailable
 	default:
 		return http.StatusInternalServerError
@@ -65,6 +68,9 @@ func writeError(w http.ResponseWriter, err error) {
 	var pe *ParamError
 	if errors.As(err, &pe) {
 		body.Param = pe.Param
+	}
+	if StatusOf(err) == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", "1")
 	}
 	writeJSON(w, StatusOf(err), body)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -23,10 +24,12 @@ type Reader struct {
 	noBlocks bool
 
 	legacy atomic.Int32 // legacyUnknown, legacyNone, legacySome (hasLegacySpans)
+
+	heavy *heavyGate // bounds concurrent trace and series reads
 }
 
 // NewReader returns a Reader over db (store.Store.ReadDB()).
-func NewReader(db *sql.DB) *Reader { return &Reader{db: db} }
+func NewReader(db *sql.DB) *Reader { return &Reader{db: db, heavy: newHeavyGate(0, 0)} }
 
 // WithTraceCache makes r keep built trees of traces of 10,000+ spans, up to
 // maxSpans spans in all (LRU), revalidated on every fetch by two index
@@ -39,8 +42,11 @@ func (r *Reader) WithTraceCache(maxSpans int) *Reader {
 	return r
 }
 
+// logCols are the columns queryLogs scans. The resource's attributes are read afterwards for
+// the rows returned only (withResources): a plan that walks 50,000 rows to find a page would
+// otherwise look up each one's resource.
 const logCols = `l.id, l.time_unix_nano, l.observed_time_unix_nano, l.severity_number, l.severity_text,
-	l.body, coalesce(l.service,''), coalesce(l.trace_id,''), coalesce(l.span_id,''), l.attributes`
+	l.body, coalesce(l.service,''), coalesce(l.trace_id,''), coalesce(l.span_id,''), l.attributes, l.resource_id`
 
 // sqlWhere accumulates AND-ed predicates with their bound arguments.
 type sqlWhere struct {
@@ -65,8 +71,14 @@ func (w *sqlWhere) String() string {
 func (q *LogQuery) baseWhere(traceBlocks []int64) *sqlWhere {
 	w := &sqlWhere{}
 	if q.Service != "" {
-		w.add("l.service = ?", q.Service)
+		names := q.services
+		if names == nil { // not resolved (Reader.serviceNames): the name itself
+			names = []string{q.Service}
+		}
+		servicePred(w, "l.service", names)
 	}
+	q.resources.preds(w, "l.resource_id", "l.service", "main", q.Attrs)
+	addRecordAttrPreds(w, "l.attributes", q.Attrs)
 	if q.SeverityMin > 0 {
 		w.add("l.severity_number >= ?", q.SeverityMin)
 	}
@@ -183,9 +195,66 @@ func textMatch(q string) ftsFilter { return ftsFilter{"log_text MATCH ?", q} }
 // was ingested since without the term. Without the summaries (a database the store has not
 // upgraded) it falls back to planning by selectivity (logsBySelectivity).
 func (r *Reader) Logs(ctx context.Context, q LogQuery) (LogPage, LogPlan, error) {
+	p, plan, err := r.logs(ctx, q)
+	if err == nil {
+		err = r.withResources(ctx, p.Logs)
+	}
+	return p, plan, err
+}
+
+// withResources fills each log's Resource from the resources table, one query for all.
+func (r *Reader) withResources(ctx context.Context, logs []Log) error {
+	if len(logs) == 0 {
+		return nil
+	}
+	ids := make([]any, 0, len(logs))
+	seen := map[int64]bool{}
+	for i := range logs {
+		if id := logs[i].resourceID; !seen[id] {
+			seen[id] = true
+			ids = append(ids, id)
+		}
+	}
+	rows, err := r.db.QueryContext(ctx, `SELECT id, attributes FROM main.resources WHERE id IN (`+
+		strings.TrimSuffix(strings.Repeat("?,", len(ids)), ",")+`)`, ids...)
+	if err != nil {
+		return fmt.Errorf("query log resources: %w", err)
+	}
+	defer rows.Close()
+	attrs := make(map[int64][]byte, len(ids))
+	for rows.Next() {
+		var id int64
+		var a []byte
+		if err := rows.Scan(&id, &a); err != nil {
+			return fmt.Errorf("scan log resource: %w", err)
+		}
+		if len(a) > 2 { // "{}" is omitted
+			attrs[id] = a
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("query log resources: %w", err)
+	}
+	for i := range logs {
+		logs[i].Resource = attrs[logs[i].resourceID] // shared between logs of one resource
+	}
+	return nil
+}
+
+// logs is Logs without the resources.
+func (r *Reader) logs(ctx context.Context, q LogQuery) (LogPage, LogPlan, error) {
 	var blocks []int64
+	var err error
+	if q.services, err = r.serviceNames(ctx, q.Service); err != nil {
+		return LogPage{}, "", err
+	}
+	if q.resources, err = r.resolveResources(ctx, "main", q.Attrs); err != nil {
+		return LogPage{}, "", err
+	}
+	if q.resources.none() {
+		return page(nil, q.Limit), PlanScan, nil // no resource matches
+	}
 	if q.TraceID != nil {
-		var err error
 		if blocks, err = r.traceBlocks(ctx, &q); err != nil {
 			return LogPage{}, "", err
 		}
@@ -326,6 +395,13 @@ func page(rows []Log, limit int) LogPage {
 // (nil keeps all); it stops reading once it has them, so a streaming plan
 // does no more work than that.
 func (r *Reader) queryLogs(ctx context.Context, keep func(*Log) bool, limit int, query string, args ...any) ([]Log, error) {
+	return r.queryLogsBytes(ctx, keep, limit, math.MaxInt, query, args...)
+}
+
+// queryLogsBytes is queryLogs that also stops after the row that brings the
+// rows' text (body and attributes) to maxBytes.
+func (r *Reader) queryLogsBytes(ctx context.Context, keep func(*Log) bool, limit, maxBytes int, query string, args ...any) ([]Log, error) {
+	size := 0
 	rows, err := r.db.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("query logs: %w", err)
@@ -336,7 +412,7 @@ func (r *Reader) queryLogs(ctx context.Context, keep func(*Log) bool, limit int,
 		var l Log
 		var attrs []byte
 		if err := rows.Scan(&l.ID, &l.TimeUnixNano, &l.ObservedTimeUnixNano, &l.SeverityNumber, &l.SeverityText,
-			&l.Body, &l.Service, &l.TraceID, &l.SpanID, &attrs); err != nil {
+			&l.Body, &l.Service, &l.TraceID, &l.SpanID, &attrs, &l.resourceID); err != nil {
 			return nil, fmt.Errorf("scan log: %w", err)
 		}
 		if keep != nil && !keep(&l) {
@@ -346,7 +422,8 @@ func (r *Reader) queryLogs(ctx context.Context, keep func(*Log) bool, limit int,
 			l.Attributes = attrs
 		}
 		out = append(out, l)
-		if len(out) >= limit {
+		size += len(l.Body) + len(attrs)
+		if len(out) >= limit || size >= maxBytes {
 			break
 		}
 	}
@@ -356,10 +433,14 @@ func (r *Reader) queryLogs(ctx context.Context, keep func(*Log) bool, limit int,
 	return out, nil
 }
 
-// LogsAfter returns up to limit logs with id > afterID in id order (the
-// live tail's source).
-func (r *Reader) LogsAfter(ctx context.Context, afterID int64, limit int) ([]Log, error) {
-	return r.queryLogs(ctx, nil, limit, `SELECT `+logCols+` FROM logs l WHERE l.id > ? ORDER BY l.id LIMIT ?`, afterID, limit)
+// LogsAfter returns up to limit logs with id > afterID in id order, stopping
+// after the one that brings their text to maxBytes (the live tail's source).
+func (r *Reader) LogsAfter(ctx context.Context, afterID int64, limit, maxBytes int) ([]Log, error) {
+	logs, err := r.queryLogsBytes(ctx, nil, limit, maxBytes, `SELECT `+logCols+` FROM logs l WHERE l.id > ? ORDER BY l.id LIMIT ?`, afterID, limit)
+	if err == nil {
+		err = r.withResources(ctx, logs)
+	}
+	return logs, err
 }
 
 // MaxLogID returns the newest log id (0 when there are none).

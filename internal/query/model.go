@@ -14,6 +14,11 @@ type Log struct {
 	TraceID              string          `json:"trace_id,omitempty"`
 	SpanID               string          `json:"span_id,omitempty"`
 	Attributes           json.RawMessage `json:"attributes,omitempty"`
+	// Resource is the attributes of the record's resource (service.name,
+	// host.name, k8s.pod.name, ...).
+	Resource json.RawMessage `json:"resource,omitempty"`
+
+	resourceID int64
 }
 
 // LogPage is one page of newest-first logs; NextCursor is empty on the

@@ -2,6 +2,7 @@ package query
 
 import (
 	"encoding/hex"
+	"fmt"
 	"math"
 	"net/url"
 	"strconv"
@@ -16,6 +17,12 @@ const (
 	MaxLogLimit       = 1000
 	DefaultTraceLimit = 50
 	MaxTraceLimit     = 1000
+	// DefaultTraceSpans is how many spans GET /traces/{trace_id} returns
+	// unless its limit says otherwise (~250 bytes of JSON a span, so ~50
+	// MB); it holds the 161,000-span trace of docs/benchmarks/query.md.
+	DefaultTraceSpans = 200_000
+	// MaxTraceSpans is the largest limit GET /traces/{trace_id} takes.
+	MaxTraceSpans = 1_000_000
 	// MinSubstring is the shortest q the FTS5 trigram index can answer.
 	MinSubstring = 3
 	// MaxPatternLen bounds q and glob so a request cannot ask for a
@@ -38,6 +45,10 @@ type LogFilter struct {
 	TraceID     []byte // 16 bytes
 	Since       int64  // unix ns, inclusive; 0 = unbounded
 	Until       int64  // unix ns, exclusive; 0 = unbounded
+	Attrs       []AttrFilter
+
+	services  []string    // Service resolved by Reader.serviceNames
+	resources resourceSet // resource.* resolved by Reader.resolveResources
 }
 
 // LogQuery is a LogFilter with paging.
@@ -55,6 +66,7 @@ type TraceQuery struct {
 	MinDuration time.Duration
 	Error       *bool
 	Limit       int
+	Attrs       []AttrFilter // on the root span and its resource
 }
 
 // Agg names how raw points inside one step become a value.
@@ -79,6 +91,7 @@ type SeriesQuery struct {
 	Until   int64
 	Step    time.Duration
 	Agg     Agg
+	Attrs   []AttrFilter // attr.* on the points, resource.* on the streams' resources
 }
 
 var severityNames = map[string]int32{
@@ -129,6 +142,9 @@ func ParseLogFilter(v url.Values, now time.Time) (LogFilter, error) {
 	if f.Since, f.Until, err = parseRange(v, now); err != nil {
 		return f, err
 	}
+	if f.Attrs, err = parseAttrFilters(v); err != nil {
+		return f, err
+	}
 	return f, nil
 }
 
@@ -141,7 +157,7 @@ func ParseTraceQuery(v url.Values, now time.Time) (TraceQuery, error) {
 		return q, err
 	}
 	if s := v.Get("min_duration"); s != "" {
-		d, err := time.ParseDuration(s)
+		d, err := parseDuration(s)
 		if err != nil || d < 0 {
 			return q, paramErr("min_duration", "want a non-negative duration like 250ms, got %q", s)
 		}
@@ -155,6 +171,9 @@ func ParseTraceQuery(v url.Values, now time.Time) (TraceQuery, error) {
 		q.Error = &b
 	}
 	if q.Limit, err = parseLimit(v, DefaultTraceLimit, MaxTraceLimit); err != nil {
+		return q, err
+	}
+	if q.Attrs, err = parseAttrFilters(v); err != nil {
 		return q, err
 	}
 	return q, nil
@@ -176,16 +195,19 @@ func ParseSeriesQuery(v url.Values, now time.Time) (SeriesQuery, error) {
 	if q.Until == 0 {
 		q.Until = now.UnixNano()
 	}
-	if q.Since == 0 {
-		q.Since = q.Until - int64(DefaultWindow)
+	if q.Since == 0 && v.Get("since") == "" {
+		q.Since = max(q.Until, math.MinInt64+int64(DefaultWindow)) - int64(DefaultWindow)
 	}
 	if q.Since >= q.Until {
 		return q, paramErr("since", "must be before until")
 	}
 	span := q.Until - q.Since
+	if span < 0 { // overflowed: the steps' arithmetic would too
+		return q, paramErr("since", "since to until spans more than 292 years")
+	}
 	if s := v.Get("step"); s != "" {
-		if q.Step, err = time.ParseDuration(s); err != nil || q.Step <= 0 {
-			return q, paramErr("step", "want a positive duration like 30s, got %q", s)
+		if q.Step, err = parseDuration(s); err != nil || q.Step <= 0 {
+			return q, paramErr("step", "want a positive duration like 30s or 1d, got %q", s)
 		}
 		if span/int64(q.Step) > MaxSeriesPoints {
 			return q, paramErr("step", "too small: %d points exceed the limit of %d", span/int64(q.Step), MaxSeriesPoints)
@@ -200,6 +222,9 @@ func ParseSeriesQuery(v url.Values, now time.Time) (SeriesQuery, error) {
 	case AggAvg, AggSum, AggMin, AggMax, AggLast, AggCount, AggRate:
 	default:
 		return q, paramErr("agg", "want one of avg, sum, min, max, last, count, rate; got %q", q.Agg)
+	}
+	if q.Attrs, err = parseAttrFilters(v); err != nil {
+		return q, err
 	}
 	return q, nil
 }
@@ -271,29 +296,75 @@ func parseRange(v url.Values, now time.Time) (since, until int64, err error) {
 	if until, err = parseTime(v, "until", now); err != nil {
 		return 0, 0, err
 	}
+	if until == 0 && v.Get("until") != "" {
+		// 0 means unbounded inside; a range that ends at the epoch holds
+		// nothing stored from 0 up, which -1 says.
+		until = -1
+	}
 	if since != 0 && until != 0 && since >= until {
 		return 0, 0, paramErr("since", "must be before until")
 	}
 	return since, until, nil
 }
 
-// parseTime accepts RFC 3339, integer unix nanoseconds, or a duration
-// (15m or -15m) meaning that long before now.
+// Times outside these cannot be held as int64 unix nanoseconds.
+var (
+	minTime = time.Unix(0, math.MinInt64)
+	maxTime = time.Unix(0, math.MaxInt64)
+)
+
+// parseTime accepts RFC 3339, integer unix nanoseconds (0 and up), or a
+// duration (15m, 30d or -15m) meaning that long before now. A time outside
+// 1678-2262, which int64 unix nanoseconds cannot hold, is refused.
 func parseTime(v url.Values, name string, now time.Time) (int64, error) {
 	s := v.Get(name)
 	if s == "" {
 		return 0, nil
 	}
 	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		if t.Before(minTime) || t.After(maxTime) {
+			return 0, paramErr(name, "%q is outside the years 1678 to 2262 that unix nanoseconds can hold", s)
+		}
 		return t.UnixNano(), nil
 	}
-	if n, err := strconv.ParseInt(s, 10, 64); err == nil && n > 0 {
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil && n >= 0 {
 		return n, nil
+	} else if numErr, ok := err.(*strconv.NumError); ok && numErr.Err == strconv.ErrRange {
+		return 0, paramErr(name, "%q does not fit int64 unix nanoseconds (years 1678 to 2262)", s)
 	}
-	if d, err := time.ParseDuration(strings.TrimPrefix(s, "-")); err == nil && d > 0 {
-		return now.Add(-d).UnixNano(), nil
+	if d, err := parseDuration(strings.TrimPrefix(s, "-")); err == nil && d > 0 {
+		t := now.Add(-d)
+		if t.Before(minTime) {
+			return 0, paramErr(name, "%q ago is before 1678, which unix nanoseconds cannot hold", s)
+		}
+		return t.UnixNano(), nil
 	}
-	return 0, paramErr(name, "want RFC 3339, unix nanoseconds or a duration ago like 15m, got %q", s)
+	return 0, paramErr(name, "want RFC 3339, unix nanoseconds or a duration ago like 15m or 30d, got %q", s)
+}
+
+// parseDuration is time.ParseDuration that also takes whole or decimal days
+// first: 30d, 1.5d, 1d12h.
+func parseDuration(s string) (time.Duration, error) {
+	i := strings.IndexByte(s, 'd')
+	if i < 0 {
+		return time.ParseDuration(s)
+	}
+	days, err := strconv.ParseFloat(s[:i], 64)
+	if err != nil || days < 0 || math.IsInf(days, 0) || math.IsNaN(days) {
+		return 0, fmt.Errorf("invalid duration %q", s)
+	}
+	if days*24 > float64(math.MaxInt64/int64(time.Hour)) {
+		return 0, fmt.Errorf("duration %q is longer than 292 years", s)
+	}
+	d := time.Duration(days * float64(24*time.Hour))
+	if rest := s[i+1:]; rest != "" {
+		r, err := time.ParseDuration(rest)
+		if err != nil || r < 0 || d > math.MaxInt64-r {
+			return 0, fmt.Errorf("invalid duration %q", s)
+		}
+		d += r
+	}
+	return d, nil
 }
 
 // clampNaN returns NaN-free JSON numbers: NaN and ±Inf become nil.

@@ -135,8 +135,9 @@ const (
 
 // tracesSQL lists root spans (alias r) that meet where, newest first, up to a limit (the last
 // parameter). where may use traceHasError and legacyHasError.
-func tracesSQL(where *sqlWhere) string {
-	return legacyBlocksCTE + ` SELECT r.trace_id, coalesce(r.service,''), r.name, r.start_time_unix_nano, r.duration_nano
+func tracesSQL(where *sqlWhere, schema string) string {
+	return legacyBlocksCTE + ` SELECT r.trace_id, coalesce(r.service,''), r.name, r.start_time_unix_nano, r.duration_nano,
+		coalesce((SELECT attributes FROM ` + schema + `.resources WHERE id = r.resource_id), '{}')
 		FROM spans r WHERE ` + where.String() + ` ORDER BY r.start_time_unix_nano DESC LIMIT ?`
 }
 

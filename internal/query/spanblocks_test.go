@@ -144,7 +144,7 @@ func TestSpanQueriesSeekIndex(t *testing.T) {
 	errWhere.add("(" + traceHasError + " OR " + legacyHasError + ")")
 	svcWhere := &sqlWhere{}
 	svcWhere.add("r.parent_span_id IS NULL")
-	svcWhere.add("r.service = ?", "s")
+	servicePred(svcWhere, "r.service", []string{"s"})
 	for name, q := range map[string]struct {
 		sql  string
 		args []any
@@ -153,12 +153,12 @@ func TestSpanQueriesSeekIndex(t *testing.T) {
 		"bounds":             {chunkBoundsSQL, []any{tid}, "SEARCH trace_chunks USING INDEX sqlite_autoindex_trace_chunks_1 (trace_id=?)"},
 		"legacy bounds":      {legacyBoundsSQL, []any{tid}, "SEARCH spans USING COVERING INDEX spans_trace_block (<expr>=? AND trace_id=?)"},
 		"range":              {spanRangeSQL, []any{tid, 1, 1 << 20}, "SEARCH spans USING INDEX spans_trace_block (<expr>=? AND trace_id=? AND rowid>? AND rowid<?)"},
-		"error chunks":       {tracesSQL(errWhere), append(errWhere.args, 10), "SEARCH c USING INDEX sqlite_autoindex_trace_chunks_1 (trace_id=?)"},
-		"error count":        {tracesSQL(errWhere), append(errWhere.args, 10), "SEARCH e USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"},
-		"error legacy":       {tracesSQL(errWhere), append(errWhere.args, 10), "SEARCH e USING INDEX spans_trace_block (<expr>=? AND trace_id=? AND rowid<?)"},
+		"error chunks":       {tracesSQL(errWhere, "main"), append(errWhere.args, 10), "SEARCH c USING INDEX sqlite_autoindex_trace_chunks_1 (trace_id=?)"},
+		"error count":        {tracesSQL(errWhere, "main"), append(errWhere.args, 10), "SEARCH e USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"},
+		"error legacy":       {tracesSQL(errWhere, "main"), append(errWhere.args, 10), "SEARCH e USING INDEX spans_trace_block (<expr>=? AND trace_id=? AND rowid<?)"},
 		"aggregation":        {traceAggSQL(3, false), []any{tid, tid, tid}, "SEARCH s USING INDEX spans_trace_block (<expr>=? AND trace_id=?)"},
 		"aggregation legacy": {traceAggSQL(3, true), []any{tid, tid, tid}, "SEARCH s USING INDEX spans_trace_block (<expr>=? AND trace_id=?)"},
-		"by service":         {tracesSQL(svcWhere), append(svcWhere.args, 10), "SEARCH r USING INDEX spans_root_service_start (service=?)"},
+		"by service":         {tracesSQL(svcWhere, "main"), append(svcWhere.args, 10), "SEARCH r USING INDEX spans_root_service_start (service=?)"},
 	} {
 		plan := explain(t, st.ReadDB(), q.sql, q.args...)
 		if testing.Verbose() {

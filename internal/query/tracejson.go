@@ -25,9 +25,10 @@ var traceJSONBufs sync.Pool // of *[]byte
 
 // traceHead returns the document up to the spans: the summary fields of t
 // as json.Marshal writes them, then `,"spans":[`.
-func traceHead(t *TraceTree) ([]byte, error) {
+func traceHead(t *TraceTree, limit int) ([]byte, error) {
 	top := *t // trees may be shared (cached); never mutate t
 	top.Spans = nil
+	top.Truncated = t.SpanCount > limit
 	head, err := json.Marshal(&top)
 	if err != nil {
 		return nil, err
@@ -38,7 +39,7 @@ func traceHead(t *TraceTree) ([]byte, error) {
 // writeTraceSpans writes head, every span of the trace (v's when v is not
 // nil, else t.Spans) and the closing brackets to w, through one pooled
 // buffer flushed every traceFlushAt bytes. It returns w's first error.
-func writeTraceSpans(w io.Writer, head []byte, t *TraceTree, v *traceView) error {
+func writeTraceSpans(w io.Writer, head []byte, t *TraceTree, v *traceView, limit int) error {
 	bp, _ := traceJSONBufs.Get().(*[]byte)
 	if bp == nil {
 		bp = new([]byte)
@@ -54,6 +55,9 @@ func writeTraceSpans(w io.Writer, head []byte, t *TraceTree, v *traceView) error
 	if v != nil {
 		n = len(v.b.order)
 	}
+	// Spans are in depth-first pre-order: the first limit hold every
+	// span's parent, so a truncated answer is still a tree.
+	n = min(n, limit)
 	for k := range n {
 		if k > 0 {
 			buf = append(buf, ',')

@@ -219,12 +219,12 @@ func checkTraceJSON(t *testing.T, e *testEnv, ids map[string]string) {
 			sameJSON(t, "GET /traces/{id}", got, want)
 			// The same writer from the materialised Spans (the path of
 			// cached and rows-read trees).
-			head, err := traceHead(tree)
+			head, err := traceHead(tree, MaxTraceSpans)
 			if err != nil {
 				t.Fatal(err)
 			}
 			var buf bytes.Buffer
-			if err := writeTraceSpans(&buf, head, tree, nil); err != nil {
+			if err := writeTraceSpans(&buf, head, tree, nil, MaxTraceSpans); err != nil {
 				t.Fatal(err)
 			}
 			sameJSON(t, "writeTraceSpans of the Spans", buf.Bytes(), want)

@@ -1,7 +1,6 @@
 package query
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
 	"encoding/hex"
@@ -26,6 +25,8 @@ type TraceSummary struct {
 	SpanCount         int64    `json:"span_count"`
 	Error             bool     `json:"error"` // some span has status ERROR
 	Services          []string `json:"services"`
+	// Resource is the attributes of the root span's resource.
+	Resource RawJSON `json:"resource,omitempty"`
 }
 
 // StatusError is OTLP's STATUS_CODE_ERROR.
@@ -34,11 +35,28 @@ const StatusError = 2
 // Traces lists traces by their root span, newest first. service, since,
 // until and min_duration apply to the root span; error to any span.
 func (r *Reader) Traces(ctx context.Context, q TraceQuery) ([]TraceSummary, error) {
+	schema, err := r.traceSchema(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("query traces: %w", err)
+	}
 	w := &sqlWhere{}
 	w.add("r.parent_span_id IS NULL")
 	if q.Service != "" {
-		w.add("r.service = ?", q.Service)
+		names, err := r.serviceNames(ctx, q.Service)
+		if err != nil {
+			return nil, err
+		}
+		servicePred(w, "r.service", names)
 	}
+	res, err := r.resolveResources(ctx, schema, q.Attrs)
+	if err != nil {
+		return nil, err
+	}
+	if res.none() {
+		return []TraceSummary{}, nil
+	}
+	res.preds(w, "r.resource_id", "r.service", schema, q.Attrs)
+	addRecordAttrPreds(w, "r.attributes", q.Attrs)
 	if q.Since != 0 {
 		w.add("r.start_time_unix_nano >= ?", q.Since)
 	}
@@ -63,7 +81,7 @@ func (r *Reader) Traces(ctx context.Context, q TraceQuery) ([]TraceSummary, erro
 		}
 		w.add(not + pred)
 	}
-	rows, err := r.db.QueryContext(ctx, tracesSQL(w), append(w.args, q.Limit)...)
+	rows, err := r.db.QueryContext(ctx, tracesSQL(w, schema), append(w.args, q.Limit)...)
 	if err != nil {
 		return nil, fmt.Errorf("query traces: %w", err)
 	}
@@ -71,12 +89,16 @@ func (r *Reader) Traces(ctx context.Context, q TraceQuery) ([]TraceSummary, erro
 	idx := map[string]int{}
 	for rows.Next() {
 		var s TraceSummary
-		if err := rows.Scan(&s.TraceID, &s.RootService, &s.RootName, &s.StartTimeUnixNano, &s.RootDurationNano); err != nil {
+		var res string
+		if err := rows.Scan(&s.TraceID, &s.RootService, &s.RootName, &s.StartTimeUnixNano, &s.RootDurationNano, &res); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("scan trace: %w", err)
 		}
 		if _, dup := idx[s.TraceID]; dup { // two roots in one trace: list it once
 			continue
+		}
+		if len(res) > 2 {
+			s.Resource = RawJSON(res)
 		}
 		idx[s.TraceID] = len(out)
 		out = append(out, s)
@@ -148,7 +170,10 @@ type TraceTree struct {
 	Roots             []int    `json:"roots"`
 	Orphans           int      `json:"orphans"`
 	MaxDepth          int      `json:"max_depth"`
-	Spans             []Span   `json:"spans,omitempty"` // streamed last by the API
+	// Truncated is set when the API returned only the first limit spans
+	// (in the order below, so every returned span's parent is returned).
+	Truncated bool   `json:"truncated"`
+	Spans     []Span `json:"spans,omitempty"` // streamed last by the API
 }
 
 // A trace of at least ParallelSpans spans is read as TraceParts id ranges,
@@ -168,6 +193,11 @@ const (
 // a big trace as TraceParts id ranges in parallel: reading rows through
 // database/sql is the dominant cost, and it splits cleanly.
 func (r *Reader) Trace(ctx context.Context, traceID []byte) (*TraceTree, error) {
+	release, err := r.heavy.acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	t, v, err := r.fetchTrace(ctx, traceID, nil)
 	if v != nil {
 		t = v.materialize()
@@ -181,6 +211,9 @@ func (r *Reader) Trace(ctx context.Context, traceID []byte) (*TraceTree, error) 
 // with no Span materialised, unless the tree cache wants it; a cached
 // trace or one read from spans rows comes back as a TraceTree. tm, if not
 // nil, accumulates the time of each stage.
+//
+// The caller holds a heavy-query slot (r.heavy) until it is done with the
+// result.
 func (r *Reader) fetchTrace(ctx context.Context, traceID []byte, tm *traceTiming) (*TraceTree, *traceView, error) {
 	id := hex.EncodeToString(traceID)
 	t0 := time.Now()
@@ -350,184 +383,4 @@ func unpackSpans(p string) ([]Span, error) {
 		spans = append(spans, s)
 	}
 	return spans, nil
-}
-
-// spanIndex maps span ids to positions. OTLP span ids are 8 bytes, stored
-// as 16 hex digits: keyed as uint64 the map hashes a word, not a string
-// (BuildTree's largest cost on a 161,000-span trace). Any other id shape
-// falls back to string keys.
-func spanIndex(spans []Span) func(string) (int32, bool) {
-	byNum := make(map[uint64]int32, len(spans))
-	for i := range spans {
-		v, ok := hex64(spans[i].SpanID)
-		if !ok {
-			byStr := make(map[string]int32, len(spans))
-			for i := range spans {
-				byStr[spans[i].SpanID] = int32(i)
-			}
-			return func(id string) (int32, bool) { p, ok := byStr[id]; return p, ok }
-		}
-		byNum[v] = int32(i)
-	}
-	return func(id string) (int32, bool) {
-		v, ok := hex64(id)
-		if !ok {
-			return 0, false
-		}
-		p, ok := byNum[v]
-		return p, ok
-	}
-}
-
-// hex64 parses exactly 16 lowercase or uppercase hex digits.
-func hex64(s string) (uint64, bool) {
-	if len(s) != 16 {
-		return 0, false
-	}
-	var v uint64
-	for i := 0; i < 16; i++ {
-		c := s[i]
-		switch {
-		case c >= '0' && c <= '9':
-			c -= '0'
-		case c >= 'a' && c <= 'f':
-			c -= 'a' - 10
-		case c >= 'A' && c <= 'F':
-			c -= 'A' - 10
-		default:
-			return 0, false
-		}
-		v = v<<4 | uint64(c)
-	}
-	return v, true
-}
-
-// BuildTree orders spans into a TraceTree. It is iterative, so a
-// 100,000-deep chain costs no recursion.
-func BuildTree(traceID string, spans []Span) *TraceTree {
-	lookup := spanIndex(spans)
-	parent := make([]int32, len(spans))
-	for i := range spans {
-		s := &spans[i]
-		parent[i] = -1
-		if s.ParentSpanID == "" {
-			continue
-		}
-		if p, ok := lookup(s.ParentSpanID); ok && int(p) != i {
-			parent[i] = p
-		} else {
-			parent[i] = orphan
-		}
-	}
-	return buildTree(traceID, spans, parent)
-}
-
-// orphan marks a span whose parent is not in the trace (or is itself).
-const orphan = -2
-
-// buildTree orders spans into a TraceTree given each span's parent index
-// (-1 for a root, orphan for a missing parent); parent is overwritten.
-func buildTree(traceID string, spans []Span, parent []int32) *TraceTree {
-	n := len(spans)
-	t := &TraceTree{TraceID: traceID, SpanCount: n}
-	// children in CSR form.
-	childCount := make([]int32, n+1)
-	services := map[string]struct{}{}
-	t.StartTimeUnixNano, t.EndTimeUnixNano = spans[0].StartTimeUnixNano, spans[0].EndTimeUnixNano
-	lastService := "\x00" // spans of a service come in runs: skip the map for repeats
-	for i := range spans {
-		s := &spans[i]
-		p := parent[i]
-		if p == orphan {
-			p = -1
-			parent[i] = -1
-			t.Orphans++
-		}
-		childCount[p+1]++
-		if s.Service != lastService {
-			services[s.Service] = struct{}{}
-			lastService = s.Service
-		}
-		t.StartTimeUnixNano = min(t.StartTimeUnixNano, s.StartTimeUnixNano)
-		t.EndTimeUnixNano = max(t.EndTimeUnixNano, s.EndTimeUnixNano)
-		t.Error = t.Error || s.StatusCode == StatusError
-	}
-	t.DurationNano = t.EndTimeUnixNano - t.StartTimeUnixNano
-	// offsets: slot 0 holds the roots (parent -1), slot p+1 the children of p.
-	off := make([]int32, n+2)
-	for i := 0; i <= n; i++ {
-		off[i+1] = off[i] + childCount[i]
-	}
-	kids := make([]int32, n)
-	fill := slices.Clone(off[:n+1])
-	for i := range spans {
-		k := parent[i] + 1
-		kids[fill[k]] = int32(i)
-		fill[k]++
-	}
-	byStart := func(a, b int32) int {
-		return cmp.Or(cmp.Compare(spans[a].StartTimeUnixNano, spans[b].StartTimeUnixNano), cmp.Compare(a, b))
-	}
-	for k := 0; k <= n; k++ {
-		slices.SortFunc(kids[off[k]:off[k+1]], byStart)
-	}
-	// Pre-order DFS with an explicit stack. A cycle (a→b→a, no root) leaves
-	// spans unvisited; they are appended as extra roots. The DFS computes
-	// each span's new position and fills Depth/Parent/Children in place;
-	// the spans are then permuted in place, so a 161,000-span trace is
-	// never held twice.
-	newIdx := make([]int32, n)
-	next := 0
-	visited := make([]bool, n)
-	type frame struct{ span, depth int32 }
-	stack := make([]frame, 0, 64)
-	visit := func(rootKids []int32) {
-		for j := len(rootKids) - 1; j >= 0; j-- {
-			stack = append(stack, frame{rootKids[j], 0})
-		}
-		for len(stack) > 0 {
-			f := stack[len(stack)-1]
-			stack = stack[:len(stack)-1]
-			if visited[f.span] {
-				continue
-			}
-			visited[f.span] = true
-			s := &spans[f.span]
-			s.Depth = int(f.depth)
-			s.Parent = -1
-			if p := parent[f.span]; p >= 0 && visited[p] {
-				s.Parent = int(newIdx[p])
-			} else {
-				t.Roots = append(t.Roots, next)
-			}
-			s.Children = int(childCount[f.span+1])
-			t.MaxDepth = max(t.MaxDepth, s.Depth)
-			newIdx[f.span] = int32(next)
-			next++
-			ck := kids[off[f.span+1]:off[f.span+2]]
-			for j := len(ck) - 1; j >= 0; j-- {
-				stack = append(stack, frame{ck[j], f.depth + 1})
-			}
-		}
-	}
-	visit(kids[off[0]:off[1]])
-	for i := range spans {
-		if !visited[i] {
-			visit([]int32{int32(i)})
-		}
-	}
-	// Apply the permutation old→newIdx in place by following its cycles.
-	for i := range spans {
-		for int(newIdx[i]) != i {
-			j := newIdx[i]
-			spans[i], spans[j] = spans[j], spans[i]
-			newIdx[i], newIdx[j] = newIdx[j], newIdx[i]
-		}
-	}
-	t.Spans = spans
-	for s := range services {
-		t.Services = append(t.Services, s)
-	}
-	slices.Sort(t.Services)
-	return t
 }

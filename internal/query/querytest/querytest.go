@@ -51,6 +51,25 @@ type LogSpec struct {
 	Body    string
 	TraceID string // hex or ""
 	At      time.Time
+	// Resource and Attrs are extra resource and record attributes (the
+	// record always has k=v).
+	Resource, Attrs map[string]any
+}
+
+// putAll puts attrs into m: strings, ints, bools and floats by type.
+func putAll(m pcommon.Map, attrs map[string]any) {
+	for k, v := range attrs {
+		switch v := v.(type) {
+		case string:
+			m.PutStr(k, v)
+		case int:
+			m.PutInt(k, int64(v))
+		case bool:
+			m.PutBool(k, v)
+		case float64:
+			m.PutDouble(k, v)
+		}
+	}
 }
 
 // AppendLogs appends one logs request holding logs.
@@ -60,12 +79,14 @@ func AppendLogs(t testing.TB, st *store.Store, logs ...LogSpec) {
 	for _, l := range logs {
 		rl := ld.ResourceLogs().AppendEmpty()
 		rl.Resource().Attributes().PutStr("service.name", l.Service)
+		putAll(rl.Resource().Attributes(), l.Resource)
 		lr := rl.ScopeLogs().AppendEmpty().LogRecords().AppendEmpty()
 		lr.SetTimestamp(pcommon.NewTimestampFromTime(l.At))
 		lr.SetObservedTimestamp(pcommon.NewTimestampFromTime(l.At))
 		lr.SetSeverityNumber(l.Sev)
 		lr.Body().SetStr(l.Body)
 		lr.Attributes().PutStr("k", "v")
+		putAll(lr.Attributes(), l.Attrs)
 		if l.TraceID != "" {
 			var tid pcommon.TraceID
 			b, _ := hex.DecodeString(l.TraceID)
@@ -88,6 +109,7 @@ type SpanSpec struct {
 	Service, TraceID, SpanID, ParentID, Name string
 	Start, End                               time.Time
 	Err                                      bool
+	Resource, Attrs                          map[string]any
 }
 
 // AppendSpans appends one traces request holding spans.
@@ -97,7 +119,9 @@ func AppendSpans(t testing.TB, st *store.Store, spans ...SpanSpec) {
 	for _, s := range spans {
 		rs := td.ResourceSpans().AppendEmpty()
 		rs.Resource().Attributes().PutStr("service.name", s.Service)
+		putAll(rs.Resource().Attributes(), s.Resource)
 		sp := rs.ScopeSpans().AppendEmpty().Spans().AppendEmpty()
+		putAll(sp.Attributes(), s.Attrs)
 		var tid pcommon.TraceID
 		var sid, pid pcommon.SpanID
 		b, _ := hex.DecodeString(s.TraceID)
