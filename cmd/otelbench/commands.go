@@ -10,5 +10,6 @@ func subcommands() []*cobra.Command {
 		newBenchCmd(),
 		newProfileCmd(),
 		newCompareCmd(),
+		newReportCmd(),
 	}
 }

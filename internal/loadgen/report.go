@@ -22,6 +22,8 @@ type Report struct {
 	DurationSeconds float64                 `json:"duration_seconds"`
 	Interrupted     bool                    `json:"interrupted"` // stopped by context cancellation (Ctrl-C)
 	Merged          int                     `json:"merged,omitempty"`
+	Shard           *Shard                  `json:"shard,omitempty"`  // one shard of a distributed load
+	Shards          []Shard                 `json:"shards,omitempty"` // merged: the parts, in input order
 	Config          ReportConfig            `json:"config"`
 	Totals          SignalStats             `json:"totals"`
 	Signals         map[string]*SignalStats `json:"signals"`
@@ -208,7 +210,8 @@ func ReadReport(rd io.Reader) (*Report, error) {
 
 // Merge combines reports of runs made at the same time from several
 // machines against one target: counts add up, histograms merge, the start is
-// the earliest, the duration the longest, and rates are recomputed over it.
+// the earliest, the duration spans the common window from that start to the
+// latest end, and rates are recomputed over it.
 // The config is the first report's, with rate and concurrency summed.
 func Merge(reports ...*Report) (*Report, error) {
 	if len(reports) == 0 {
@@ -219,6 +222,7 @@ func Merge(reports ...*Report) (*Report, error) {
 	out.Config.Concurrency, out.Config.Rate = 0, 0
 	type hists struct{ h, hu *hdrhistogram.Histogram }
 	all := map[string]*hists{}
+	end := out.Started
 	for i, r := range reports {
 		if r.Schema != Schema {
 			return nil, fmt.Errorf("merge report %d: schema %q, want %q", i, r.Schema, Schema)
@@ -226,7 +230,9 @@ func Merge(reports ...*Report) (*Report, error) {
 		if r.Started.Before(out.Started) {
 			out.Started = r.Started
 		}
-		out.DurationSeconds = max(out.DurationSeconds, r.DurationSeconds)
+		if e := r.Started.Add(time.Duration(r.DurationSeconds * float64(time.Second))); e.After(end) {
+			end = e
+		}
 		out.Interrupted = out.Interrupted || r.Interrupted
 		out.Merged += max(r.Merged, 1)
 		out.Config.Concurrency += r.Config.Concurrency
@@ -250,6 +256,7 @@ func Merge(reports ...*Report) (*Report, error) {
 			}
 		}
 	}
+	out.DurationSeconds = end.Sub(out.Started).Seconds()
 	th, thu := newHistogram(), (*hdrhistogram.Histogram)(nil)
 	for name, s := range out.Signals {
 		h := all[name]
