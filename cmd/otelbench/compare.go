@@ -36,12 +36,19 @@ at alpha 0.05, "~" when not significant.
 A gate (--fail-on) fails only when a change is significant and its estimated
 ratio lies beyond the limit in the metric's worse direction.
 
+Every metric also shows the smallest change the rounds could have detected
+at the noise they showed, alpha and 80% power ("detects ±X%"): a "~" means
+no change larger than that. A gate whose limit is below it is blind: its pass
+would say nothing, so compare says so, suggests the rounds that would see the
+limit, and exits 3 unless --allow-blind names the metric.
+
 Placeholders: --build runs with sh -c in the side's source directory, with
 {out} (binary to write) and {src}; --serve is split into words and exec'd
 (no shell) with {bin}, {addr}, {data} and {src}.
 
 Exit codes: 0 pass (or byte-identical binaries), 1 regression, 2 usage, build
-or run error, 3 inconclusive (too few rounds to ever be significant).`,
+or run error, 3 inconclusive (too few rounds to ever be significant, or a
+gate blind to its limit).`,
 		Example: `  otelbench compare main HEAD
   otelbench compare --rounds 6 --load '--duration 3s --concurrency 8' HEAD~1 HEAD
   otelbench compare --fail-on throughput:-5% --fail-on p99:+10% --format markdown v0.3.0 .
@@ -106,6 +113,8 @@ or run error, 3 inconclusive (too few rounds to ever be significant).`,
 	f.IntVar(&cfg.Rounds, "rounds", compare.DefaultRounds, "measured rounds per side, in ABBA order")
 	f.StringArrayVar(&failOn, "fail-on", nil, "gate METRIC:LIMIT%, repeatable (default throughput:-5% and p99:+10%; 'none' for no gate); metrics: throughput records p50 p99 cpu rss fds errors syscalls")
 	f.Float64Var(&cfg.Alpha, "alpha", 0.05, "significance level of the Mann-Whitney U test")
+	f.StringSliceVar(&cfg.AllowBlind, "allow-blind", nil, "let gates pass whose limit is below the change the rounds can detect: --allow-blind for all, --allow-blind=p99,cpu for some (default: such a gate exits 3)")
+	f.Lookup("allow-blind").NoOptDefVal = compare.AllowBlindAll
 	f.BoolVar(&cfg.Syscalls, "syscalls", false, "count server syscalls per request with eBPF (root)")
 	f.BoolVar(&cfg.SelfCheck, "self-check", false, "A/A: compare one ref or directory (default HEAD) with itself to measure false positives")
 	f.StringVar(&format, "format", "text", "report format on stdout: text or markdown")
