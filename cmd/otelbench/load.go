@@ -28,6 +28,7 @@ type loadFlags struct {
 	noProgress   bool
 	maxErrorRate float64
 	cpuProfile   string
+	shard        shardFlags // load only (load_shard.go)
 }
 
 func (f *loadFlags) bind(fs *pflag.FlagSet, defaultEndpoint bool) {
@@ -124,7 +125,7 @@ func (f *loadFlags) run(ctx context.Context, cmd *cobra.Command, cfg loadgen.Con
 		}
 		defer pprof.StopCPUProfile()
 	}
-	rep, err := loadgen.Run(ctx, cfg)
+	rep, err := f.shard.runLoad(ctx, cfg)
 	if errors.Is(err, loadgen.ErrInvalidConfig) || errors.Is(err, otlpgen.ErrInvalidConfig) {
 		return nil, exitcode.UsageError(err)
 	}
@@ -158,7 +159,8 @@ Exit status: 0 ok, 1 when --max-error-rate is exceeded (or no request got a
 response), 2 on usage errors.`,
 		Example: `  otelbench load --endpoint http://127.0.0.1:4318 --duration 30s
   otelbench load --rate 2000 --mix logs=3,traces=1 --records 50 --json run.json
-  otelbench load --requests 10000 --encoding json --compression zstd --header Authorization="Bearer x"`,
+  otelbench load --requests 10000 --encoding json --compression zstd --header Authorization="Bearer x"
+  otelbench load --rate 20000 --shard 2/4 --start-at 2026-05-01T10:00:00Z --duration 60s --json shard-2.json`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := f.config(cmd.ErrOrStderr())
@@ -170,5 +172,6 @@ response), 2 on usage errors.`,
 		},
 	}
 	f.bind(cmd.Flags(), true)
+	f.shard.bind(cmd.Flags())
 	return cmd
 }

@@ -186,6 +186,11 @@ type Config struct {
 
 	// Clock paces the open model; nil means the real clock.
 	Clock Clock
+
+	// StartAt, when not zero, is the wall-clock time (on Clock) at which to
+	// start sending: Run builds its payloads first, then waits for it, so
+	// that shards on several machines start together (RunShard).
+	StartAt time.Time
 }
 
 // ErrInvalidConfig marks every Config.Validate error.

@@ -17,7 +17,8 @@ import (
 // cfg.Requests is reached or ctx is done, and returns the report. When ctx
 // is canceled (Ctrl-C) the run stops sending, aborts requests in flight
 // (counted as canceled) and still returns its report with Interrupted set.
-// Errors are returned only for invalid configs and payload generation.
+// Errors are returned only for invalid configs, payload generation and
+// cancellation while waiting for cfg.StartAt.
 func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -59,6 +60,7 @@ type runner struct {
 	start       time.Time
 	next        atomic.Int64 // next send number
 	acc         [signal.Count]*signalAcc
+	first       firstSend // time of the first send (Report.firstSend)
 }
 
 func (r *runner) run(ctx context.Context) (*Report, error) {
@@ -83,6 +85,9 @@ func (r *runner) run(ctx context.Context) (*Report, error) {
 	// while Ctrl-C aborts them.
 	stopCtx, stop := context.WithCancel(ctx)
 	defer stop()
+	if err := waitUntil(ctx, r.cfg.Clock, r.cfg.StartAt); err != nil {
+		return nil, err
+	}
 	r.start = r.cfg.Clock.Now()
 	if r.cfg.open() {
 		r.pacer = NewPacer(r.cfg.Clock, r.start, r.cfg.Rate)
@@ -146,6 +151,7 @@ func (r *runner) worker(ctx, stopCtx context.Context) {
 			intended, late = at, lateness > r.cfg.LateThreshold
 		}
 		sent := r.cfg.Clock.Now()
+		r.first.mark(sent)
 		if r.pacer == nil {
 			intended = sent
 		}
@@ -231,7 +237,7 @@ func (r *runner) report(elapsed time.Duration, interrupted bool) (*Report, error
 	pc := r.pool.Config()
 	rep := &Report{
 		Schema: Schema, Started: r.start.UTC(), DurationSeconds: elapsed.Seconds(),
-		Interrupted: interrupted, Signals: map[string]*SignalStats{},
+		Interrupted: interrupted, Signals: map[string]*SignalStats{}, firstSend: r.first.time(),
 		Config: ReportConfig{
 			Endpoint: cfg.Endpoint, Mix: map[string]int{}, Records: pc.Records, Model: cfg.model(),
 			Concurrency: cfg.Concurrency, Rate: cfg.Rate, Encoding: string(pc.Encoding),
