@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -29,7 +30,7 @@ func newReportMergeCmd() *cobra.Command {
 	var jsonFile string
 	var bound time.Duration
 	cmd := &cobra.Command{
-		Use:   "merge REPORT.json REPORT.json...",
+		Use:   "merge REPORT.json... | -",
 		Short: "Merge the reports of the shards of one load exactly",
 		Long: `merge sums the counts and merges the latency histograms of the reports of
 one load run from several machines, and divides by the common window (from
@@ -39,17 +40,37 @@ budget and seed that sharding splits), the same shard twice, and any merge
 that would drop a value. It prints how far apart the shards started, with a
 warning past --spread-bound.
 
+"-" reads the reports from stdin, in any stream of logs: every indented
+JSON object that --json - writes is a report, and the "[pod/...] " prefix
+of kubectl logs --prefix is understood, so the logs of a Kubernetes
+Indexed Job whose pods ran load --json - merge as they come.
+
 Exit status: 0 ok, 1 when the reports cannot be merged, 2 on usage errors.`,
-		Example: `  otelbench report merge reports/shard-*.json --json merged.json`,
-		Args:    usageArgs(cobra.MinimumNArgs(1)),
+		Example: `  otelbench report merge reports/shard-*.json --json merged.json
+  kubectl logs --prefix --tail=-1 --max-log-requests=64 -l job-name=otelbench-load | otelbench report merge -`,
+		Args: usageArgs(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			in := make([]loadreport.Input, len(args))
-			for i, path := range args {
+			var in []loadreport.Input
+			for _, path := range args {
+				if path == "-" {
+					got, skipped, err := loadreport.ReadStream(cmd.InOrStdin(), "stdin")
+					if err != nil {
+						return err
+					}
+					if skipped > 0 {
+						cmd.PrintErrf("report merge: skipped %d lines of stdin that are not part of a report\n", skipped)
+					}
+					in = append(in, got...)
+					continue
+				}
 				r, err := loadreport.ReadFile(path)
 				if err != nil {
 					return err
 				}
-				in[i] = loadreport.Input{Name: path, Report: r}
+				in = append(in, loadreport.Input{Name: path, Report: r})
+			}
+			if len(in) == 0 {
+				return fmt.Errorf("report merge: no reports in the input")
 			}
 			merged, err := loadreport.Merge(in)
 			if err != nil {
