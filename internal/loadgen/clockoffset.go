@@ -33,6 +33,7 @@ var ErrNoDate = errors.New("no Date header in the target's answers")
 func EstimateClockOffset(ctx context.Context, client *http.Client, url string, clock Clock, probes int, deadline time.Time) (*ClockOffset, error) {
 	lo, hi := -1e18, 1e18 // offset bounds, seconds
 	n := 0
+	var rtt time.Duration // the longest round trip seen
 	for n < probes {
 		if n > 0 {
 			// Send when host time + the window's middle is a whole second of
@@ -41,7 +42,7 @@ func EstimateClockOffset(ctx context.Context, client *http.Client, url string, c
 			now := clock.Now()
 			server := float64(now.UnixNano())/1e9 + mid
 			wait := time.Duration((1 - (server - float64(int64(server)))) * float64(time.Second))
-			if !deadline.IsZero() && now.Add(wait+clockProbeTimeout).After(deadline) {
+			if !deadline.IsZero() && now.Add(wait+2*rtt+50*time.Millisecond).After(deadline) {
 				break
 			}
 			if err := clock.Sleep(ctx, wait); err != nil {
@@ -54,6 +55,7 @@ func EstimateClockOffset(ctx context.Context, client *http.Client, url string, c
 		if err != nil {
 			return nil, err
 		}
+		rtt = max(rtt, got.Sub(sent))
 		n++
 		d := float64(date.Unix())
 		lo = max(lo, d-float64(got.UnixNano())/1e9)

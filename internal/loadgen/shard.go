@@ -186,7 +186,7 @@ func RunShard(ctx context.Context, cfg Config, plan ShardPlan) (*Report, error) 
 func probeClock(ctx context.Context, cfg Config, startAt time.Time) (*ClockOffset, string) {
 	c := cfg.withDefaults()
 	probes, deadline := 1, time.Time{}
-	if !startAt.IsZero() && startAt.Sub(c.Clock.Now()) > clockProbeTimeout {
+	if !startAt.IsZero() && startAt.Sub(c.Clock.Now()) > time.Second {
 		probes, deadline = DefaultClockProbes, startAt.Add(-100*time.Millisecond)
 	}
 	client := &http.Client{Timeout: clockProbeTimeout}

@@ -279,6 +279,10 @@ func TestStartSpread(t *testing.T) {
 			{Index: 0, Count: 2, FirstSend: t0, ClockOffset: off(0, 0.01)},
 			{Index: 1, Count: 2, FirstSend: t0.Add(2 * time.Second), ClockOffset: off(-2, 0.02)},
 		}, wantSpread: 2 * time.Second, wantCorrected: time.Nanosecond},
+		{name: "vague offsets do not overrule the hosts' clocks", shards: []loadgen.Shard{
+			{Index: 0, Count: 2, FirstSend: t0, ClockOffset: off(-0.6, 0.5)},
+			{Index: 1, Count: 2, FirstSend: t0.Add(10 * time.Millisecond), ClockOffset: off(0.6, 0.5)},
+		}, wantSpread: 10 * time.Millisecond, wantCorrected: 1300 * time.Millisecond},
 		{name: "missing shard", shards: []loadgen.Shard{
 			{Index: 0, Count: 3, FirstSend: t0}, {Index: 2, Count: 3, FirstSend: t0},
 		}, wantWarnings: []string{"shards [1] have no report"}},
