@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"sort"
 	"sync"
 
 	"github.com/otelbench/otelbench/internal/abstats"
@@ -68,16 +69,8 @@ func RoundsToDetect(base, head []float64, limit, alpha, power float64) int {
 	if !ok(MaxSuggestedRounds) {
 		return 0
 	}
-	lo, hi := max(len(base), len(head), 1), MaxSuggestedRounds // ok(hi) holds
-	for lo < hi {
-		mid := (lo + hi) / 2
-		if ok(mid) {
-			hi = mid
-		} else {
-			lo = mid + 1
-		}
-	}
-	return hi
+	lo := max(len(base), len(head), 1) // the factor falls as rounds grow
+	return lo + sort.Search(MaxSuggestedRounds-lo, func(i int) bool { return ok(lo + i) })
 }
 
 // pooledSD is the within-sample standard deviation of base and head
@@ -198,14 +191,7 @@ func criticalU(n1, n2 int, alpha float64) int {
 	if !significant(total) {
 		return 0
 	}
-	lo, hi := (total+1)/2, total // significant(hi); p grows as u falls to the middle
-	for lo < hi {
-		mid := (lo + hi) / 2
-		if significant(mid) {
-			hi = mid
-		} else {
-			lo = mid + 1
-		}
-	}
-	return hi
+	// p grows as u falls towards the middle, where it is 1.
+	mid := (total + 1) / 2
+	return mid + sort.Search(total-mid, func(i int) bool { return significant(mid + i) })
 }
