@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"syscall"
 	"time"
 )
 
@@ -66,7 +65,7 @@ func startServer(argv []string, dir, addr, logPath string) (*server, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = dir
 	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	ownGroup(cmd)
 	if err := cmd.Start(); err != nil {
 		logf.Close()
 		return nil, fmt.Errorf("start %s: %w", argv[0], err)
@@ -150,16 +149,15 @@ func (s *server) stop(grace time.Duration) {
 	if s.exited() {
 		return
 	}
-	pgid := -s.cmd.Process.Pid
-	_ = syscall.Kill(pgid, syscall.SIGTERM)
+	terminateGroup(s.cmd.Process)
 	t := time.NewTimer(grace)
 	defer t.Stop()
 	select {
 	case <-s.done:
 		// The leader is gone; clear out any children it left behind.
-		_ = syscall.Kill(pgid, syscall.SIGKILL)
+		killGroup(s.cmd.Process)
 	case <-t.C:
-		_ = syscall.Kill(pgid, syscall.SIGKILL)
+		killGroup(s.cmd.Process)
 		<-s.done
 	}
 }
