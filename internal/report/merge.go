@@ -71,6 +71,11 @@ func Merge(in []Input) (*loadgen.Report, error) {
 		return nil, fmt.Errorf("%w: %w", ErrDropped, err)
 	}
 	out.Shards = shards
+	// Like rate and concurrency, a request budget was split over the shards.
+	out.Config.Requests = 0
+	for _, r := range reports {
+		out.Config.Requests += r.Config.Requests
+	}
 	return out, nil
 }
 

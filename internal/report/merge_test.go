@@ -243,11 +243,16 @@ func TestMergeRefuses(t *testing.T) {
 		})
 	}
 	t.Run("what shards split may differ", func(t *testing.T) {
-		in := []Input{{Name: "a.json", Report: build(t, base(0), nil)}, {Name: "b.json", Report: build(t, base(1), func(r *loadgen.Report) {
-			r.Config.Rate, r.Config.Concurrency, r.Config.Seed, r.Config.Requests = 333, 3, 99, 17
-		})}}
-		if _, err := Merge(in); err != nil {
-			t.Errorf("got %v, want rate, concurrency, seed and request budget to differ between shards", err)
+		in := []Input{{Name: "a.json", Report: build(t, base(0), func(r *loadgen.Report) { r.Config.Requests = 18 })},
+			{Name: "b.json", Report: build(t, base(1), func(r *loadgen.Report) {
+				r.Config.Rate, r.Config.Concurrency, r.Config.Seed, r.Config.Requests = 333, 3, 99, 17
+			})}}
+		got, err := Merge(in)
+		if err != nil {
+			t.Fatalf("got %v, want rate, concurrency, seed and request budget to differ between shards", err)
+		}
+		if got.Config.Requests != 35 || got.Config.Rate != 833 {
+			t.Errorf("got request budget %d and rate %v, want the sums 35 and 833", got.Config.Requests, got.Config.Rate)
 		}
 	})
 	t.Run("the same report twice", func(t *testing.T) {
