@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"encoding/json"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -219,5 +220,38 @@ func TestBlindGates(t *testing.T) {
 				t.Errorf("got blind gates %v, want %v", blind, tt.wantBlind)
 			}
 		})
+	}
+}
+
+// TestDetectableJSON: a figure JSON cannot hold (±∞ with too few rounds)
+// is written as null, and a finite one as a number.
+func TestDetectableJSON(t *testing.T) {
+	for _, tt := range []struct {
+		rounds   int
+		wantNull bool
+	}{{3, true}, {6, false}} {
+		rep := roundsOf(t, tt.rounds, map[string]float64{MetricThroughput: 0.05, MetricP99: 0.05}, nil, []Gate{{MetricThroughput, -0.40}}, nil)
+		var b strings.Builder
+		if err := rep.WriteJSON(&b); err != nil {
+			t.Fatalf("%d rounds: %v", tt.rounds, err)
+		}
+		var back struct {
+			Results []struct {
+				Detectable *float64 `json:"detectable"`
+			} `json:"results"`
+			Gates []struct {
+				Detectable *float64 `json:"detectable"`
+				Blind      bool     `json:"blind"`
+			} `json:"gates"`
+		}
+		if err := json.Unmarshal([]byte(b.String()), &back); err != nil {
+			t.Fatal(err)
+		}
+		if got := back.Results[0].Detectable == nil; got != tt.wantNull {
+			t.Errorf("%d rounds: got detectable %v, want null: %v", tt.rounds, back.Results[0].Detectable, tt.wantNull)
+		}
+		if got := back.Gates[0].Detectable == nil; got != tt.wantNull || back.Gates[0].Blind != tt.wantNull {
+			t.Errorf("%d rounds: gate detectable %v blind %v, want null and blind: %v", tt.rounds, back.Gates[0].Detectable, back.Gates[0].Blind, tt.wantNull)
+		}
 	}
 }

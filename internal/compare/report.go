@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"slices"
 	"strings"
 	"time"
@@ -239,7 +238,7 @@ func (g GateResult) MarshalJSON() ([]byte, error) {
 		plain
 		Change     *float64 `json:"change"`
 		Detectable *float64 `json:"detectable"`
-	}{plain(g), finite(g.Change), finite(g.Detectable)})
+	}{plain(g), abstats.Finite(g.Change), abstats.Finite(g.Detectable)})
 }
 
 // MarshalJSON writes a non-finite detectable change as null.
@@ -248,13 +247,5 @@ func (res Result) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct {
 		plain
 		Detectable *float64 `json:"detectable"`
-	}{plain(res), finite(res.Detectable)})
-}
-
-// finite returns v, or nil when JSON cannot hold it (±Inf, NaN).
-func finite(v float64) *float64 {
-	if math.IsInf(v, 0) || math.IsNaN(v) {
-		return nil
-	}
-	return &v
+	}{plain(res), abstats.Finite(res.Detectable)})
 }

@@ -181,16 +181,7 @@ func collectShards(in []Input) ([]loadgen.Shard, error) {
 	from := map[string]string{} // shard key -> input name
 	count, countFrom := 0, ""
 	for _, x := range in {
-		r := x.Report
-		parts := r.Shards
-		if len(parts) == 0 {
-			s := loadgen.Shard{FirstSend: r.Started}
-			if r.Shard != nil {
-				s = *r.Shard
-			}
-			parts = []loadgen.Shard{s}
-		}
-		for _, s := range parts {
+		for _, s := range shardsOf(x.Report) {
 			if s.Count > 0 && count > 0 && s.Count != count {
 				return nil, fmt.Errorf("%w: %s is a shard of %d, %s of %d", ErrMismatch, x.Name, s.Count, countFrom, count)
 			}

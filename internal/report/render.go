@@ -20,10 +20,8 @@ func WriteText(w io.Writer, r *loadgen.Report, bound time.Duration) error {
 		return nil
 	}
 	fmt.Fprintln(w)
-	parts := r.Shards
-	if len(parts) == 0 {
-		parts = []loadgen.Shard{*r.Shard}
-	} else {
+	parts := shardsOf(r)
+	if len(r.Shards) > 0 {
 		fmt.Fprintf(w, "merged %d reports over the common window %s + %.3fs\n", len(parts), r.Started.UTC().Format(time.RFC3339Nano), r.DurationSeconds)
 	}
 	sp := StartSpread(r, bound)

@@ -36,14 +36,7 @@ func StartSpread(r *loadgen.Report, bound time.Duration) Spread {
 	if bound == 0 {
 		bound = DefaultSpreadBound
 	}
-	parts := r.Shards
-	if len(parts) == 0 {
-		s := loadgen.Shard{FirstSend: r.Started}
-		if r.Shard != nil {
-			s = *r.Shard
-		}
-		parts = []loadgen.Shard{s}
-	}
+	parts := shardsOf(r)
 	sp := Spread{Shards: len(parts), Bound: bound}
 	var last, cFirst, cLast time.Time
 	corrected := true
@@ -112,4 +105,16 @@ func (s Spread) effective() time.Duration {
 		return *s.Corrected
 	}
 	return s.Spread
+}
+
+// shardsOf returns the shards r covers: a merged report's list, a shard's
+// own, or for an unsharded run one that started with it.
+func shardsOf(r *loadgen.Report) []loadgen.Shard {
+	switch {
+	case len(r.Shards) > 0:
+		return r.Shards
+	case r.Shard != nil:
+		return []loadgen.Shard{*r.Shard}
+	}
+	return []loadgen.Shard{{FirstSend: r.Started}}
 }
