@@ -34,7 +34,7 @@ func newReportMergeCmd() *cobra.Command {
 		Short: "Merge the reports of the shards of one load exactly",
 		Long: `merge sums the counts and merges the latency histograms of the reports of
 one load run from several machines, and divides by the common window (from
-the earliest first send to the latest end). It refuses reports of different
+the earliest start to the latest end). It refuses reports of different
 loads (histogram geometry, or any setting but the rate, concurrency, request
 budget and seed that sharding splits), the same shard twice, and any merge
 that would drop a value. It prints how far apart the shards started, with a
