@@ -113,8 +113,6 @@ gate blind to its limit).`,
 	f.IntVar(&cfg.Rounds, "rounds", compare.DefaultRounds, "measured rounds per side, in ABBA order")
 	f.StringArrayVar(&failOn, "fail-on", nil, "gate METRIC:LIMIT%, repeatable (default throughput:-5% and p99:+10%; 'none' for no gate); metrics: throughput records p50 p99 cpu rss fds errors syscalls")
 	f.Float64Var(&cfg.Alpha, "alpha", 0.05, "significance level of the Mann-Whitney U test")
-	f.StringSliceVar(&cfg.AllowBlind, "allow-blind", nil, "let gates pass whose limit is below the change the rounds can detect: --allow-blind for all, --allow-blind=p99,cpu for some (default: such a gate exits 3)")
-	f.Lookup("allow-blind").NoOptDefVal = compare.AllowBlindAll
 	f.BoolVar(&cfg.Syscalls, "syscalls", false, "count server syscalls per request with eBPF (root)")
 	f.BoolVar(&cfg.SelfCheck, "self-check", false, "A/A: compare one ref or directory (default HEAD) with itself to measure false positives")
 	f.StringVar(&format, "format", "text", "report format on stdout: text or markdown")
@@ -122,6 +120,8 @@ gate blind to its limit).`,
 	f.StringVar(&bfmt, "benchfmt", "", "also write every round in Go benchmark format to `FILE` (for benchstat -col /side)")
 	f.BoolVar(&noProgress, "no-progress", false, "no progress bar (it is off anyway when stderr is not a terminal)")
 	f.BoolVarP(&quiet, "quiet", "q", false, "no step log on stderr")
+	f.StringSliceVar(&cfg.AllowBlind, "allow-blind", nil, "let gates pass whose limit is below the change the rounds can detect: --allow-blind for all, --allow-blind=p99,cpu for some (default: such a gate exits 3)")
+	f.Lookup("allow-blind").NoOptDefVal = compare.AllowBlindAll
 	f.DurationVar(&cfg.ReadyTimeout, "ready-timeout", compare.DefaultReadyTimeout, "how long a server may take to answer HTTP")
 	f.DurationVar(&cfg.StopGrace, "stop-grace", compare.DefaultStopGrace, "SIGTERM to SIGKILL grace for servers")
 	f.DurationVar(&cfg.BuildTimeout, "build-timeout", compare.DefaultBuildTimeout, "bound on each side's build")

@@ -4,14 +4,12 @@ package compare
 
 import (
 	"os"
-	"os/exec"
+	"syscall"
 )
 
-// ownGroup does nothing where there are no process groups.
-func ownGroup(*exec.Cmd) {}
+// groupAttr is nil where there are no process groups.
+func groupAttr() *syscall.SysProcAttr { return nil }
 
-// terminateGroup kills p: there is no SIGTERM to send it here.
-func terminateGroup(p *os.Process) { _ = p.Kill() }
-
-// killGroup kills p.
-func killGroup(p *os.Process) { _ = p.Kill() }
+// signalGroup kills p where signals and process groups do not exist: the
+// server gets no grace, and children it started are left to the OS.
+func signalGroup(p *os.Process, _ syscall.Signal) { _ = p.Kill() }

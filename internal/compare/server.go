@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"syscall"
 	"time"
 )
 
@@ -65,7 +66,7 @@ func startServer(argv []string, dir, addr, logPath string) (*server, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = dir
 	cmd.Stdout, cmd.Stderr = logf, logf
-	ownGroup(cmd)
+	cmd.SysProcAttr = groupAttr()
 	if err := cmd.Start(); err != nil {
 		logf.Close()
 		return nil, fmt.Errorf("start %s: %w", argv[0], err)
@@ -149,15 +150,15 @@ func (s *server) stop(grace time.Duration) {
 	if s.exited() {
 		return
 	}
-	terminateGroup(s.cmd.Process)
+	signalGroup(s.cmd.Process, syscall.SIGTERM)
 	t := time.NewTimer(grace)
 	defer t.Stop()
 	select {
 	case <-s.done:
 		// The leader is gone; clear out any children it left behind.
-		killGroup(s.cmd.Process)
+		signalGroup(s.cmd.Process, syscall.SIGKILL)
 	case <-t.C:
-		killGroup(s.cmd.Process)
+		signalGroup(s.cmd.Process, syscall.SIGKILL)
 		<-s.done
 	}
 }
