@@ -159,8 +159,7 @@ Exit status: 0 ok, 1 when --max-error-rate is exceeded (or no request got a
 response), 2 on usage errors.`,
 		Example: `  otelbench load --endpoint http://127.0.0.1:4318 --duration 30s
   otelbench load --rate 2000 --mix logs=3,traces=1 --records 50 --json run.json
-  otelbench load --requests 10000 --encoding json --compression zstd --header Authorization="Bearer x"
-  otelbench load --rate 20000 --shard 2/4 --start-at 2026-05-01T10:00:00Z --duration 60s --json shard-2.json`,
+  otelbench load --requests 10000 --encoding json --compression zstd --header Authorization="Bearer x"`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := f.config(cmd.ErrOrStderr())

@@ -183,7 +183,7 @@ func (l *evLoop) issue(c *evConn) {
 		sig := r.schedule[n%cycle]
 		c.p = r.pool.Get(sig, uint64(n/cycle))
 		c.sent = time.Now()
-		r.first.mark(c.sent)
+		r.cfg.firstSend.mark(c.sent)
 		c.in, c.eof = c.in[:0], false
 		body := r.body(c.p, c.stamped, c.sent)
 		if r.stamp {

@@ -6,11 +6,12 @@ import (
 )
 
 // firstSend records the time of a run's first send, from whichever worker
-// or event loop sends first. After the first, a mark costs one atomic load.
+// or event loop sends first. After the first, a mark costs one atomic load;
+// on a nil *firstSend (a run that does not ask) it costs a nil check.
 type firstSend struct{ unixNano atomic.Int64 }
 
 func (f *firstSend) mark(t time.Time) {
-	if f.unixNano.Load() == 0 {
+	if f != nil && f.unixNano.Load() == 0 {
 		f.unixNano.CompareAndSwap(0, t.UnixNano())
 	}
 }

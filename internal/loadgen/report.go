@@ -27,8 +27,6 @@ type Report struct {
 	Config          ReportConfig            `json:"config"`
 	Totals          SignalStats             `json:"totals"`
 	Signals         map[string]*SignalStats `json:"signals"`
-
-	firstSend time.Time // when the run's first request left (RunShard records it)
 }
 
 // ReportConfig records what the run was asked to do.

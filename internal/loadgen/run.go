@@ -17,8 +17,7 @@ import (
 // cfg.Requests is reached or ctx is done, and returns the report. When ctx
 // is canceled (Ctrl-C) the run stops sending, aborts requests in flight
 // (counted as canceled) and still returns its report with Interrupted set.
-// Errors are returned only for invalid configs, payload generation and
-// cancellation while waiting for cfg.StartAt.
+// Errors are returned only for invalid configs and payload generation.
 func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -60,7 +59,6 @@ type runner struct {
 	start       time.Time
 	next        atomic.Int64 // next send number
 	acc         [signal.Count]*signalAcc
-	first       firstSend // time of the first send (Report.firstSend)
 }
 
 func (r *runner) run(ctx context.Context) (*Report, error) {
@@ -151,7 +149,7 @@ func (r *runner) worker(ctx, stopCtx context.Context) {
 			intended, late = at, lateness > r.cfg.LateThreshold
 		}
 		sent := r.cfg.Clock.Now()
-		r.first.mark(sent)
+		r.cfg.firstSend.mark(sent)
 		if r.pacer == nil {
 			intended = sent
 		}
@@ -237,7 +235,7 @@ func (r *runner) report(elapsed time.Duration, interrupted bool) (*Report, error
 	pc := r.pool.Config()
 	rep := &Report{
 		Schema: Schema, Started: r.start.UTC(), DurationSeconds: elapsed.Seconds(),
-		Interrupted: interrupted, Signals: map[string]*SignalStats{}, firstSend: r.first.time(),
+		Interrupted: interrupted, Signals: map[string]*SignalStats{},
 		Config: ReportConfig{
 			Endpoint: cfg.Endpoint, Mix: map[string]int{}, Records: pc.Records, Model: cfg.model(),
 			Concurrency: cfg.Concurrency, Rate: cfg.Rate, Encoding: string(pc.Encoding),

@@ -153,6 +153,7 @@ func RunShard(ctx context.Context, cfg Config, plan ShardPlan) (*Report, error) 
 		return nil, err
 	}
 	part.StartAt = plan.StartAt
+	part.firstSend = &firstSend{}
 	shard := &Shard{Index: plan.Index, Count: plan.Count, Host: plan.Host}
 	if !plan.StartAt.IsZero() {
 		t := plan.StartAt.UTC()
@@ -172,7 +173,7 @@ func RunShard(ctx context.Context, cfg Config, plan ShardPlan) (*Report, error) 
 	if err != nil {
 		return nil, err
 	}
-	shard.FirstSend = rep.firstSend
+	shard.FirstSend = part.firstSend.time()
 	if shard.FirstSend.IsZero() { // nothing was sent
 		shard.FirstSend = rep.Started
 	}
