@@ -91,38 +91,35 @@ func (p ShardPlan) Validate() error {
 }
 
 // Apply returns this shard's part of the load cfg describes in total: the
-// open model's rate divided by Count (its in-flight bound, Concurrency,
-// stays per shard); the closed model's workers split, the first shards
-// taking one more where they do not divide evenly; a request budget split
-// the same way; and a seed of its own, so shards send different payloads.
-// The duration is every shard's. It fails when a part would be empty.
+// rate divided by Count; the workers (closed model) or the in-flight bound
+// (open model, when given) split, the first shards taking one more where
+// they do not divide evenly; a request budget split the same way; and a seed
+// of its own (the seed plus the index), so shards send different payloads.
+// The duration is every shard's. It refuses a split that would leave a
+// shard without workers or without requests (a zero budget means none).
 func (p ShardPlan) Apply(cfg Config) (Config, error) {
 	if err := p.Validate(); err != nil {
 		return cfg, err
 	}
 	n := int64(p.Count)
 	part := func(total int64) int64 { return total/n + int64(btoi(int64(p.Index) < total%n)) }
-	if cfg.Rate > 0 {
-		cfg.Rate /= float64(p.Count)
-	} else {
-		c := cfg.Concurrency
-		if c == 0 {
-			c = DefaultConcurrency
-		}
-		if c < p.Count {
-			return cfg, fmt.Errorf("%w: concurrency %d cannot be split over %d shards: give --concurrency %d or more (the total)", ErrInvalidConfig, c, p.Count, p.Count)
-		}
-		cfg.Concurrency = int(part(int64(c)))
+	if cfg.Rate == 0 && cfg.Concurrency == 0 {
+		cfg.Concurrency = DefaultConcurrency // the closed model's workers are the load: split them
+	}
+	if cfg.Rate == 0 && cfg.Concurrency < p.Count {
+		return cfg, fmt.Errorf("%w: concurrency %d cannot be split over %d shards: give --concurrency %d or more (the total)", ErrInvalidConfig, cfg.Concurrency, p.Count, p.Count)
+	}
+	if cfg.Requests > 0 && cfg.Requests < n {
+		return cfg, fmt.Errorf("%w: %d requests cannot be split over %d shards (--requests is the total)", ErrInvalidConfig, cfg.Requests, p.Count)
+	}
+	cfg.Rate /= float64(p.Count)
+	if cfg.Concurrency > 0 {
+		cfg.Concurrency = max(1, int(part(int64(cfg.Concurrency))))
 	}
 	if cfg.Requests > 0 {
-		if cfg.Requests < n {
-			return cfg, fmt.Errorf("%w: %d requests cannot be split over %d shards (--requests is the total)", ErrInvalidConfig, cfg.Requests, p.Count)
-		}
 		cfg.Requests = part(cfg.Requests)
 	}
-	// An odd multiplier is a bijection mod 2^64: distinct indexes, distinct
-	// seeds; shard 0 keeps the seed asked for (splitmix64's increment).
-	cfg.Payload.Seed += uint64(p.Index) * 0x9E3779B97F4A7C15
+	cfg.Payload.Seed += uint64(p.Index)
 	return cfg, nil
 }
 
