@@ -79,9 +79,12 @@ func Merge(in []Input) (*loadgen.Report, error) {
 	return out, nil
 }
 
-// splitByShards are the config fields a shard takes its own part of, or its
-// own value for: they may differ between the reports of one load.
-var splitByShards = []string{"rate", "concurrency", "requests", "seed"}
+// perShard are the config fields a shard takes its own part of, or its own
+// value for, and the figures a config records of what was sent: they may
+// differ between the reports of one load. run_id (each process draws its
+// own, the first half of its trace ids), traces_sent and counter_increase
+// are in reports that carry them.
+var perShard = []string{"rate", "concurrency", "requests", "seed", "run_id", "traces_sent", "counter_increase"}
 
 // sameLoad returns an ErrMismatch error naming the first config field in
 // which b differs from a, other than those sharding splits.
@@ -95,7 +98,7 @@ func sameLoad(a, b Input) error {
 		return err
 	}
 	for _, k := range slices.Sorted(maps.Keys(mergeKeys(ca, cb))) {
-		if slices.Contains(splitByShards, k) {
+		if slices.Contains(perShard, k) {
 			continue
 		}
 		if !reflect.DeepEqual(ca[k], cb[k]) {
