@@ -136,8 +136,10 @@ func TestLoadShardsScriptAgainstServe(t *testing.T) {
 	bin := buildOtelbench(t)
 	url := startServe(t, bin)
 	dir := t.TempDir()
+	// --concurrency bounds the requests in flight (24 in all, 8 a shard):
+	// three shards on one host share serve's connection cap for one address.
 	cmd := exec.Command(bash, "../../scripts/load-shards.sh", "3",
-		"--endpoint", url, "--rate", "300", "--duration", "2s", "--records", "20")
+		"--endpoint", url, "--rate", "300", "--concurrency", "24", "--duration", "2s", "--records", "20")
 	cmd.Env = append(os.Environ(), "OTELBENCH="+bin, "LOAD_SHARDS_DIR="+dir, "LOAD_SHARDS_START_IN=2")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
