@@ -12,5 +12,6 @@ func subcommands() []*cobra.Command {
 		newCompareCmd(),
 		newVersionCmd(),
 		newPipelineCmd(),
+		newReportCmd(),
 	}
 }

@@ -37,12 +37,19 @@ at alpha 0.05, "~" when not significant.
 A gate (--fail-on) fails only when a change is significant and its estimated
 ratio lies beyond the limit in the metric's worse direction.
 
+Every metric also shows the smallest change the rounds could have detected
+at the noise they showed, alpha and 80% power ("detects ±X%"): a "~" means
+no change larger than that. A gate whose limit is below it is blind: its pass
+would say nothing, so compare says so, suggests the rounds that would see the
+limit, and exits 3 unless --allow-blind names the metric.
+
 Placeholders: --build runs with sh -c in the side's source directory, with
 {out} (binary to write) and {src}; --serve is split into words and exec'd
 (no shell) with {bin}, {addr}, {data} and {src}.
 
 Exit codes: 0 pass (or byte-identical binaries), 1 regression, 2 usage, build
-or run error, 3 inconclusive (too few rounds to ever be significant).`,
+or run error, 3 inconclusive (too few rounds to ever be significant, or a
+gate blind to its limit).`,
 		Example: `  otelbench compare main HEAD
   otelbench compare --rounds 6 --load '--duration 3s --concurrency 8' HEAD~1 HEAD
   otelbench compare --fail-on throughput:-5% --fail-on p99:+10% --format markdown v0.3.0 .
@@ -114,6 +121,8 @@ or run error, 3 inconclusive (too few rounds to ever be significant).`,
 	f.StringVar(&bfmt, "benchfmt", "", "also write every round in Go benchmark format to `FILE` (for benchstat -col /side)")
 	f.BoolVar(&noProgress, "no-progress", false, "no progress bar (it is off anyway when stderr is not a terminal)")
 	f.BoolVarP(&quiet, "quiet", "q", false, "no step log on stderr")
+	f.StringSliceVar(&cfg.AllowBlind, "allow-blind", nil, "let gates pass whose limit is below the change the rounds can detect: --allow-blind for all, --allow-blind=p99,cpu for some (default: such a gate exits 3)")
+	f.Lookup("allow-blind").NoOptDefVal = compare.AllowBlindAll
 	f.DurationVar(&cfg.ReadyTimeout, "ready-timeout", compare.DefaultReadyTimeout, "how long a server may take to answer HTTP")
 	f.DurationVar(&cfg.StopGrace, "stop-grace", compare.DefaultStopGrace, "SIGTERM to SIGKILL grace for servers")
 	f.DurationVar(&cfg.BuildTimeout, "build-timeout", compare.DefaultBuildTimeout, "bound on each side's build")

@@ -38,6 +38,7 @@ type loadFlags struct {
 	maxErrorRate float64
 	minSuccess   float64
 	cpuProfile   string
+	shard        shardFlags // load only (load_shard.go)
 }
 
 func (f *loadFlags) bind(fs *pflag.FlagSet, endpoint bool) {
@@ -193,9 +194,12 @@ func (f *loadFlags) run(ctx context.Context, cmd *cobra.Command, cfg loadgen.Con
 	var rep *loadgen.Report
 	var err error
 	if f.findMax {
+		if f.shard.set() {
+			return nil, exitcode.UsageError(errors.New("--find-max runs on one machine: it cannot be combined with --shard, --shards or --start-at"))
+		}
 		rep, err = loadgen.FindMax(ctx, cfg, f.fm)
 	} else {
-		rep, err = loadgen.Run(ctx, cfg)
+		rep, err = f.shard.runLoad(ctx, cfg)
 	}
 	if errors.Is(err, loadgen.ErrInvalidConfig) || errors.Is(err, otlpgen.ErrInvalidConfig) {
 		return nil, exitcode.UsageError(err)
@@ -269,5 +273,6 @@ the failures are listed by cause with the likely fix; 2 on usage errors.`,
 		},
 	}
 	f.bind(cmd.Flags(), true)
+	f.shard.bind(cmd.Flags())
 	return cmd
 }

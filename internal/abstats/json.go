@@ -5,8 +5,9 @@ import (
 	"math"
 )
 
-// finite returns v, or nil when JSON cannot hold it (±Inf, NaN).
-func finite(v float64) *float64 {
+// Finite returns v, or nil when JSON cannot hold it (±Inf, NaN): for
+// fields that marshal a non-finite figure as null.
+func Finite(v float64) *float64 {
 	if math.IsInf(v, 0) || math.IsNaN(v) {
 		return nil
 	}
@@ -20,7 +21,7 @@ func (s Summary) MarshalJSON() ([]byte, error) {
 		plain
 		Lo *float64 `json:"ci_lo"`
 		Hi *float64 `json:"ci_hi"`
-	}{plain(s), finite(s.Lo), finite(s.Hi)})
+	}{plain(s), Finite(s.Lo), Finite(s.Hi)})
 }
 
 // MarshalJSON adds the ratio of the medians, null when the base is zero.
@@ -29,5 +30,5 @@ func (c Comparison) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct {
 		plain
 		Ratio *float64 `json:"ratio"`
-	}{plain(c), finite(c.Ratio)})
+	}{plain(c), Finite(c.Ratio)})
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -58,6 +59,10 @@ type Config struct {
 	Gates []Gate
 	// Alpha is the significance level (0 means abstats.DefaultAlpha).
 	Alpha float64
+	// AllowBlind lists the metrics whose gates may pass although their
+	// limit is below the change the rounds can detect ("all" for every
+	// gate); otherwise such a gate makes the verdict inconclusive (exit 3).
+	AllowBlind []string
 	// Syscalls counts the server's syscalls per request with eBPF (root).
 	Syscalls bool
 
@@ -74,6 +79,14 @@ type Config struct {
 	Log io.Writer
 	// Progress, if set, shows a progress bar across rounds.
 	Progress io.Writer
+}
+
+// AllowBlindAll in Config.AllowBlind lets every blind gate pass.
+const AllowBlindAll = "all"
+
+// allowsBlind reports whether a blind gate on metric may pass.
+func (c *Config) allowsBlind(metric string) bool {
+	return slices.Contains(c.AllowBlind, AllowBlindAll) || slices.Contains(c.AllowBlind, metric)
 }
 
 // ErrUsage marks configuration errors (wrapped by Validate's errors).
@@ -152,6 +165,14 @@ func (c *Config) Validate() error {
 	}
 	if err := checkLoadArgs(d.Load); err != nil {
 		bad("%v", err)
+	}
+	for _, k := range d.AllowBlind {
+		if k == AllowBlindAll {
+			continue
+		}
+		if _, err := metricByKey(k); err != nil {
+			bad("--allow-blind: %v", err)
+		}
 	}
 	for _, g := range d.Gates {
 		m, err := metricByKey(g.Metric)

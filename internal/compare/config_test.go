@@ -26,6 +26,9 @@ func TestConfigValidate(t *testing.T) {
 		{"load sets endpoint", Config{Base: "a", Head: "b", Load: []string{"--endpoint=http://x"}}, "set by compare"},
 		{"syscall gate without --syscalls", Config{Base: "a", Head: "b", Gates: []Gate{{MetricSyscalls, 0.1}}}, "--syscalls"},
 		{"no gates", Config{Base: "a", Head: "b", Gates: []Gate{}}, ""},
+		{"allow blind p99 and cpu", Config{Base: "a", Head: "b", AllowBlind: []string{"p99", "cpu"}}, ""},
+		{"allow blind all", Config{Base: "a", Head: "b", AllowBlind: []string{AllowBlindAll}}, ""},
+		{"allow blind unknown metric", Config{Base: "a", Head: "b", AllowBlind: []string{"latency"}}, "--allow-blind"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -215,13 +215,14 @@ func TestCompareRegression(t *testing.T) {
 // is significant at α=0.05 in 2 of 70 orderings (all of one side's runs above the other's),
 // and 300 ms runs on a busy machine move p99 by more than any limit (a CI run saw +305%). So
 // the test does not require a pass; it requires that a firing gate fails the run and is called
-// a false positive, and that otherwise the run passes.
+// a false positive, and that otherwise the run passes. Such noise also leaves the gates blind to
+// their limits, which --allow-blind lets pass with the blindness printed.
 func TestCompareSelfCheck(t *testing.T) {
 	repo := tinyRepo(t, 0)
 	out := filepath.Join(t.TempDir(), "report.json")
 	args := append(tinyArgs, "--self-check", "--rounds", "4", "--warmup", "0",
 		"--load", "--duration 300ms --concurrency 2 --records 10",
-		"--fail-on", "throughput:-30%", "--fail-on", "p99:+50%", "--json", out, "HEAD")
+		"--fail-on", "throughput:-30%", "--fail-on", "p99:+50%", "--allow-blind", "--json", out, "HEAD")
 	r := runCompare(t, repo, args...)
 	rep := readReport(t, out)
 	fired := slices.ContainsFunc(rep.Gates, func(g GateResult) bool { return g.Fail })
@@ -234,6 +235,12 @@ func TestCompareSelfCheck(t *testing.T) {
 		t.Logf("a gate fired by chance on identical code, as reported:\n%s", r.stdout)
 	case r.code != ExitPass:
 		t.Fatalf("A/A with no gate fired: exit %d, want 0", r.code)
+	}
+	for _, g := range rep.Gates {
+		if g.Blind && (!g.AllowedBlind || !strings.Contains(r.stdout, g.Gate+" (sees ±")) {
+			t.Errorf("gate %s blind (detects ±%.0f%%): allowed %v, want allowed and named in the verdict:\n%s",
+				g.Gate, 100*g.Detectable, g.AllowedBlind, r.stdout)
+		}
 	}
 	if !rep.SelfCheck || rep.Base.SHA256 != rep.Head.SHA256 || len(rep.Runs) != 8 {
 		t.Errorf("self-check report: self_check=%v sha %s/%s, %d runs; want one binary, 8 runs",

@@ -75,6 +75,24 @@ type GateResult struct {
 	Significant bool    `json:"significant"`
 	P           float64 `json:"p"`
 	Fail        bool    `json:"fail"`
+	// Detectable is the metric's smallest relative change the rounds would
+	// have shown as significant with DefaultPower (Result.Detectable).
+	Detectable float64 `json:"detectable"`
+	// Blind marks a gate that did not fail although a change of its limit
+	// was below Detectable: its pass says nothing. SuggestRounds is the
+	// number of rounds per side that would see it at the same noise (0: more
+	// than MaxSuggestedRounds). AllowedBlind marks a blind gate that
+	// --allow-blind let pass.
+	Blind         bool `json:"blind,omitempty"`
+	SuggestRounds int  `json:"suggest_rounds,omitempty"`
+	AllowedBlind  bool `json:"allowed_blind,omitempty"`
+}
+
+// blindTo reports whether a gate of limit cannot see a change of its own
+// size when the rounds detect only changes of detectable or larger. An
+// unknown detectable change (a zero base median) does not count as blind.
+func blindTo(limit, detectable float64) bool {
+	return !math.IsNaN(detectable) && math.Abs(limit) < detectable
 }
 
 // Evaluate applies g to the comparison of its metric: it fails only when the
@@ -91,6 +109,6 @@ func (g Gate) Evaluate(c abstats.Comparison) GateResult {
 	}
 	return GateResult{
 		Gate: g.String(), Metric: g.Metric, Change: change,
-		Significant: c.Significant, P: c.P, Fail: c.Significant && beyond,
+		Significant: c.Significant, P: c.P, Fail: c.Significant && beyond, Detectable: math.NaN(),
 	}
 }

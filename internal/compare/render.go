@@ -8,6 +8,8 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/perf/benchunit"
+
+	"github.com/otelbench/otelbench/internal/abstats"
 )
 
 // cells returns the formatted median of each side and the row's marker,
@@ -40,14 +42,48 @@ func formatChange(v float64) string {
 	return fmt.Sprintf("%+.2f%%", v*100)
 }
 
+// formatDetectable formats a detectable change: "±12.3%", "±∞" when no
+// change can be seen, "?" when unknown.
+func formatDetectable(v float64) string {
+	switch {
+	case math.IsInf(v, 1):
+		return "±∞"
+	case math.IsNaN(v):
+		return "?"
+	}
+	return fmt.Sprintf("±%.1f%%", v*100)
+}
+
 func (g GateResult) status() string {
 	switch {
 	case g.Fail:
 		return "FAIL"
+	case g.Blind && g.AllowedBlind:
+		return "blind, allowed: " + g.blindness()
+	case g.Blind:
+		return "BLIND: " + g.blindness()
 	case !g.Significant:
-		return "ok (no significant change)"
+		return "ok (no significant change; no change larger than " + formatDetectable(g.Detectable) + ")"
 	}
 	return "ok (within limit)"
+}
+
+// blindness says what a blind gate could not see and what would resolve it.
+func (g GateResult) blindness() string {
+	s := fmt.Sprintf("sees only changes beyond %s", formatDetectable(g.Detectable))
+	if g.SuggestRounds > 0 {
+		return s + fmt.Sprintf("; --rounds %d would see %g%%", g.SuggestRounds, roundPct(100*math.Abs(g.limit())))
+	}
+	return s + fmt.Sprintf("; more than %d rounds needed: make the load longer or the machine quieter", MaxSuggestedRounds)
+}
+
+// limit reads the gate's limit back from its name ("p99:+10%").
+func (g GateResult) limit() float64 {
+	p, err := ParseGate(g.Gate)
+	if err != nil {
+		return math.NaN()
+	}
+	return p.Limit
 }
 
 // headline is the one-line verdict.
@@ -56,7 +92,16 @@ func (r *Report) headline() string {
 	case VerdictIdentical:
 		return fmt.Sprintf("base and head binaries are byte-identical (sha256 %.12s): nothing to compare", r.Base.SHA256)
 	case VerdictInconclusive:
-		return "inconclusive: too few rounds to ever show a significant difference"
+		var blind []string
+		for _, g := range r.Gates {
+			if g.Blind && !g.AllowedBlind {
+				blind = append(blind, g.Gate)
+			}
+		}
+		if len(blind) == 0 || !abstats.CanDetect(r.Settings.Rounds, r.Settings.Rounds, r.Settings.Alpha) {
+			return "inconclusive: too few rounds to ever show a significant difference"
+		}
+		return "inconclusive: gate " + strings.Join(blind, ", ") + " cannot see a change of its limit at this noise (more rounds, or --allow-blind)"
 	}
 	var failed []string
 	for _, g := range r.Gates {
@@ -76,12 +121,27 @@ func (r *Report) headline() string {
 		if len(failed) > 0 {
 			return s + "; FALSE POSITIVE: gate " + strings.Join(failed, ", ") + " failed on identical code"
 		}
-		return s + "; no gate fired"
+		return s + "; no gate fired" + r.allowedBlindNote()
 	}
 	if len(failed) > 0 {
 		return "regression: " + strings.Join(failed, ", ")
 	}
-	return "pass: no gate failed"
+	return "pass: no gate failed" + r.allowedBlindNote()
+}
+
+// allowedBlindNote names the blind gates --allow-blind let pass, and what
+// each could see.
+func (r *Report) allowedBlindNote() string {
+	var blind []string
+	for _, g := range r.Gates {
+		if g.Blind && g.AllowedBlind {
+			blind = append(blind, fmt.Sprintf("%s (sees %s)", g.Gate, formatDetectable(g.Detectable)))
+		}
+	}
+	if len(blind) == 0 {
+		return ""
+	}
+	return ", but blind gates were allowed: " + strings.Join(blind, ", ")
 }
 
 // regressedLabels lists the metrics that got significantly worse.
@@ -113,14 +173,15 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	if r.Verdict != VerdictIdentical {
 		fmt.Fprintf(&b, "%s; load: %s\n\n", r.scheduleLine(), loadLine(r.Settings.Load))
-		t := [][]string{{"", "base", "", "head", "", "vs base", "", ""}, {"", "median", "± CI", "median", "± CI", "", "", ""}}
+		t := [][]string{{"", "base", "", "head", "", "vs base", "", "detects", ""},
+			{"", "median", "± CI", "median", "± CI", "", "", fmt.Sprintf("(%.0f%% power)", 100*r.Settings.Power), ""}}
 		for _, res := range r.Results {
 			base, head := res.cells()
 			c := res.Comparison
 			t = append(t, []string{res.Label, base, "± " + c.Base.RangePct(), head, "± " + c.Head.RangePct(),
-				c.Delta, "(" + c.Test + ")", res.marker()})
+				c.Delta, "(" + c.Test + ")", formatDetectable(res.Detectable), res.marker()})
 		}
-		writeAligned(&b, t, "lrlrlrll")
+		writeAligned(&b, t, "lrlrlrlrl")
 		if len(r.Gates) > 0 {
 			b.WriteString("\ngates (fail when the change is significant and beyond the limit):\n")
 			g := [][]string{}
@@ -165,7 +226,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(&b, " · %s · load `%s`\n\n", r.scheduleLine(), loadLine(r.Settings.Load))
-	b.WriteString("| metric | base | head | vs base | test |\n|:--|--:|--:|--:|:--|\n")
+	fmt.Fprintf(&b, "| metric | base | head | vs base | test | detects (%.0f%% power) |\n|:--|--:|--:|--:|:--|--:|\n", 100*r.Settings.Power)
 	for _, res := range r.Results {
 		base, head := res.cells()
 		c := res.Comparison
@@ -175,8 +236,8 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		} else if res.Improved {
 			delta += " (better)"
 		}
-		fmt.Fprintf(&b, "| %s | %s ± %s | %s ± %s | %s | %s |\n", res.Label, base, c.Base.RangePct(),
-			head, c.Head.RangePct(), delta, c.Test)
+		fmt.Fprintf(&b, "| %s | %s ± %s | %s ± %s | %s | %s | %s |\n", res.Label, base, c.Base.RangePct(),
+			head, c.Head.RangePct(), delta, c.Test, formatDetectable(res.Detectable))
 	}
 	if len(r.Gates) > 0 {
 		b.WriteString("\n| gate | change | p | result |\n|:--|--:|--:|:--|\n")
@@ -184,6 +245,8 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 			st := g.status()
 			if g.Fail {
 				st = "**FAIL**"
+			} else if g.Blind && !g.AllowedBlind {
+				st = "**" + st + "**"
 			}
 			fmt.Fprintf(&b, "| `%s` | %s | %.3f | %s |\n", g.Gate, formatChange(g.Change), g.P, st)
 		}

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"slices"
 	"strings"
 	"time"
@@ -20,7 +19,7 @@ const (
 	VerdictPass         = "pass"         // 0: no gate failed
 	VerdictIdentical    = "identical"    // 0: byte-identical binaries, nothing run
 	VerdictRegression   = "regression"   // 1: a gate failed
-	VerdictInconclusive = "inconclusive" // 3: too few rounds to ever be significant
+	VerdictInconclusive = "inconclusive" // 3: too few rounds to ever be significant, or a gate blind to its limit
 )
 
 // Exit codes of the verdicts (run errors exit 2).
@@ -53,6 +52,7 @@ type Settings struct {
 	Warmup int      `json:"warmup"`
 	Order  string   `json:"order"`
 	Alpha  float64  `json:"alpha"`
+	Power  float64  `json:"power"` // of the detectable changes
 	Build  string   `json:"build"`
 	Serve  string   `json:"serve"`
 	Load   []string `json:"load"`
@@ -80,6 +80,11 @@ type Result struct {
 	// or not; Improved one in the better direction.
 	Regressed bool `json:"regressed"`
 	Improved  bool `json:"improved"`
+	// Detectable is the smallest relative change of the median these rounds
+	// would show as significant with Settings.Power at the noise they had
+	// (Detectable): a "~" means no change larger than ±Detectable. +Inf when
+	// the rounds are too few, NaN when the base median is 0.
+	Detectable float64 `json:"detectable"`
 }
 
 func newReport(c Config) *Report {
@@ -90,7 +95,7 @@ func newReport(c Config) *Report {
 	return &Report{
 		Schema: Schema, Started: time.Now().UTC(), SelfCheck: c.SelfCheck,
 		Settings: Settings{
-			Rounds: c.Rounds, Warmup: c.Warmup, Order: "ABBA", Alpha: alpha(c.Alpha),
+			Rounds: c.Rounds, Warmup: c.Warmup, Order: "ABBA", Alpha: alpha(c.Alpha), Power: DefaultPower,
 			Build: c.Build, Serve: c.Serve, Load: slices.Clone(c.Load), Gates: gates,
 		},
 		Runs: []RunSample{}, Results: []Result{}, Gates: []GateResult{},
@@ -128,6 +133,7 @@ func (r *Report) finish(c Config) {
 			}
 		}
 		res.Comparison = abstats.Compare(res.BaseValues, res.HeadValues, a, 0)
+		res.Detectable = Detectable(res.BaseValues, res.HeadValues, a, DefaultPower)
 		if res.Comparison.Significant && res.Comparison.Ratio != 1 {
 			worse := (res.Comparison.Ratio < 1) == (m.Better == HigherIsBetter)
 			res.Regressed, res.Improved = worse, !worse
@@ -136,7 +142,7 @@ func (r *Report) finish(c Config) {
 	}
 	for _, g := range c.Gates {
 		if res, ok := r.result(g.Metric); ok {
-			r.Gates = append(r.Gates, g.Evaluate(res.Comparison))
+			r.Gates = append(r.Gates, r.evaluate(g, res, c, a))
 		}
 	}
 	r.warn(c, a)
@@ -144,9 +150,23 @@ func (r *Report) finish(c Config) {
 	switch {
 	case slices.ContainsFunc(r.Gates, func(g GateResult) bool { return g.Fail }):
 		r.Verdict, r.ExitCode = VerdictRegression, ExitRegression
-	case !abstats.CanDetect(c.Rounds, c.Rounds, a):
+	case !abstats.CanDetect(c.Rounds, c.Rounds, a),
+		slices.ContainsFunc(r.Gates, func(g GateResult) bool { return g.Blind && !g.AllowedBlind }):
 		r.Verdict, r.ExitCode = VerdictInconclusive, ExitInconclusive
 	}
+}
+
+// evaluate applies g to res and says whether g could have seen a change of
+// its limit at all.
+func (r *Report) evaluate(g Gate, res Result, c Config, a float64) GateResult {
+	gr := g.Evaluate(res.Comparison)
+	gr.Detectable = res.Detectable
+	if !gr.Fail && blindTo(g.Limit, res.Detectable) {
+		gr.Blind = true
+		gr.SuggestRounds = RoundsToDetect(res.BaseValues, res.HeadValues, g.Limit, a, DefaultPower)
+		gr.AllowedBlind = c.allowsBlind(g.Metric)
+	}
+	return gr
 }
 
 func (r *Report) warn(c Config, a float64) {
@@ -210,15 +230,22 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	return enc.Encode(r)
 }
 
-// MarshalJSON writes a non-finite gate change (a rise from zero) as null.
+// MarshalJSON writes a non-finite gate change (a rise from zero) or
+// detectable change (too few rounds, a zero base) as null.
 func (g GateResult) MarshalJSON() ([]byte, error) {
 	type plain GateResult
-	var change *float64
-	if !math.IsInf(g.Change, 0) && !math.IsNaN(g.Change) {
-		change = &g.Change
-	}
 	return json.Marshal(struct {
 		plain
-		Change *float64 `json:"change"`
-	}{plain(g), change})
+		Change     *float64 `json:"change"`
+		Detectable *float64 `json:"detectable"`
+	}{plain(g), abstats.Finite(g.Change), abstats.Finite(g.Detectable)})
+}
+
+// MarshalJSON writes a non-finite detectable change as null.
+func (res Result) MarshalJSON() ([]byte, error) {
+	type plain Result
+	return json.Marshal(struct {
+		plain
+		Detectable *float64 `json:"detectable"`
+	}{plain(res), abstats.Finite(res.Detectable)})
 }

@@ -215,6 +215,15 @@ type Config struct {
 
 	// Clock paces the open model; nil means the real clock.
 	Clock Clock
+
+	// StartAt, when not zero, is the wall-clock time (on Clock) at which to
+	// start sending: Run builds its payloads first, then waits for it, so
+	// that shards on several machines start together (RunShard). Run
+	// returns an error when ctx ends during the wait.
+	StartAt time.Time
+
+	// firstSend, when not nil, records when the first request left (RunShard).
+	firstSend *firstSend
 }
 
 // ErrInvalidConfig marks every Config.Validate error.

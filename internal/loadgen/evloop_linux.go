@@ -179,6 +179,7 @@ func (l *evLoop) issue(c *evConn) {
 			break
 		}
 		c.sent = time.Now()
+		r.cfg.firstSend.mark(c.sent)
 		c.in, c.eof = c.in[:0], false
 		p, body, err := r.prepare(n, &c.bodies, c.sent)
 		c.p, c.size = p, len(body)

@@ -30,6 +30,8 @@ type Report struct {
 	DurationSeconds float64                 `json:"duration_seconds"`
 	Interrupted     bool                    `json:"interrupted"` // stopped by context cancellation (Ctrl-C)
 	Merged          int                     `json:"merged,omitempty"`
+	Shard           *Shard                  `json:"shard,omitempty"`  // one shard of a distributed load
+	Shards          []Shard                 `json:"shards,omitempty"` // merged: the parts, in input order
 	Config          ReportConfig            `json:"config"`
 	Totals          SignalStats             `json:"totals"`
 	Signals         map[string]*SignalStats `json:"signals"`
@@ -255,8 +257,10 @@ func ReadReport(rd io.Reader) (*Report, error) {
 
 // Merge combines reports of runs made at the same time from several
 // machines against one target: counts add up, histograms merge, the start is
-// the earliest, the duration the longest, and rates are recomputed over it.
-// The config is the first report's, with rate and concurrency summed.
+// the earliest, the duration spans the common window from that start to the
+// latest end, and rates are recomputed over it.
+// The config is the first report's, with rate, concurrency, traces sent and
+// counter increase summed, and no run id (each shard has its own).
 func Merge(reports ...*Report) (*Report, error) {
 	if len(reports) == 0 {
 		return nil, errors.New("merge: no reports")
@@ -264,8 +268,10 @@ func Merge(reports ...*Report) (*Report, error) {
 	out := &Report{Schema: Schema, Started: reports[0].Started, Config: reports[0].Config,
 		Signals: map[string]*SignalStats{}}
 	out.Config.Concurrency, out.Config.Rate = 0, 0
+	out.Config.TracesSent, out.Config.CounterIncrease, out.Config.RunID = 0, 0, ""
 	type hists struct{ h, hu *hdrhistogram.Histogram }
 	all := map[string]*hists{}
+	end := out.Started
 	for i, r := range reports {
 		if !knownSchema(r.Schema) {
 			return nil, fmt.Errorf("merge report %d: schema %q, want %q or %q", i, r.Schema, Schema, SchemaV1)
@@ -274,11 +280,15 @@ func Merge(reports ...*Report) (*Report, error) {
 		if r.Started.Before(out.Started) {
 			out.Started = r.Started
 		}
-		out.DurationSeconds = max(out.DurationSeconds, r.DurationSeconds)
+		if e := r.Started.Add(time.Duration(r.DurationSeconds * float64(time.Second))); e.After(end) {
+			end = e
+		}
 		out.Interrupted = out.Interrupted || r.Interrupted
 		out.Merged += max(r.Merged, 1)
 		out.Config.Concurrency += r.Config.Concurrency
 		out.Config.Rate += r.Config.Rate
+		out.Config.TracesSent += r.Config.TracesSent
+		out.Config.CounterIncrease += r.Config.CounterIncrease
 		for name, s := range r.Signals {
 			if out.Signals[name] == nil {
 				out.Signals[name] = &SignalStats{}
@@ -298,6 +308,7 @@ func Merge(reports ...*Report) (*Report, error) {
 			}
 		}
 	}
+	out.DurationSeconds = end.Sub(out.Started).Seconds()
 	th, thu := newHistogram(), (*hdrhistogram.Histogram)(nil)
 	for name, s := range out.Signals {
 		h := all[name]

@@ -119,6 +119,9 @@ func (r *runner) run(ctx context.Context) (*Report, error) {
 	// while Ctrl-C aborts them.
 	stopCtx, stop := context.WithCancel(ctx)
 	defer stop()
+	if err := waitUntil(ctx, r.cfg.Clock, r.cfg.StartAt); err != nil {
+		return nil, err
+	}
 	r.start = r.cfg.Clock.Now()
 	switch {
 	case len(r.cfg.Stages) > 0:
@@ -207,6 +210,7 @@ func (r *runner) worker(ctx, stopCtx context.Context) {
 			intended, late = at, lateness > r.cfg.LateThreshold
 		}
 		sent := r.cfg.Clock.Now()
+		r.cfg.firstSend.mark(sent)
 		if r.pacer == nil {
 			intended = sent
 		}

@@ -19,7 +19,10 @@ func (r *Report) WriteText(w io.Writer) error {
 		fmt.Fprintf(w, ", %s times", c.Times)
 	}
 	if c.IDs != "" {
-		fmt.Fprintf(w, ", %s ids (run %s)", c.IDs, c.RunID)
+		fmt.Fprintf(w, ", %s ids", c.IDs)
+		if c.RunID != "" { // a merged report has one run id per shard
+			fmt.Fprintf(w, " (run %s)", c.RunID)
+		}
 	}
 	if c.Model == "open" {
 		fmt.Fprintf(w, ", %.0f req/s target, up to %d in flight", c.Rate, c.Concurrency)
