@@ -38,7 +38,9 @@ const (
 // (which owns lo and the statements).
 type pruneState struct {
 	durable atomic.Int64 // projected raw ids <= durable are durable in every projected database
-	pruned  atomic.Int64 // every raw id <= pruned is deleted
+	pruned  atomic.Int64 // every raw id <= pruned is deleted, but for those in kept
+	kept    keptRaw      // raw ids never pruned here: rows no projector could project (unprojectable.go)
+	keep    []int64      // scratch for the writer: kept ids in the range it prunes
 
 	firstFresh, del *sql.Stmt // on writeDB, prepared by the writer
 }
@@ -47,14 +49,19 @@ type pruneState struct {
 func (s *Store) pruneConfigured() bool { return !s.cfg.KeepRaw && !s.cfg.NoProjection }
 
 // PrunedRawID returns the raw id at or below which every raw payload has been deleted (0 when
-// none has).
+// none has), but for the rows no projector could project, which are kept (unprojectable.go).
 func (s *Store) PrunedRawID() int64 { return s.prune.pruned.Load() }
 
 // loadPruneState reads how far raw.db was pruned before Open.
 func (s *Store) loadPruneState(ctx context.Context) error {
 	var minID sql.NullInt64
-	if err := s.writeDB.QueryRowContext(ctx, `SELECT min(id) FROM raw`).Scan(&minID); err != nil {
-		return classify("read raw prune state", err)
+	for after := int64(-1); ; after = minID.Int64 { // past the kept rows
+		if err := s.writeDB.QueryRowContext(ctx, `SELECT min(id) FROM raw WHERE id > ?`, after).Scan(&minID); err != nil {
+			return classify("read raw prune state", err)
+		}
+		if !minID.Valid || !s.prune.kept.has(minID.Int64) {
+			break
+		}
 	}
 	if minID.Valid {
 		s.prune.pruned.Store(minID.Int64 - 1)
@@ -144,8 +151,17 @@ func (w *rawWriter) pruneIn(tx *sql.Tx, lo, hi int64) (int64, error) {
 	if hi <= lo {
 		return lo, nil
 	}
-	if _, err := tx.Stmt(ps.del).Exec(lo, hi); err != nil {
-		return lo, err
+	// Around the kept rows: (lo, k1-1], (k1, k2-1], ..., (kn, hi].
+	del := tx.Stmt(ps.del)
+	ps.keep = ps.kept.in(ps.keep[:0], lo, hi)
+	from := lo
+	for _, k := range append(ps.keep, hi+1) {
+		if k-1 > from {
+			if _, err := del.Exec(from, k-1); err != nil {
+				return lo, err
+			}
+		}
+		from = k
 	}
 	return hi, nil
 }

@@ -14,3 +14,16 @@ CREATE TABLE IF NOT EXISTS raw (
 	payload            BLOB    NOT NULL
 );
 
+
+-- totals (schema version 10) counts what the writer committed since the data directory was
+-- created, per signal: requests, their records and payload bytes. The group commit that stores
+-- the rows adds them here in the same transaction, so the totals are exactly what raw.db took,
+-- and they outlive both the process (whose own counters start at zero) and the raw rows, which
+-- are pruned.
+CREATE TABLE IF NOT EXISTS totals (
+	signal   INTEGER PRIMARY KEY,
+	requests INTEGER NOT NULL DEFAULT 0,
+	records  INTEGER NOT NULL DEFAULT 0,
+	bytes    INTEGER NOT NULL DEFAULT 0
+);
+INSERT OR IGNORE INTO totals(signal) VALUES (1), (2), (3);

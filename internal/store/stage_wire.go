@@ -52,6 +52,7 @@ type wireStager struct {
 	strs *byteArena
 	u64  []uint64
 	f64  []float64
+	deep deepValues // renders values nested past pdata's limit as strings, when set (deepvalue.go)
 }
 
 // wireKV is one attribute of a map to sort: its key, and its "key":value JSON in scratch.
@@ -330,7 +331,7 @@ func compareBytes(a, b []byte) int {
 // appendKV appends KeyValue b as "key":value (a KeyValue at depth, as pdata counts it) and
 // returns its key, and its value's kind and string as appendValue does.
 func (w *wireStager) appendKV(out, b []byte, depth int) (_, key, str []byte, kind int32, err error) {
-	if depth >= otlpwire.RecursionLimit {
+	if depth >= w.deep.limit() {
 		return out, nil, nil, 0, errWire
 	}
 	depth++
@@ -372,8 +373,10 @@ func (w *wireStager) appendKV(out, b []byte, depth int) (_, key, str []byte, kin
 // number of its value (0: empty; the last one given, as pdata keeps) and, for a string value,
 // the string.
 func (w *wireStager) appendValue(out, b []byte, depth int) (_ []byte, kind int32, str []byte, err error) {
-	if depth >= otlpwire.RecursionLimit {
+	if depth >= w.deep.limit() {
 		return out, 0, nil, errWire
+	} else if w.deep.at(depth) {
+		return w.appendDeep(out, b, depth)
 	}
 	depth++
 	start := len(out)
@@ -447,7 +450,7 @@ func (w *wireStager) appendKVList(out, b []byte, depth int) ([]byte, error) {
 // appendList appends the field-1 entries of b between open and close: AnyValues, or KeyValues
 // when kvs.
 func (w *wireStager) appendList(out, b []byte, depth int, open, close byte, kvs bool) ([]byte, error) {
-	if depth >= otlpwire.RecursionLimit {
+	if depth >= w.deep.limit() {
 		return out, errWire
 	}
 	depth++

@@ -65,6 +65,14 @@ type Stats struct {
 	WriterBusy time.Duration
 	// ProjectionPages counts the projector connection's telemetry.db pages since Open.
 	ProjectionPages PageStats
+
+	// Durable are the totals since the data directory was created (totals.go), where the
+	// traffic counters above start at Open.
+	Durable Totals
+	// Unprojectable counts the raw rows a projector could not project and passed by, kept in
+	// raw.db and recorded in its database (unprojectable.go); UnprojectableRecords their records.
+	// Both count since the data directory was created.
+	Unprojectable, UnprojectableRecords uint64
 }
 
 // PageStats are a connection's page-cache counters (sqlite3_db_status). They are exact, so
@@ -114,6 +122,11 @@ type counters struct {
 	deferring     atomic.Bool
 
 	pagesWritten, pagesSpilled, pagesRead atomic.Uint64
+
+	// Rows no projector could project and their records, in the database (unprojectable.go).
+	unprojectable, unprojectableRecords atomic.Uint64
+	// The durable totals read at Open (totals.go), by signal value.
+	baseRequests, baseRecords, baseBytes, baseProjected [signal.Traces + 1]uint64
 }
 
 // committed counts a successfully committed batch.
@@ -181,6 +194,9 @@ func (s *Store) Stats() Stats {
 		ProjectionPages: PageStats{
 			Written: c.pagesWritten.Load(), Spilled: c.pagesSpilled.Load(), Read: c.pagesRead.Load(),
 		},
+		Durable:              c.durable(),
+		Unprojectable:        c.unprojectable.Load(),
+		UnprojectableRecords: c.unprojectableRecords.Load(),
 	}
 	var oldest int64
 	st.ProjectedRawID, oldest = c.projection()
