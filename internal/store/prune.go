@@ -140,7 +140,7 @@ func (s *Store) pruneTarget(limit int64) (lo, hi int64, ok bool) {
 func (w *rawWriter) pruneIn(tx *sql.Tx, lo, hi int64) (int64, error) {
 	s := w.s
 	ps := &s.prune
-	cutoff := time.Now().Add(-s.cfg.RawRetention).UnixNano()
+	cutoff := s.rawCutoff() // sooner past the size bound (retention.go)
 	var fresh sql.NullInt64
 	if err := tx.Stmt(ps.firstFresh).QueryRow(lo, hi, cutoff).Scan(&fresh); err != nil {
 		return lo, err

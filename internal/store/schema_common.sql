@@ -63,6 +63,19 @@ CREATE TABLE IF NOT EXISTS unprojectable (
 	error              TEXT NOT NULL
 );
 
+-- retention_marks (schema version 10): every so often the retainer (store's retention.go) notes
+-- the time and the highest rowid of each table then; the rows at or below the newest mark older
+-- than --retention are deleted, in bounded steps. Columns of tables a database lacks hold 0.
+CREATE TABLE IF NOT EXISTS retention_marks (
+	at_unix_nano INTEGER PRIMARY KEY,
+	log_id       INTEGER NOT NULL,
+	span_id      INTEGER NOT NULL,
+	point0_id    INTEGER NOT NULL,
+	point1_id    INTEGER NOT NULL,
+	point2_id    INTEGER NOT NULL,
+	point3_id    INTEGER NOT NULL
+);
+
 -- resources are deduplicated by hash = FNV-128a over schema_url and the attributes with keys sorted.
 CREATE TABLE IF NOT EXISTS resources (
 	id           INTEGER PRIMARY KEY,

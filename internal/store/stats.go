@@ -73,6 +73,8 @@ type Stats struct {
 	// raw.db and recorded in its database (unprojectable.go); UnprojectableRecords their records.
 	// Both count since the data directory was created.
 	Unprojectable, UnprojectableRecords uint64
+	// RetentionDeleted counts the rows the retention deleted since Open (retention.go).
+	RetentionDeleted uint64
 }
 
 // PageStats are a connection's page-cache counters (sqlite3_db_status). They are exact, so
@@ -197,6 +199,7 @@ func (s *Store) Stats() Stats {
 		Durable:              c.durable(),
 		Unprojectable:        c.unprojectable.Load(),
 		UnprojectableRecords: c.unprojectableRecords.Load(),
+		RetentionDeleted:     s.retain.deleted.Load(),
 	}
 	var oldest int64
 	st.ProjectedRawID, oldest = c.projection()
