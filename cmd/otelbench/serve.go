@@ -27,6 +27,7 @@ func newServeCmd() *cobra.Command {
 		sync     string
 		priority string
 		memLimit string
+		maxDisk  string
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -35,7 +36,9 @@ func newServeCmd() *cobra.Command {
 JSON; identity, gzip or zstd) and answers 200 only once the data is on disk in
 a SQLite database (WAL, group commit, fsync per --sync). Overload and shutdown
 answer 503 with Retry-After, connections past --max-conns included. Raw
-payloads are deleted --raw-retention after their projection is durable.
+payloads are deleted --raw-retention after their projection is durable;
+projected data --retention after it arrived, and sooner while the data
+directory uses more than --max-disk.
 GET /healthz, /api/v1/stats (JSON) and /metrics (Prometheus) report what was
 stored and rejected; /healthz answers 503 once an fsync has failed, after which
 nothing more is accepted until a restart. SIGINT/SIGTERM drain the queue,
@@ -49,6 +52,13 @@ commit and exit 0.`,
 			cfg.ProjectPriority = store.Priority(priority)
 			if cfg.ProjectDefer == 0 {
 				cfg.ProjectDefer = -1 // the flag's 0 is "never", the Config's is "default"
+			}
+			var err error
+			if cfg.MaxDiskBytes, cfg.MaxDiskShare, err = ingestsrv.ParseMaxDisk(maxDisk); err != nil {
+				return exitcode.UsageError(err)
+			}
+			if cfg.Retention == 0 {
+				cfg.Retention = -1 // the flag's 0 is "forever", the Config's is "default"
 			}
 			if cfg.AuthToken == "" {
 				cfg.AuthToken = os.Getenv(authTokenEnv)
@@ -95,6 +105,8 @@ commit and exit 0.`,
 	f.StringVar(&cfg.AuthToken, "auth-token", "", "require 'Authorization: Bearer TOKEN' on the API, /metrics and pprof; browsers log in to the dashboard at /ui/login (or $"+authTokenEnv+")")
 	f.BoolVar(&cfg.AuthIngest, "auth-ingest", false, "require the bearer token on the OTLP routes too")
 	f.DurationVar(&cfg.RawRetention, "raw-retention", store.DefaultRawRetention, "keep raw payloads this long after their projection is durable, then delete them from raw.db")
+	f.DurationVar(&cfg.Retention, "retention", store.DefaultRetention, "delete projected data (logs, spans, points) this long after it arrived, in bounded steps (0: keep forever)")
+	f.StringVar(&maxDisk, "max-disk", "", "bound on the data directory's used size, a size (10GiB) or a share of its filesystem (80%); past it the oldest data goes first whatever its age (default: no bound)")
 	f.BoolVar(&cfg.KeepRaw, "keep-raw", false, "never delete raw payloads (raw.db grows without bound)")
 	f.BoolVar(&cfg.TracesFile, "traces-file", true, "a new --data dir keeps spans in traces.db, projected by a second projector beside telemetry.db's (false: one file, one projector, ~15 MB less, a slower catch-up); an existing dir keeps its layout")
 	f.BoolVar(&cfg.NoProjection, "no-projection", false, "store raw payloads only, no relational projection (write-path benchmarks)")
