@@ -22,6 +22,7 @@ type inserts struct {
 	services                                                                                  []serviceCount
 
 	totals *sliceTotals // projected_totals and unprojectable (unprojectable.go)
+	window *windowStmts // around a huge row's windows (window.go)
 
 	logs, text, spans, events, links, chunks *connBulk
 	numbers, hists, exps, summaries          *connBulk
@@ -51,6 +52,7 @@ func newInserts(c *sqlitec.Conn, ps parts) (*inserts, error) {
 		ON CONFLICT(hash) DO UPDATE SET hash = excluded.hash RETURNING id`)
 	ins.setHWM = prep(`UPDATE projection_state SET raw_id = ? WHERE id = 1`)
 	ins.totals = newSliceTotals(c, &errs)
+	ins.window = newWindowStmts(c, &errs)
 	ins.upsertServiceCount = prep(`INSERT INTO service_counts(service, signal, records, last_seen_unix_nano) VALUES (?,?,?,?)
 		ON CONFLICT(service, signal) DO UPDATE SET records = records + excluded.records,
 			last_seen_unix_nano = max(last_seen_unix_nano, excluded.last_seen_unix_nano)`)
@@ -137,6 +139,7 @@ func (ins *inserts) close() {
 		st.Close()
 	}
 	ins.totals.close()
+	ins.window.close()
 	for _, b := range ins.bulks() {
 		if b != nil {
 			b.close()
@@ -181,6 +184,12 @@ func (p *projector) commitStage(hwm int64) error {
 			}
 			p.ins = ins
 		}
+		if p.stage.huge != nil { // its windows spill (window.go)
+			defer p.ins.window.spill(false)
+			if err := p.ins.window.spill(true); err != nil {
+				return classify("let the page cache spill", err)
+			}
+		}
 		if err := c.Exec("BEGIN IMMEDIATE"); err != nil {
 			return classify("begin projection", err)
 		}
@@ -199,6 +208,24 @@ func (p *projector) commitStage(hwm int64) error {
 }
 
 func (p *projector) writeStage(hwm int64) error {
+	if err := p.writeRows(); err != nil {
+		return err
+	}
+	if err := p.writeWindows(); err != nil {
+		return err
+	}
+	ins := p.ins
+	if err := ins.totals.write(p.sh, p.rows, hwm, p.stage.failed); err != nil {
+		return err
+	}
+	if _, err := ins.setHWM.Exec(hwm); err != nil {
+		return fmt.Errorf("update projection state: %w", err)
+	}
+	return nil
+}
+
+// writeRows writes the staged rows and adds them to the summaries.
+func (p *projector) writeRows() error {
 	st, ins := &p.stage, p.ins
 	resIDs := make([]int64, len(st.resources))
 	for i := range st.resources {
@@ -259,12 +286,6 @@ func (p *projector) writeStage(hwm int64) error {
 	}
 	if err := p.summarize(); err != nil {
 		return fmt.Errorf("summarize: %w", err)
-	}
-	if err := ins.totals.write(p.sh, p.rows, hwm, p.stage.failed); err != nil {
-		return err
-	}
-	if _, err := ins.setHWM.Exec(hwm); err != nil {
-		return fmt.Errorf("update projection state: %w", err)
 	}
 	return nil
 }

@@ -390,7 +390,7 @@ func (p *projector) fill(rows *[]rawRow, st *stage, readAt *time.Time, after, ne
 			break
 		}
 		own++
-		if err := p.stageRow(st, r); err != nil {
+		if err := p.stageFirst(st, r); err != nil { // a huge row: its first window (window.go)
 			p.failed(st, r, err) // kept, counted and logged, never lost silently (unprojectable.go)
 		}
 		records += r.sliceWeight()
@@ -497,7 +497,7 @@ func (p *projector) projectSlice() (int, error) {
 	// Only while ingest is idle (catching up after a load): under a load the staged slice
 	// would hold ~4 MB more live heap while ingest needs the memory, and the CPU.
 	commits := p.s.stats.commits.Load()
-	p.backlog = n < len(p.rows) && commits == p.commits
+	p.backlog = n < len(p.rows) && commits == p.commits && p.stage.huge == nil
 	if p.backlog {
 		p.startPrefetch(last, p.stage.nextLogID, p.stage.nextSpanID)
 	} else if f := p.next; f != nil && !f.running {

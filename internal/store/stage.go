@@ -52,6 +52,7 @@ type stage struct {
 	strip    resStrip
 
 	failed []failedRow // the raw rows of the slice it could not stage (unprojectable.go)
+	huge   *hugeRow    // a raw row staged a window at a time (window.go)
 
 	wire        wireStager // stages payloads from their bytes (stage_wire.go)
 	pdataOnly   bool       // stage every payload with pdata (tests compare the two paths)
@@ -179,7 +180,7 @@ func (st *stage) reset(nextLogID, nextSpanID int64) {
 	st.exps = st.exps[:0]
 	st.sums = st.sums[:0]
 	st.chunks, st.texts, st.textFrom = st.chunks[:0], st.texts[:0], 0
-	st.failed = st.failed[:0]
+	st.failed, st.huge = st.failed[:0], nil
 }
 
 // pack prepares what the committing thread would otherwise build from the staged rows: the
