@@ -28,17 +28,7 @@ type Totals struct {
 }
 
 // Signal returns the totals of sig (zero for an invalid signal).
-func (t Totals) Signal(sig signal.Signal) SignalTotals {
-	switch sig {
-	case signal.Logs:
-		return t.Logs
-	case signal.Metrics:
-		return t.Metrics
-	case signal.Traces:
-		return t.Traces
-	}
-	return SignalTotals{}
-}
+func (t Totals) Signal(sig signal.Signal) SignalTotals { return pick(sig, t.Logs, t.Metrics, t.Traces) }
 
 // addTotalsSQL adds a group commit's requests, records and bytes of each signal to totals, in
 // one statement: ?1-?3 are logs', ?4-?6 metrics', ?7-?9 traces'.

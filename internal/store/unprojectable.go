@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"slices"
@@ -162,38 +163,37 @@ func (t *sliceTotals) write(sh *shard, rows []rawRow, hwm int64, failed []failed
 func (s *Store) loadUnprojectable(ctx context.Context) error {
 	c := &s.stats
 	for _, sh := range s.shards {
-		rows, err := sh.db.QueryContext(ctx, `SELECT raw_id, records FROM unprojectable ORDER BY raw_id`)
-		if err != nil {
-			return classify("read "+sh.name+" unprojectable rows", err)
-		}
-		for rows.Next() {
-			var id, records int64
-			if err := rows.Scan(&id, &records); err != nil {
-				rows.Close()
-				return classify("read "+sh.name+" unprojectable rows", err)
-			}
+		err := scanInt64s(ctx, sh.db, `SELECT raw_id, records FROM unprojectable ORDER BY raw_id`, func(id, records int64) {
 			s.prune.kept.add(id)
 			c.unprojectable.Add(1)
 			c.unprojectableRecords.Add(uint64(records))
-		}
-		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		})
+		if err != nil {
 			return classify("read "+sh.name+" unprojectable rows", err)
 		}
-		trows, err := sh.db.QueryContext(ctx, `SELECT signal, records FROM projected_totals WHERE signal BETWEEN 1 AND 3`)
-		if err != nil {
-			return classify("read "+sh.name+" projected totals", err)
-		}
-		for trows.Next() {
-			var sig, records int64
-			if err := trows.Scan(&sig, &records); err != nil {
-				trows.Close()
-				return classify("read "+sh.name+" projected totals", err)
-			}
+		err = scanInt64s(ctx, sh.db, `SELECT signal, records FROM projected_totals WHERE signal BETWEEN 1 AND 3`, func(sig, records int64) {
 			c.baseProjected[sig] += uint64(records)
-		}
-		if err := errors.Join(trows.Err(), trows.Close()); err != nil {
+		})
+		if err != nil {
 			return classify("read "+sh.name+" projected totals", err)
 		}
 	}
 	return nil
+}
+
+// scanInt64s runs q on db and calls f with the two integer columns of each row.
+func scanInt64s(ctx context.Context, db *sql.DB, q string, f func(a, b int64)) error {
+	rows, err := db.QueryContext(ctx, q)
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+		var a, b int64
+		if err := rows.Scan(&a, &b); err != nil {
+			rows.Close()
+			return err
+		}
+		f(a, b)
+	}
+	return errors.Join(rows.Err(), rows.Close())
 }
