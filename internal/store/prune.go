@@ -42,7 +42,7 @@ type pruneState struct {
 	kept    keptRaw      // raw ids never pruned here: rows no projector could project (unprojectable.go)
 	keep    []int64      // scratch for the writer: kept ids in the range it prunes
 
-	firstFresh, del *sql.Stmt // on writeDB, prepared by the writer
+	firstFresh, del, count *sql.Stmt // on writeDB, prepared by the writer (count: pruneTotalsSQL)
 }
 
 // pruneConfigured reports whether raw rows are pruned at all.
@@ -157,6 +157,9 @@ func (w *rawWriter) pruneIn(tx *sql.Tx, lo, hi int64) (int64, error) {
 	from := lo
 	for _, k := range append(ps.keep, hi+1) {
 		if k-1 > from {
+			if _, err := tx.Stmt(ps.count).Exec(from+1, k-1); err != nil {
+				return lo, err
+			}
 			if _, err := del.Exec(from, k-1); err != nil {
 				return lo, err
 			}
@@ -182,7 +185,13 @@ func (w *rawWriter) preparePrune() error {
 		first.Close()
 		return fmt.Errorf("prepare prune: %w", err)
 	}
-	ps.firstFresh, ps.del = first, del
+	count, err := w.s.writeDB.Prepare(pruneTotalsSQL)
+	if err != nil {
+		first.Close()
+		del.Close()
+		return fmt.Errorf("prepare prune: %w", err)
+	}
+	ps.firstFresh, ps.del, ps.count = first, del, count
 	return nil
 }
 
@@ -220,7 +229,7 @@ func (w *rawWriter) pruneIdle() bool {
 }
 
 func (ps *pruneState) close() {
-	for _, st := range []*sql.Stmt{ps.firstFresh, ps.del} {
+	for _, st := range []*sql.Stmt{ps.firstFresh, ps.del, ps.count} {
 		if st != nil {
 			st.Close()
 		}

@@ -15,11 +15,10 @@ CREATE TABLE IF NOT EXISTS raw (
 );
 
 
--- totals (schema version 10) counts what the writer committed since the data directory was
--- created, per signal: requests, their records and payload bytes. The group commit that stores
--- the rows adds them here in the same transaction, so the totals are exactly what raw.db took,
--- and they outlive both the process (whose own counters start at zero) and the raw rows, which
--- are pruned.
+-- totals (schema version 10) counts, per signal, the raw rows pruned since the data directory
+-- was created: requests, their records and payload bytes, added in the transaction that deletes
+-- them. With the rows raw still holds they make the totals of everything raw.db took, which
+-- outlive the process (whose own counters start at zero) and the pruning (store's totals.go).
 CREATE TABLE IF NOT EXISTS totals (
 	signal   INTEGER PRIMARY KEY,
 	requests INTEGER NOT NULL DEFAULT 0,

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"syscall"
@@ -151,9 +150,8 @@ func (s *Store) answer(batch []*request, err error) {
 
 // rawWriter holds the writer goroutine's prepared multi-row insert into raw.
 type rawWriter struct {
-	s      *Store
-	ins    *bulkInsert
-	totals *sql.Stmt // addTotalsSQL (totals.go)
+	s   *Store
+	ins *bulkInsert
 }
 
 // commit stores batch in one transaction. On error nothing of the batch is stored.
@@ -165,9 +163,6 @@ func (w *rawWriter) commit(batch []*request) error {
 			return classify("prepare", err)
 		}
 		w.ins = ins
-	}
-	if err := w.prepareTotals(); err != nil {
-		return classify("prepare", err)
 	}
 	prune := false
 	if s.pruneConfigured() {
@@ -190,9 +185,6 @@ func (w *rawWriter) commit(batch []*request) error {
 	}
 	if err == nil {
 		err = w.ins.flush(tx)
-	}
-	if err == nil {
-		err = w.addTotals(tx, batch)
 	}
 	if err != nil {
 		w.ins.reset()
@@ -224,9 +216,6 @@ func (w *rawWriter) commit(batch []*request) error {
 func (w *rawWriter) closeStmts() {
 	if w.ins != nil {
 		w.ins.close()
-	}
-	if w.totals != nil {
-		w.totals.Close()
 	}
 	w.s.prune.close()
 }
