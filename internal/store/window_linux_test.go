@@ -95,6 +95,9 @@ func TestHugeRequestMemory(t *testing.T) {
 	if testing.Short() {
 		t.Skip("projects 2 million records twice")
 	}
+	if raceEnabled {
+		t.Skip("the race detector's shadow memory inflates RSS")
+	}
 	for _, sig := range []signal.Signal{signal.Logs, signal.Metrics} {
 		t.Run(sig.String(), func(t *testing.T) {
 			cmd := exec.Command(os.Args[0], "-test.run=^TestHugeRequestMemory$", "-test.count=1")
