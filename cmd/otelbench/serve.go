@@ -38,22 +38,19 @@ func newServeCmd() *cobra.Command {
 		sync     string
 		priority string
 		memLimit string
+		maxDisk  string
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve a durable OTLP/HTTP ingest target (SQLite, group commit)",
-		Long: `serve accepts OTLP/HTTP (POST /v1/logs, /v1/metrics, /v1/traces; protobuf or
-JSON; identity, gzip or zstd) and answers 200 only once the data is on disk in
-a SQLite database (WAL, group commit, fsync per --sync). Overload and shutdown
-answer 503 with Retry-After, connections past --max-conns (or past the cap
-for one address) included; a request with too many records, or too costly to
-decode, gets 413, a body arriving too slowly 408, a value nested too deep 400
-(limits: docs/serve-tuning.md). Raw
-payloads are deleted --raw-retention after their projection is durable.
-GET /healthz, /api/v1/stats (JSON) and /metrics (Prometheus) report what was
-stored and rejected; /healthz answers 503 once an fsync has failed, after which
-nothing more is accepted until a restart. SIGINT/SIGTERM drain the queue,
-commit and exit 0. The dashboard is at /ui/ and the query API at /api/v1/.
+		Long: `serve accepts OTLP/HTTP (/v1/logs, /v1/metrics, /v1/traces; protobuf or
+JSON; gzip or zstd) and answers 200 only once the data is on disk in SQLite
+(group commit, fsync per --sync). Overload, shutdown and connections past
+--max-conns get 503 + Retry-After; hostile input a 4xx naming the limit. Raw
+payloads go --raw-retention after projection; projected data --retention after
+arrival, sooner past --max-disk. /healthz, /api/v1/stats and /metrics report
+what was stored and rejected; /healthz is 503 for good once an fsync failed.
+SIGINT/SIGTERM drain and exit 0. Dashboard /ui/, query API /api/v1/.
 Sizes take units (8MiB, 1GB). Tuning flags: docs/serve-tuning.md.`,
 		Example: `  otelbench serve
   otelbench serve --addr 127.0.0.1:4318 --data /var/lib/otelbench --pprof
@@ -64,6 +61,13 @@ Sizes take units (8MiB, 1GB). Tuning flags: docs/serve-tuning.md.`,
 			cfg.ProjectPriority = store.Priority(priority)
 			if cfg.ProjectDefer == 0 {
 				cfg.ProjectDefer = -1 // the flag's 0 is "never", the Config's is "default"
+			}
+			var err error
+			if cfg.MaxDiskBytes, cfg.MaxDiskShare, err = ingestsrv.ParseMaxDisk(maxDisk); err != nil {
+				return exitcode.UsageError(err)
+			}
+			if cfg.Retention == 0 {
+				cfg.Retention = -1 // the flag's 0 is "forever", the Config's is "default"
 			}
 			if cfg.AuthToken == "" {
 				cfg.AuthToken = os.Getenv(authTokenEnv)
@@ -111,6 +115,8 @@ Sizes take units (8MiB, 1GB). Tuning flags: docs/serve-tuning.md.`,
 	f.StringVar(&memLimit, "memory-limit", "", "soft limit of the Go heap (1GiB, off); default $GOMEMLIMIT, else "+bytesize.Format(ingestsrv.DefaultMemoryLimit)+"; SQLite's memory comes on top")
 	f.DurationVar(&cfg.RawRetention, "raw-retention", store.DefaultRawRetention, "delete raw payloads this long after their projection is durable")
 	f.BoolVar(&cfg.KeepRaw, "keep-raw", false, "never delete raw payloads (raw.db grows without bound)")
+	f.DurationVar(&cfg.Retention, "retention", store.DefaultRetention, "delete projected data (logs, spans, points) this long after it arrived (0: keep forever)")
+	f.StringVar(&maxDisk, "max-disk", "", "bound on the data directory's used size: a size (10GiB) or a share of its filesystem (80%); past it the oldest data goes first")
 	f.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", ingestsrv.DefaultShutdownTimeout, "bound on the drain at shutdown")
 
 	// Tuning knobs, hidden from --help and documented in docs/serve-tuning.md.

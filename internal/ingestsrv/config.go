@@ -135,6 +135,12 @@ type Config struct {
 	// forever (store.Config).
 	RawRetention time.Duration
 	KeepRaw      bool
+	// Retention is how long projected data is kept (0 means
+	// store.DefaultRetention, negative forever); MaxDiskBytes and
+	// MaxDiskShare bound the data directory's size (store.Config).
+	Retention    time.Duration
+	MaxDiskBytes int64
+	MaxDiskShare float64
 	// TracesFile puts a new data directory's trace tables in traces.db, with
 	// a projector of their own (store.Config.TracesFile).
 	TracesFile bool

@@ -105,6 +105,10 @@ var (
 	descProjPages = prometheus.NewDesc("otelbench_projection_pages_total",
 		"telemetry.db pages the projector wrote (spills included), spilled mid-transaction, and read.",
 		[]string{"op"}, nil)
+	descUnprojectable = prometheus.NewDesc("otelbench_projection_unprojectable_total",
+		"Raw rows no projector could decode, kept in raw.db, since the data directory was created.", nil, nil)
+	descUnprojectableRecords = prometheus.NewDesc("otelbench_projection_unprojectable_records_total",
+		"Records of the raw rows no projector could decode, since the data directory was created.", nil, nil)
 	descInflight = prometheus.NewDesc("otelbench_inflight_bytes",
 		"Bytes charged to the in-flight memory budget.", nil, nil)
 )
@@ -115,7 +119,8 @@ type statsCollector struct{ s *Server }
 func (c *statsCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descRequests, descRecords, descBytes, descProjected, descRejections,
 		descQueueRequests, descQueueBytes, descQueueMaxRequests, descQueueMaxBytes, descCommits, descSyncs,
-		descLagRecords, descLagSeconds, descDeferring, descDeferred, descWriterBusy, descProjPages, descInflight} {
+		descLagRecords, descLagSeconds, descDeferring, descDeferred, descWriterBusy, descProjPages, descInflight,
+		descUnprojectable, descUnprojectableRecords} {
 		ch <- d
 	}
 }
@@ -156,4 +161,6 @@ func (c *statsCollector) Collect(ch chan<- prometheus.Metric) {
 	ss := c.s.storeStats()
 	ch <- prometheus.MustNewConstMetric(descCommits, prometheus.CounterValue, float64(ss.Commits))
 	ch <- prometheus.MustNewConstMetric(descSyncs, prometheus.CounterValue, float64(ss.Syncs))
+	ch <- prometheus.MustNewConstMetric(descUnprojectable, prometheus.CounterValue, float64(ss.Unprojectable))
+	ch <- prometheus.MustNewConstMetric(descUnprojectableRecords, prometheus.CounterValue, float64(ss.UnprojectableRecords))
 }

@@ -55,12 +55,15 @@ func (c *counters) accepted(sig signal.Signal, records, bytes int) {
 func (c *counters) rejected(r rejectReason) { c.rejections[r].Add(1) }
 
 // Stats is the JSON document of GET /api/v1/stats (keys fixed by
-// CONTRACTS.md). Counters start at zero when the server starts.
+// CONTRACTS.md). Signals and Rejections count since the process started;
+// TotalsSinceCreated counts since the data directory was created, read from
+// the database and kept in it.
 type Stats struct {
-	Signals    map[string]SignalStats `json:"signals"`
-	Rejections map[string]uint64      `json:"rejections"`
-	Queue      QueueStats             `json:"queue"`
-	Projection ProjectionStats        `json:"projection"`
+	Signals            map[string]SignalStats `json:"signals"`
+	TotalsSinceCreated TotalsStats            `json:"totals_since_created"`
+	Rejections         map[string]uint64      `json:"rejections"`
+	Queue              QueueStats             `json:"queue"`
+	Projection         ProjectionStats        `json:"projection"`
 }
 
 // SignalStats counts one signal. Requests, Records and Bytes (protobuf
@@ -70,6 +73,15 @@ type SignalStats struct {
 	Records          uint64 `json:"records"`
 	RecordsProjected uint64 `json:"records_projected"`
 	Bytes            uint64 `json:"bytes"`
+}
+
+// TotalsStats counts since the data directory was created (store.Totals):
+// Signals what was durably stored and projected, Unprojectable the raw rows
+// (and their records) no projector could decode, kept in raw.db.
+type TotalsStats struct {
+	Signals              map[string]SignalStats `json:"signals"`
+	Unprojectable        uint64                 `json:"unprojectable"`
+	UnprojectableRecords uint64                 `json:"unprojectable_records"`
 }
 
 // QueueStats is the group-commit queue now and its limits.
@@ -119,7 +131,12 @@ func (s *Server) Stats() Stats {
 			PagesRead: st.ProjectionPages.Read,
 		},
 	}
+	out.TotalsSinceCreated = TotalsStats{Signals: make(map[string]SignalStats, signal.Count),
+		Unprojectable: st.Unprojectable, UnprojectableRecords: st.UnprojectableRecords}
 	for _, sig := range signal.All() {
+		d := st.Durable.Signal(sig)
+		out.TotalsSinceCreated.Signals[sig.String()] = SignalStats{Requests: d.Requests, Records: d.Records,
+			Bytes: d.Bytes, RecordsProjected: d.RecordsProjected}
 		out.Signals[sig.String()] = SignalStats{
 			Requests:         s.stats.requests[sig.Index()].Load(),
 			Records:          s.stats.records[sig.Index()].Load(),

@@ -21,6 +21,9 @@ type inserts struct {
 	pointBlocks                                                                               []pointBlock // writePoints
 	services                                                                                  []serviceCount
 
+	totals *sliceTotals // projected_totals and unprojectable (unprojectable.go)
+	window *windowStmts // around a huge row's windows (window.go)
+
 	logs, text, spans, events, links, chunks *connBulk
 	numbers, hists, exps, summaries          *connBulk
 }
@@ -48,6 +51,8 @@ func newInserts(c *sqlitec.Conn, ps parts) (*inserts, error) {
 	ins.upsertScope = prep(`INSERT INTO scopes(hash, name, version, schema_url, attributes) VALUES (?,?,?,?,?)
 		ON CONFLICT(hash) DO UPDATE SET hash = excluded.hash RETURNING id`)
 	ins.setHWM = prep(`UPDATE projection_state SET raw_id = ? WHERE id = 1`)
+	ins.totals = newSliceTotals(c, &errs)
+	ins.window = newWindowStmts(c, &errs)
 	ins.upsertServiceCount = prep(`INSERT INTO service_counts(service, signal, records, last_seen_unix_nano) VALUES (?,?,?,?)
 		ON CONFLICT(service, signal) DO UPDATE SET records = records + excluded.records,
 			last_seen_unix_nano = max(last_seen_unix_nano, excluded.last_seen_unix_nano)`)
@@ -133,6 +138,8 @@ func (ins *inserts) close() {
 		ins.upsertLogBlock, ins.upsertPointBlock, ins.upsertServiceCount, ins.countMetrics, ins.logsState, ins.spansState} {
 		st.Close()
 	}
+	ins.totals.close()
+	ins.window.close()
 	for _, b := range ins.bulks() {
 		if b != nil {
 			b.close()
@@ -177,6 +184,12 @@ func (p *projector) commitStage(hwm int64) error {
 			}
 			p.ins = ins
 		}
+		if p.stage.huge != nil { // its windows spill (window.go)
+			defer p.ins.window.spill(false)
+			if err := p.ins.window.spill(true); err != nil {
+				return classify("let the page cache spill", err)
+			}
+		}
 		if err := c.Exec("BEGIN IMMEDIATE"); err != nil {
 			return classify("begin projection", err)
 		}
@@ -195,6 +208,24 @@ func (p *projector) commitStage(hwm int64) error {
 }
 
 func (p *projector) writeStage(hwm int64) error {
+	if err := p.writeRows(); err != nil {
+		return err
+	}
+	if err := p.writeWindows(); err != nil {
+		return err
+	}
+	ins := p.ins
+	if err := ins.totals.write(p.sh, p.rows, hwm, p.stage.failed); err != nil {
+		return err
+	}
+	if _, err := ins.setHWM.Exec(hwm); err != nil {
+		return fmt.Errorf("update projection state: %w", err)
+	}
+	return nil
+}
+
+// writeRows writes the staged rows and adds them to the summaries.
+func (p *projector) writeRows() error {
 	st, ins := &p.stage, p.ins
 	resIDs := make([]int64, len(st.resources))
 	for i := range st.resources {
@@ -255,9 +286,6 @@ func (p *projector) writeStage(hwm int64) error {
 	}
 	if err := p.summarize(); err != nil {
 		return fmt.Errorf("summarize: %w", err)
-	}
-	if _, err := ins.setHWM.Exec(hwm); err != nil {
-		return fmt.Errorf("update projection state: %w", err)
 	}
 	return nil
 }
@@ -388,16 +416,6 @@ func (p *projector) writeLogs(resIDs, scopeIDs []int64) error {
 	return nil
 }
 
-// checkRowids verifies that the last row b inserted got rowid want, the id the projector
-// assigned it (rows take SQLite's next rowid: see newInserts). A mismatch fails the slice, and
-// the retry loads the ids afresh.
-func checkRowids(table string, b *connBulk, want int64) error {
-	if b.lastID != want {
-		return fmt.Errorf("insert %s: the last row got rowid %d where the projector assigned %d", table, b.lastID, want)
-	}
-	return nil
-}
-
 func (p *projector) writeSpans(resIDs, scopeIDs []int64) error {
 	st, ins := &p.stage, p.ins
 	for i := range st.spans {
@@ -520,16 +538,4 @@ func (ins *inserts) addPointBlock(table int, id, t int64) int64 {
 	pb := &ins.pointBlocks[len(ins.pointBlocks)-1]
 	pb.minTime, pb.maxTime, pb.count = min(pb.minTime, t), max(pb.maxTime, t), pb.count+1
 	return b
-}
-
-// checkPointRowids flushes b, the rows of pointTables[table] the slice inserted (the projector
-// assigned them rowids first up to next-1), and verifies that the last one got its rowid.
-func checkPointRowids(table int, b *connBulk, next, first int64) error {
-	if next == first {
-		return nil
-	}
-	if err := b.flush(); err != nil {
-		return fmt.Errorf("insert %s: %w", pointTables[table], err)
-	}
-	return checkRowids(pointTables[table], b, next-1)
 }

@@ -32,6 +32,15 @@
 // "traces": the trace tables are named unqualified); ProjectedNotify signals
 // after each projection slice (for live tails).
 //
+// A raw row no decoder accepts is passed by, recorded in its database's unprojectable table,
+// counted (Stats.Unprojectable) and logged once, and kept in raw.db (unprojectable.go); a value
+// nested past pdata's depth limit is stored as a JSON string below it (deepvalue.go); a raw row
+// of more than 65,536 records is staged a window at a time inside its slice's transaction
+// (window.go). Retention (retention.go): a retainer deletes projected rows older than
+// Config.Retention, and the oldest first while the directory uses more than MaxDiskBytes or
+// MaxDiskShare, in bounded steps between the projector's slices. Stats.Durable holds totals
+// since the data directory was created, kept in the databases (totals.go).
+//
 // The schema is in schema_common.sql, schema.sql and schema_traces.sql (Schema returns them),
 // with its conventions documented there.
 package store

@@ -48,44 +48,6 @@ type rawRow struct {
 	payload  []byte
 }
 
-// byteArena holds the bytes of one slice, in chunks it keeps from slice to slice while catching
-// up (fill): the payloads of its raw rows (stage.payloads), allocated a row at a time ~43% of
-// the bytes a mixed catch-up allocated, and the strings of its staged rows (stage.strs).
-// Fixed chunks, not one buffer grown as needed, so that what it keeps is the slice's bytes and
-// no more: a grown buffer's spare capacity and the arrays it outgrew held ~5 MB more at peak
-// RSS.
-type byteArena struct {
-	chunks [][]byte // those before cur are full, or as full as they got
-	cur    int
-}
-
-// arenaChunk is the size of an arena's chunks; a payload of more than a quarter of it gets a
-// buffer of its own, so that no chunk's unused tail exceeds a quarter of it.
-const arenaChunk = 256 << 10
-
-// alloc returns a buffer of length 0 and capacity n, valid until reset.
-func (a *byteArena) alloc(n int) []byte {
-	if n > arenaChunk/4 {
-		return make([]byte, 0, n)
-	}
-	for ; a.cur < len(a.chunks); a.cur++ {
-		if c := a.chunks[a.cur]; cap(c)-len(c) >= n {
-			a.chunks[a.cur] = c[:len(c)+n]
-			return c[len(c) : len(c) : len(c)+n]
-		}
-	}
-	a.chunks = append(a.chunks, make([]byte, n, arenaChunk))
-	return a.chunks[a.cur][:0:n]
-}
-
-// reset makes every chunk free again; the buffers alloc returned are reused from then on.
-func (a *byteArena) reset() {
-	for i := range a.chunks {
-		a.chunks[i] = a.chunks[i][:0]
-	}
-	a.cur = 0
-}
-
 // sliceWeight is what r counts toward maxSliceRecords: its records and sliceRowWeight.
 func (r *rawRow) sliceWeight() int64 { return r.records + sliceRowWeight }
 
@@ -428,10 +390,8 @@ func (p *projector) fill(rows *[]rawRow, st *stage, readAt *time.Time, after, ne
 			break
 		}
 		own++
-		if err := p.stageRow(st, r); err != nil {
-			// An undecodable payload (validated at ingest, so this means a bug or a damaged
-			// row) must not stall projection forever: skip it, loudly.
-			p.s.cfg.Logger.Error("store: skipping unprojectable raw row", "raw_id", r.id, "signal", r.sig, "err", err)
+		if err := p.stageFirst(st, r); err != nil { // a huge row: its first window (window.go)
+			p.failed(st, r, err) // kept, counted and logged, never lost silently (unprojectable.go)
 		}
 		records += r.sliceWeight()
 		bytes += int64(len(r.payload))
@@ -537,7 +497,7 @@ func (p *projector) projectSlice() (int, error) {
 	// Only while ingest is idle (catching up after a load): under a load the staged slice
 	// would hold ~4 MB more live heap while ingest needs the memory, and the CPU.
 	commits := p.s.stats.commits.Load()
-	p.backlog = n < len(p.rows) && commits == p.commits
+	p.backlog = n < len(p.rows) && commits == p.commits && p.stage.huge == nil
 	if p.backlog {
 		p.startPrefetch(last, p.stage.nextLogID, p.stage.nextSpanID)
 	} else if f := p.next; f != nil && !f.running {
@@ -553,6 +513,7 @@ func (p *projector) projectSlice() (int, error) {
 		return 0, err
 	}
 	p.hwm = last
+	p.logFailed()
 	if sliceHook != nil {
 		sliceHook(p)
 	}
@@ -598,7 +559,9 @@ func (p *projector) account(n int) {
 	var own bool
 	for _, r := range p.rows[:n] {
 		if p.sh.takes(r.sig) {
-			c.projected[r.sig].Add(uint64(r.records))
+			if !p.stage.isFailed(r.id) {
+				c.projected[r.sig].Add(uint64(r.records))
+			}
 			lag += r.records
 			own = true
 		}

@@ -38,23 +38,30 @@ const (
 // (which owns lo and the statements).
 type pruneState struct {
 	durable atomic.Int64 // projected raw ids <= durable are durable in every projected database
-	pruned  atomic.Int64 // every raw id <= pruned is deleted
+	pruned  atomic.Int64 // every raw id <= pruned is deleted, but for those in kept
+	kept    keptRaw      // raw ids never pruned here: rows no projector could project (unprojectable.go)
+	keep    []int64      // scratch for the writer: kept ids in the range it prunes
 
-	firstFresh, del *sql.Stmt // on writeDB, prepared by the writer
+	firstFresh, del, count *sql.Stmt // on writeDB, prepared by the writer (count: pruneTotalsSQL)
 }
 
 // pruneConfigured reports whether raw rows are pruned at all.
 func (s *Store) pruneConfigured() bool { return !s.cfg.KeepRaw && !s.cfg.NoProjection }
 
 // PrunedRawID returns the raw id at or below which every raw payload has been deleted (0 when
-// none has).
+// none has), but for the rows no projector could project, which are kept (unprojectable.go).
 func (s *Store) PrunedRawID() int64 { return s.prune.pruned.Load() }
 
 // loadPruneState reads how far raw.db was pruned before Open.
 func (s *Store) loadPruneState(ctx context.Context) error {
 	var minID sql.NullInt64
-	if err := s.writeDB.QueryRowContext(ctx, `SELECT min(id) FROM raw`).Scan(&minID); err != nil {
-		return classify("read raw prune state", err)
+	for after := int64(-1); ; after = minID.Int64 { // past the kept rows
+		if err := s.writeDB.QueryRowContext(ctx, `SELECT min(id) FROM raw WHERE id > ?`, after).Scan(&minID); err != nil {
+			return classify("read raw prune state", err)
+		}
+		if !minID.Valid || !s.prune.kept.has(minID.Int64) {
+			break
+		}
 	}
 	if minID.Valid {
 		s.prune.pruned.Store(minID.Int64 - 1)
@@ -133,7 +140,7 @@ func (s *Store) pruneTarget(limit int64) (lo, hi int64, ok bool) {
 func (w *rawWriter) pruneIn(tx *sql.Tx, lo, hi int64) (int64, error) {
 	s := w.s
 	ps := &s.prune
-	cutoff := time.Now().Add(-s.cfg.RawRetention).UnixNano()
+	cutoff := s.rawCutoff() // sooner past the size bound (retention.go)
 	var fresh sql.NullInt64
 	if err := tx.Stmt(ps.firstFresh).QueryRow(lo, hi, cutoff).Scan(&fresh); err != nil {
 		return lo, err
@@ -144,8 +151,20 @@ func (w *rawWriter) pruneIn(tx *sql.Tx, lo, hi int64) (int64, error) {
 	if hi <= lo {
 		return lo, nil
 	}
-	if _, err := tx.Stmt(ps.del).Exec(lo, hi); err != nil {
-		return lo, err
+	// Around the kept rows: (lo, k1-1], (k1, k2-1], ..., (kn, hi].
+	del := tx.Stmt(ps.del)
+	ps.keep = ps.kept.in(ps.keep[:0], lo, hi)
+	from := lo
+	for _, k := range append(ps.keep, hi+1) {
+		if k-1 > from {
+			if _, err := tx.Stmt(ps.count).Exec(from+1, k-1); err != nil {
+				return lo, err
+			}
+			if _, err := del.Exec(from, k-1); err != nil {
+				return lo, err
+			}
+		}
+		from = k
 	}
 	return hi, nil
 }
@@ -166,7 +185,13 @@ func (w *rawWriter) preparePrune() error {
 		first.Close()
 		return fmt.Errorf("prepare prune: %w", err)
 	}
-	ps.firstFresh, ps.del = first, del
+	count, err := w.s.writeDB.Prepare(pruneTotalsSQL)
+	if err != nil {
+		first.Close()
+		del.Close()
+		return fmt.Errorf("prepare prune: %w", err)
+	}
+	ps.firstFresh, ps.del, ps.count = first, del, count
 	return nil
 }
 
@@ -204,7 +229,7 @@ func (w *rawWriter) pruneIdle() bool {
 }
 
 func (ps *pruneState) close() {
-	for _, st := range []*sql.Stmt{ps.firstFresh, ps.del} {
+	for _, st := range []*sql.Stmt{ps.firstFresh, ps.del, ps.count} {
 		if st != nil {
 			st.Close()
 		}

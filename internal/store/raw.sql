@@ -14,3 +14,15 @@ CREATE TABLE IF NOT EXISTS raw (
 	payload            BLOB    NOT NULL
 );
 
+
+-- totals (schema version 10) counts, per signal, the raw rows pruned since the data directory
+-- was created: requests, their records and payload bytes, added in the transaction that deletes
+-- them. With the rows raw still holds they make the totals of everything raw.db took, which
+-- outlive the process (whose own counters start at zero) and the pruning (store's totals.go).
+CREATE TABLE IF NOT EXISTS totals (
+	signal   INTEGER PRIMARY KEY,
+	requests INTEGER NOT NULL DEFAULT 0,
+	records  INTEGER NOT NULL DEFAULT 0,
+	bytes    INTEGER NOT NULL DEFAULT 0
+);
+INSERT OR IGNORE INTO totals(signal) VALUES (1), (2), (3);

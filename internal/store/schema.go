@@ -87,7 +87,10 @@ func (ps parts) sql() string {
 // (metric_id, time_unix_nano) indexes with (block, metric_id, time_unix_nano), summarized by the
 // new point_blocks: Open adds the column to an older database (NULL in its rows, which the new
 // index keeps in the old order as one block), builds the new indexes and drops the old ones.
-const SchemaVersion = 9
+// Version 10 added raw.db's totals and each projected database's projected_totals (counts since
+// the data directory was created) and unprojectable (the raw rows a projector passed by); an
+// older database's totals start at zero.
+const SchemaVersion = 10
 
 // Schema returns the SQL text that creates the relational tables (schema_common.sql,
 // schema.sql, schema_traces.sql) and the points indexes (pointIndexesSQL), followed by the raw
@@ -213,5 +216,8 @@ func (s *Store) loadState(ctx context.Context) error {
 	s.nextRawID = max(maxRaw, top) + 1
 	s.stats.lastRawID.Store(max(maxRaw, top))
 	s.stats.lagRecords.Store(lag)
-	return nil
+	if err := s.loadTotals(ctx); err != nil {
+		return err
+	}
+	return s.loadUnprojectable(ctx)
 }

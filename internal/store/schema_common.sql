@@ -39,6 +39,43 @@ CREATE TABLE IF NOT EXISTS projection_state (
 );
 INSERT OR IGNORE INTO projection_state(id, raw_id) VALUES (1, 0);
 
+-- projected_totals (schema version 10) counts, per signal, the records this database's projector
+-- projected since the database was created, and the raw rows (unprojectable_requests) and their
+-- records that it could not project, in the transaction of each slice.
+CREATE TABLE IF NOT EXISTS projected_totals (
+	signal                 INTEGER PRIMARY KEY,
+	records                INTEGER NOT NULL DEFAULT 0,
+	unprojectable_requests INTEGER NOT NULL DEFAULT 0,
+	unprojectable_records  INTEGER NOT NULL DEFAULT 0
+);
+INSERT OR IGNORE INTO projected_totals(signal) VALUES (0), (1), (2), (3);
+
+-- unprojectable (schema version 10): the raw rows this database's projector could not decode (a
+-- damaged row, or a payload that no decoder of this build accepts). The projector passes them by,
+-- so projection goes on, and records them here in the slice's transaction; raw.db keeps them
+-- whatever --raw-retention says (store's unprojectable.go), until --retention deletes the data
+-- they belong to, so that what was acknowledged is never lost silently.
+CREATE TABLE IF NOT EXISTS unprojectable (
+	raw_id             INTEGER PRIMARY KEY,
+	signal             INTEGER NOT NULL,
+	records            INTEGER NOT NULL,
+	received_unix_nano INTEGER NOT NULL,
+	error              TEXT NOT NULL
+);
+
+-- retention_marks (schema version 10): every so often the retainer (store's retention.go) notes
+-- the time and the highest rowid of each table then; the rows at or below the newest mark older
+-- than --retention are deleted, in bounded steps. Columns of tables a database lacks hold 0.
+CREATE TABLE IF NOT EXISTS retention_marks (
+	at_unix_nano INTEGER PRIMARY KEY,
+	log_id       INTEGER NOT NULL,
+	span_id      INTEGER NOT NULL,
+	point0_id    INTEGER NOT NULL,
+	point1_id    INTEGER NOT NULL,
+	point2_id    INTEGER NOT NULL,
+	point3_id    INTEGER NOT NULL
+);
+
 -- resources are deduplicated by hash = FNV-128a over schema_url and the attributes with keys sorted.
 CREATE TABLE IF NOT EXISTS resources (
 	id           INTEGER PRIMARY KEY,

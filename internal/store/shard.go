@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 
 	"github.com/otelbench/otelbench/internal/signal"
 )
@@ -78,6 +79,8 @@ type shard struct {
 	raw     *conn         // raw.db read-only, the projector's reader
 	wake    chan struct{} // nudged after each group commit (wakeProjector)
 	done    chan struct{} // closed when its projector goroutine returned
+	// noWindow is a raw row whose windows failed: staged whole on the retry (window.go).
+	noWindow atomic.Int64
 }
 
 // takes reports whether sh's projector takes raw rows of sig: those of its signals, and, in the

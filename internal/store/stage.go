@@ -51,6 +51,9 @@ type stage struct {
 	resCache *resCache // the resources staged so far, by their encoded bytes (rescache.go)
 	strip    resStrip
 
+	failed []failedRow // the raw rows of the slice it could not stage (unprojectable.go)
+	huge   *hugeRow    // a raw row staged a window at a time (window.go)
+
 	wire        wireStager // stages payloads from their bytes (stage_wire.go)
 	pdataOnly   bool       // stage every payload with pdata (tests compare the two paths)
 	wireRefused int64      // payloads the wire path left to pdata
@@ -177,6 +180,7 @@ func (st *stage) reset(nextLogID, nextSpanID int64) {
 	st.exps = st.exps[:0]
 	st.sums = st.sums[:0]
 	st.chunks, st.texts, st.textFrom = st.chunks[:0], st.texts[:0], 0
+	st.failed, st.huge = st.failed[:0], nil
 }
 
 // pack prepares what the committing thread would otherwise build from the staged rows: the
@@ -324,7 +328,10 @@ func (p *projector) stageRow(st *stage, r *rawRow) error {
 		st.rollback(m)
 		st.wireRefused++
 	}
-	return st.stagePdata(r.sig, r.id, payload)
+	if err := st.stagePdata(r.sig, r.id, payload); err != nil {
+		return st.stageDeep(r.sig, r.id, payload, err)
+	}
+	return nil
 }
 
 // stagePdata stages payload, raw row rawID's, decoded by pdata.

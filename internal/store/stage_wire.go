@@ -52,6 +52,8 @@ type wireStager struct {
 	strs *byteArena
 	u64  []uint64
 	f64  []float64
+	deep deepValues   // renders values nested past pdata's limit as strings, when set (deepvalue.go)
+	win  recordWindow // stages only some records, when set (window.go)
 }
 
 // wireKV is one attribute of a map to sort: its key, and its "key":value JSON in scratch.
@@ -141,7 +143,9 @@ func (w *wireStager) stage(st *stage, sig signal.Signal, rawID int64, payload []
 		if entry, pos, err = lenField(payload, p, wt); err != nil {
 			return err
 		}
-		if err := w.resourceEntry(st, sig, rawID, entry); err != nil {
+		if err := w.resourceEntry(st, sig, rawID, entry); err == errWindowEnd {
+			return nil
+		} else if err != nil {
 			return err
 		}
 	}
@@ -152,7 +156,7 @@ func (w *wireStager) stage(st *stage, sig signal.Signal, rawID int64, payload []
 // head message (field 1: the Resource or the scope; has: it was present), the entries under it
 // (field 2, into *list) and its schema URL (3). resource: field 1000, the deprecated scope lists
 // of a resource entry, sends the payload to pdata, which migrates them.
-func entryFields(b []byte, list *[][]byte, resource bool) (head []byte, has bool, schemaURL []byte, err error) {
+func entryFields(b []byte, list *[][]byte, resource bool, win *recordWindow) (head []byte, has bool, schemaURL []byte, err error) {
 	*list = (*list)[:0]
 	for pos := 0; pos < len(b); {
 		num, wt, p, err := otlpwire.ConsumeTag(b, pos)
@@ -169,7 +173,9 @@ func entryFields(b []byte, list *[][]byte, resource bool) (head []byte, has bool
 		case num == 2:
 			var e []byte
 			e, pos, err = lenField(b, p, wt)
-			*list = append(*list, e)
+			if win.take() {
+				*list = append(*list, e)
+			}
 		case num == 3:
 			schemaURL, pos, err = lenField(b, p, wt)
 		case num == 1000 && resource:
@@ -187,7 +193,7 @@ func entryFields(b []byte, list *[][]byte, resource bool) (head []byte, has bool
 // resourceEntry stages a ResourceLogs, ResourceSpans or ResourceMetrics: its resource (field
 // 1), its scope entries (2) and schema URL (3).
 func (w *wireStager) resourceEntry(st *stage, sig signal.Signal, rawID int64, b []byte) error {
-	res, hasRes, schemaURL, err := entryFields(b, &w.scopes, true)
+	res, hasRes, schemaURL, err := entryFields(b, &w.scopes, true, nil)
 	if err != nil {
 		return err
 	}
@@ -330,7 +336,7 @@ func compareBytes(a, b []byte) int {
 // appendKV appends KeyValue b as "key":value (a KeyValue at depth, as pdata counts it) and
 // returns its key, and its value's kind and string as appendValue does.
 func (w *wireStager) appendKV(out, b []byte, depth int) (_, key, str []byte, kind int32, err error) {
-	if depth >= otlpwire.RecursionLimit {
+	if depth >= w.deep.limit() {
 		return out, nil, nil, 0, errWire
 	}
 	depth++
@@ -372,8 +378,10 @@ func (w *wireStager) appendKV(out, b []byte, depth int) (_, key, str []byte, kin
 // number of its value (0: empty; the last one given, as pdata keeps) and, for a string value,
 // the string.
 func (w *wireStager) appendValue(out, b []byte, depth int) (_ []byte, kind int32, str []byte, err error) {
-	if depth >= otlpwire.RecursionLimit {
+	if depth >= w.deep.limit() {
 		return out, 0, nil, errWire
+	} else if w.deep.at(depth) {
+		return w.appendDeep(out, b, depth)
 	}
 	depth++
 	start := len(out)
@@ -447,7 +455,7 @@ func (w *wireStager) appendKVList(out, b []byte, depth int) ([]byte, error) {
 // appendList appends the field-1 entries of b between open and close: AnyValues, or KeyValues
 // when kvs.
 func (w *wireStager) appendList(out, b []byte, depth int, open, close byte, kvs bool) ([]byte, error) {
-	if depth >= otlpwire.RecursionLimit {
+	if depth >= w.deep.limit() {
 		return out, errWire
 	}
 	depth++
@@ -529,7 +537,11 @@ func (w *wireStager) requiredIDs(traceID, spanID []byte) (string, string) {
 // scopeEntry stages a ScopeLogs, ScopeSpans or ScopeMetrics of resource res: its scope (field
 // 1), records (2) and schema URL (3).
 func (w *wireStager) scopeEntry(st *stage, sig signal.Signal, rawID int64, res int, b []byte) error {
-	scope, _, schemaURL, err := entryFields(b, &w.records, false)
+	var win *recordWindow // the records of logs and spans; metrics count points (metric)
+	if sig != signal.Metrics {
+		win = &w.win
+	}
+	scope, _, schemaURL, err := entryFields(b, &w.records, false, win)
 	if err != nil {
 		return err
 	}
@@ -551,6 +563,9 @@ func (w *wireStager) scopeEntry(st *stage, sig signal.Signal, rawID int64, res i
 		if err != nil {
 			return err
 		}
+	}
+	if w.win.cut {
+		return errWindowEnd // the rest is past the window
 	}
 	return nil
 }
@@ -909,7 +924,9 @@ func (w *wireStager) metric(st *stage, rawID int64, res, scope int, b []byte) er
 		case num == 1:
 			var pt []byte
 			pt, pos, err = lenField(data, p, wt)
-			w.points = append(w.points, pt)
+			if w.win.take() {
+				w.points = append(w.points, pt)
+			}
 		case num == 2 && dataField != 5 && dataField != 11:
 			u, pos, err = varintField(data, p, wt)
 			temporality = int64(int32(u))
@@ -939,6 +956,9 @@ func (w *wireStager) metric(st *stage, rawID int64, res, scope int, b []byte) er
 		if err != nil {
 			return err
 		}
+	}
+	if w.win.cut {
+		return errWindowEnd // the rest is past the window
 	}
 	return nil
 }

@@ -65,6 +65,16 @@ type Stats struct {
 	WriterBusy time.Duration
 	// ProjectionPages counts the projector connection's telemetry.db pages since Open.
 	ProjectionPages PageStats
+
+	// Durable are the totals since the data directory was created (totals.go), where the
+	// traffic counters above start at Open.
+	Durable Totals
+	// Unprojectable counts the raw rows a projector could not project and passed by, kept in
+	// raw.db and recorded in its database (unprojectable.go); UnprojectableRecords their records.
+	// Both count since the data directory was created.
+	Unprojectable, UnprojectableRecords uint64
+	// RetentionDeleted counts the rows the retention deleted since Open (retention.go).
+	RetentionDeleted uint64
 }
 
 // PageStats are a connection's page-cache counters (sqlite3_db_status). They are exact, so
@@ -77,16 +87,20 @@ type PageStats struct {
 }
 
 // Signal returns the counters of sig (zero for an invalid signal).
-func (s Stats) Signal(sig signal.Signal) SignalStats {
+func (s Stats) Signal(sig signal.Signal) SignalStats { return pick(sig, s.Logs, s.Metrics, s.Traces) }
+
+// pick returns whichever of logs, metrics and traces sig names (zero for an invalid signal).
+func pick[T any](sig signal.Signal, logs, metrics, traces T) T {
 	switch sig {
 	case signal.Logs:
-		return s.Logs
+		return logs
 	case signal.Metrics:
-		return s.Metrics
+		return metrics
 	case signal.Traces:
-		return s.Traces
+		return traces
 	}
-	return SignalStats{}
+	var zero T
+	return zero
 }
 
 // counters are the live atomics behind Stats.
@@ -114,6 +128,11 @@ type counters struct {
 	deferring     atomic.Bool
 
 	pagesWritten, pagesSpilled, pagesRead atomic.Uint64
+
+	// Rows no projector could project and their records, in the database (unprojectable.go).
+	unprojectable, unprojectableRecords atomic.Uint64
+	// The durable totals read at Open (totals.go), by signal value.
+	baseRequests, baseRecords, baseBytes, baseProjected [signal.Traces + 1]uint64
 }
 
 // committed counts a successfully committed batch.
@@ -181,6 +200,10 @@ func (s *Store) Stats() Stats {
 		ProjectionPages: PageStats{
 			Written: c.pagesWritten.Load(), Spilled: c.pagesSpilled.Load(), Read: c.pagesRead.Load(),
 		},
+		Durable:              c.durable(),
+		Unprojectable:        c.unprojectable.Load(),
+		UnprojectableRecords: c.unprojectableRecords.Load(),
+		RetentionDeleted:     s.retain.deleted.Load(),
 	}
 	var oldest int64
 	st.ProjectedRawID, oldest = c.projection()

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"database/sql/driver"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -113,6 +112,13 @@ type Config struct {
 	RawRetention time.Duration
 	// KeepRaw disables pruning: raw.db keeps every payload and grows without bound.
 	KeepRaw bool
+	// Retention is how long projected data is kept (retention.go); 0 means DefaultRetention,
+	// negative keeps it forever. MaxDiskBytes, if positive, and MaxDiskShare, if positive, a
+	// fraction of the data directory's filesystem, bound the directory's used bytes: past the
+	// lower bound the oldest data goes whatever its age.
+	Retention    time.Duration
+	MaxDiskBytes int64
+	MaxDiskShare float64
 	// TracesFile puts the trace tables in a database of their own, traces.db, with a projector
 	// of its own beside telemetry.db's (shard.go): catch-up after a mixed load measured +15% on
 	// 2 vCPUs for ~15 MB more peak RSS (c61b335, docs/benchmarks/store.md). It applies when the data directory gets its
@@ -134,6 +140,9 @@ func (c Config) Validate() error {
 	}
 	if c.QueueBytes < 0 || c.QueueRequests < 0 || c.ProjectSlice < 0 || c.ReadConns < 0 || c.RawRetention < 0 || c.ProjectDeferRecords < 0 {
 		return errors.New("store: config: negative limit")
+	}
+	if c.MaxDiskBytes < 0 || c.MaxDiskShare < 0 || c.MaxDiskShare > 1 {
+		return fmt.Errorf("store: config: MaxDiskBytes %d negative or MaxDiskShare %v outside [0, 1]", c.MaxDiskBytes, c.MaxDiskShare)
 	}
 	if c.ProjectShare < 0 || c.ProjectShare > 1 {
 		return fmt.Errorf("store: config: ProjectShare %v outside [0, 1]", c.ProjectShare)
@@ -175,6 +184,9 @@ func (c Config) withDefaults() Config {
 	if c.RawRetention == 0 {
 		c.RawRetention = DefaultRawRetention
 	}
+	if c.Retention == 0 {
+		c.Retention = DefaultRetention
+	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
@@ -203,6 +215,7 @@ type Store struct {
 	writerDone  chan struct{}
 	projectStop context.CancelFunc
 	prune       pruneState
+	retain      retainState
 	pruneStop   context.CancelFunc
 	pruneDone   chan struct{}
 	closeOnce   sync.Once
@@ -294,6 +307,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	} else {
 		go s.runPruneWatch(wctx, pruneDBs)
 	}
+	s.startRetainer()
 	return s, nil
 }
 
@@ -483,32 +497,6 @@ func (s *Store) openDBs(ctx context.Context) error {
 	return nil
 }
 
-// attachConnector attaches raw.db as schema "raw" (and traces.db as "traces") to every read
-// connection.
-type attachConnector struct {
-	driver.Connector
-	attach [][2]string // path, schema name
-}
-
-func (c attachConnector) Connect(ctx context.Context) (driver.Conn, error) {
-	conn, err := c.Connector.Connect(ctx)
-	if err != nil {
-		return nil, err
-	}
-	ex, ok := conn.(driver.ExecerContext)
-	if !ok {
-		conn.Close()
-		return nil, errors.New("store: sqlite connection cannot exec")
-	}
-	for _, a := range c.attach {
-		if _, err := ex.ExecContext(ctx, "ATTACH DATABASE ? AS "+a[1], []driver.NamedValue{{Ordinal: 1, Value: a[0]}}); err != nil {
-			conn.Close()
-			return nil, fmt.Errorf("attach %s database: %w", a[1], err)
-		}
-	}
-	return conn, nil
-}
-
 func (s *Store) closeDBs() error {
 	var errs []error
 	dbs := []*sql.DB{s.readDB}
@@ -560,6 +548,7 @@ func (s *Store) Close(ctx context.Context) error {
 		}
 		s.pruneStop()
 		<-s.pruneDone
+		s.stopRetainer()
 		s.closeErr = s.closeDBs()
 		s.subMu.Lock()
 		for _, ch := range s.subs {

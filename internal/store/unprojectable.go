@@ -1,0 +1,199 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/otelbench/otelbench/internal/signal"
+	"github.com/otelbench/otelbench/internal/sqlitec"
+)
+
+// Unprojectable raw rows. A raw row was acknowledged, so it must never disappear unnoticed; but
+// a row that no decoder of this build accepts (a damaged row, a payload ingest should have
+// refused) must not stall projection either. The projector therefore passes it by and, in the
+// transaction of the slice that passes it, records it in its database's unprojectable table and
+// counts it in projected_totals; it logs it once, after that commit. The raw row stays in raw.db
+// whatever Config.RawRetention says: the writer's raw pruning deletes around the ids in
+// pruneState.kept, which Open loads from the unprojectable tables and the projector extends
+// before its slice commits (so no prune can ever see the slice's high-water mark without the
+// id). Only the data retention (retention.go) deletes such a row, with the data of its time.
+
+// failedRow is a raw row the projector could not stage.
+type failedRow struct {
+	rawID, received, records int64
+	sig                      signal.Signal
+	err                      string
+}
+
+// keptRaw is the sorted set of raw ids that raw pruning must not delete.
+type keptRaw struct {
+	mu  sync.Mutex
+	ids []int64
+}
+
+// add puts id in the set.
+func (k *keptRaw) add(id int64) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if i, found := slices.BinarySearch(k.ids, id); !found {
+		k.ids = slices.Insert(k.ids, i, id)
+	}
+}
+
+// remove takes the ids <= hi out of the set (the data retention deleted them).
+func (k *keptRaw) removeTo(hi int64) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	i, _ := slices.BinarySearch(k.ids, hi+1)
+	k.ids = slices.Delete(k.ids, 0, i)
+}
+
+// in appends to dst the ids in (lo, hi], ascending.
+func (k *keptRaw) in(dst []int64, lo, hi int64) []int64 {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	i, _ := slices.BinarySearch(k.ids, lo+1)
+	for ; i < len(k.ids) && k.ids[i] <= hi; i++ {
+		dst = append(dst, k.ids[i])
+	}
+	return dst
+}
+
+// has reports whether id is in the set.
+func (k *keptRaw) has(id int64) bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	_, found := slices.BinarySearch(k.ids, id)
+	return found
+}
+
+// failed records that r could not be staged: in st, for the slice's transaction, and in the
+// kept set at once, before any commit can make the slice's high-water mark durable.
+func (p *projector) failed(st *stage, r *rawRow, err error) {
+	st.failed = append(st.failed, failedRow{rawID: r.id, received: r.received, records: r.records, sig: r.sig, err: err.Error()})
+	p.s.prune.kept.add(r.id)
+}
+
+// isFailed reports whether the current slice passed raw row id by.
+func (st *stage) isFailed(id int64) bool {
+	for i := range st.failed {
+		if st.failed[i].rawID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// logFailed logs, once the slice that passed them committed, the raw rows it could not
+// project, and counts them.
+func (p *projector) logFailed() {
+	for _, f := range p.stage.failed {
+		p.s.stats.unprojectable.Add(1)
+		p.s.stats.unprojectableRecords.Add(uint64(f.records))
+		p.s.cfg.Logger.Error("store: raw row cannot be projected; kept in raw.db and counted as unprojectable",
+			"raw_id", f.rawID, "signal", f.sig, "records", f.records, "db", p.sh.name, "err", f.err)
+	}
+}
+
+// sliceTotals are the statements that record a slice's totals and unprojectable rows, on the
+// projector's connection (part of inserts).
+type sliceTotals struct {
+	addUnprojectable, addTotals *sqlitec.Stmt
+}
+
+func newSliceTotals(c *sqlitec.Conn, errs *[]error) *sliceTotals {
+	t := &sliceTotals{}
+	var err error
+	t.addUnprojectable, err = c.Prepare(`INSERT OR IGNORE INTO unprojectable(raw_id, signal, records, received_unix_nano, error)
+		VALUES (?,?,?,?,?)`)
+	*errs = append(*errs, err)
+	t.addTotals, err = c.Prepare(`UPDATE projected_totals SET records = records + ?2,
+		unprojectable_requests = unprojectable_requests + ?3, unprojectable_records = unprojectable_records + ?4
+		WHERE signal = ?1`)
+	*errs = append(*errs, err)
+	return t
+}
+
+func (t *sliceTotals) close() {
+	if t != nil {
+		t.addUnprojectable.Close()
+		t.addTotals.Close()
+	}
+}
+
+// write records, in the slice's transaction, the slice's projected records and its
+// unprojectable rows: the raw rows up to hwm in rows that the shard takes.
+func (t *sliceTotals) write(sh *shard, rows []rawRow, hwm int64, failed []failedRow) error {
+	var records, badRows, badRecords [signal.Traces + 1]int64
+	for _, r := range rows {
+		if r.id > hwm {
+			break
+		}
+		if sh.takes(r.sig) && r.sig <= signal.Traces {
+			records[r.sig] += r.records
+		}
+	}
+	for _, f := range failed {
+		if _, err := t.addUnprojectable.Exec(f.rawID, int64(f.sig), f.records, f.received, f.err); err != nil {
+			return fmt.Errorf("record unprojectable raw row %d: %w", f.rawID, err)
+		}
+		if f.sig <= signal.Traces {
+			records[f.sig] -= f.records
+			badRows[f.sig]++
+			badRecords[f.sig] += f.records
+		}
+	}
+	for sig := range records {
+		if records[sig] == 0 && badRows[sig] == 0 {
+			continue
+		}
+		if _, err := t.addTotals.Exec(int64(sig), records[sig], badRows[sig], badRecords[sig]); err != nil {
+			return fmt.Errorf("update projected totals: %w", err)
+		}
+	}
+	return nil
+}
+
+// loadUnprojectable reads each projected database's unprojectable rows into the kept set and
+// the counters, and its projected totals into the counters' base.
+func (s *Store) loadUnprojectable(ctx context.Context) error {
+	c := &s.stats
+	for _, sh := range s.shards {
+		err := scanInt64s(ctx, sh.db, `SELECT raw_id, records FROM unprojectable ORDER BY raw_id`, func(id, records int64) {
+			s.prune.kept.add(id)
+			c.unprojectable.Add(1)
+			c.unprojectableRecords.Add(uint64(records))
+		})
+		if err != nil {
+			return classify("read "+sh.name+" unprojectable rows", err)
+		}
+		err = scanInt64s(ctx, sh.db, `SELECT signal, records FROM projected_totals WHERE signal BETWEEN 1 AND 3`, func(sig, records int64) {
+			c.baseProjected[sig] += uint64(records)
+		})
+		if err != nil {
+			return classify("read "+sh.name+" projected totals", err)
+		}
+	}
+	return nil
+}
+
+// scanInt64s runs q on db and calls f with the two integer columns of each row.
+func scanInt64s(ctx context.Context, db *sql.DB, q string, f func(a, b int64)) error {
+	rows, err := db.QueryContext(ctx, q)
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+		var a, b int64
+		if err := rows.Scan(&a, &b); err != nil {
+			rows.Close()
+			return err
+		}
+		f(a, b)
+	}
+	return errors.Join(rows.Err(), rows.Close())
+}

@@ -1,0 +1,109 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/otelbench/otelbench/internal/signal"
+)
+
+// logBuffer is a log destination safe for the store's goroutines.
+type logBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) count(sub string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Count(l.b.String(), sub)
+}
+
+// rawRowExists reports whether raw.db still holds raw row id.
+func rawRowExists(t testing.TB, s *Store, id int64) bool {
+	t.Helper()
+	var n int
+	if err := s.ReadDB().QueryRow("SELECT count(*) FROM raw.raw WHERE id = ?", id).Scan(&n); err != nil {
+		t.Fatalf("read raw row %d: %v", id, err)
+	}
+	return n == 1
+}
+
+// TestUnprojectableRowKept: a raw row no decoder accepts is passed by (the rows after it are
+// projected), counted as unprojectable with its records, logged once with its id, and kept in
+// raw.db although the raw retention has long passed and the rows around it were pruned; all of
+// it holds after a reopen, which logs nothing again.
+func TestUnprojectableRowKept(t *testing.T) {
+	for _, tracesFile := range []bool{false, true} {
+		t.Run(layoutName(!tracesFile), func(t *testing.T) {
+			dir := t.TempDir()
+			logs := &logBuffer{}
+			cfg := Config{Dir: dir, RawRetention: time.Nanosecond, TracesFile: tracesFile,
+				Logger: slog.New(slog.NewTextHandler(logs, nil))}
+			s := openTest(t, cfg)
+			appendLogs(t, s, makeLogs("svc", "before", 2))
+			// A payload that is no protobuf at all: the store API takes what it is given.
+			if err := s.Append(context.Background(), signal.Logs, []byte{0xff, 0xff, 0xff, 0x01}, 3); err != nil {
+				t.Fatal(err)
+			}
+			bad := s.Stats().LastRawID
+			appendLogs(t, s, makeLogs("svc", "after", 4))
+			waitDurable(t, s)
+			last := s.Stats().LastRawID
+			appendLogs(t, s, makeLogs("svc", "trigger", 1)) // its commit prunes the durable rows
+			waitFor(t, "prune past the unprojectable row", func() bool { return s.PrunedRawID() >= last })
+			waitProjected(t, s)
+
+			if got := countRows(t, s, "logs"); got < 6 {
+				t.Errorf("logs projected %d, want >= 6 (the rows after the bad one too)", got)
+			}
+			if !rawRowExists(t, s, bad) {
+				t.Errorf("raw row %d was pruned, want it kept", bad)
+			}
+			if rawRowExists(t, s, bad-1) || rawRowExists(t, s, bad+1) {
+				t.Errorf("the projected raw rows around %d are still there, want them pruned", bad)
+			}
+			st := s.Stats()
+			if st.Unprojectable != 1 || st.UnprojectableRecords != 3 {
+				t.Errorf("unprojectable %d rows, %d records; want 1, 3", st.Unprojectable, st.UnprojectableRecords)
+			}
+			if got, want := st.Logs.RecordsProjected, uint64(2+4+1); got != want {
+				t.Errorf("records projected %d, want %d (not the unprojectable row's)", got, want)
+			}
+			id := fmt.Sprintf("raw_id=%d ", bad)
+			if got := logs.count(id); got != 1 {
+				t.Errorf("log lines naming %s: %d, want 1", id, got)
+			}
+			if err := s.Close(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+
+			logs2 := &logBuffer{}
+			cfg.Logger = slog.New(slog.NewTextHandler(logs2, nil))
+			s = openTest(t, cfg)
+			waitDurable(t, s)
+			appendLogs(t, s, makeLogs("svc", "reopened", 1))
+			if !rawRowExists(t, s, bad) {
+				t.Errorf("after reopen: raw row %d was pruned, want it kept", bad)
+			}
+			if st := s.Stats(); st.Unprojectable != 1 || st.UnprojectableRecords != 3 {
+				t.Errorf("after reopen: unprojectable %d rows, %d records; want 1, 3", st.Unprojectable, st.UnprojectableRecords)
+			}
+			if got := logs2.count("raw_id="); got != 0 {
+				t.Errorf("after reopen: %d log lines about raw rows, want 0", got)
+			}
+		})
+	}
+}
