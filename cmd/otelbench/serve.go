@@ -30,11 +30,13 @@ func newServeCmd() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
-		Short: "Serve a durable OTLP/HTTP ingest target (SQLite, group commit)",
+		Short: "Serve a durable OTLP/HTTP and OTLP/gRPC ingest target (SQLite, group commit)",
 		Long: `serve accepts OTLP/HTTP (POST /v1/logs, /v1/metrics, /v1/traces; protobuf or
-JSON; identity, gzip or zstd) and answers 200 only once the data is on disk in
+JSON; identity, gzip or zstd) and OTLP/gRPC (--grpc-addr; gzip, zstd or
+snappy) and answers 200 (gRPC: OK) only once the data is on disk in
 a SQLite database (WAL, group commit, fsync per --sync). Overload and shutdown
-answer 503 with Retry-After, connections past --max-conns included. Raw
+answer 503 with Retry-After (gRPC: UNAVAILABLE with RetryInfo), connections
+past --max-conns (HTTP and gRPC together) included. Raw
 payloads are deleted --raw-retention after their projection is durable.
 GET /healthz, /api/v1/stats (JSON) and /metrics (Prometheus) report what was
 stored and rejected; /healthz answers 503 once an fsync has failed, after which
@@ -42,6 +44,7 @@ nothing more is accepted until a restart. SIGINT/SIGTERM drain the queue,
 commit and exit 0.`,
 		Example: `  otelbench serve
   otelbench serve --addr 127.0.0.1:4318 --data /var/lib/otelbench --pprof
+  otelbench serve --grpc-addr ""           # OTLP/HTTP only
   OTELBENCH_AUTH_TOKEN=s3cret otelbench serve --addr 0.0.0.0:4318 --auth-ingest`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -80,6 +83,9 @@ commit and exit 0.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&cfg.Addr, "addr", ingestsrv.DefaultAddr, "listen address (loopback by default)")
+	f.StringVar(&cfg.GRPC.Addr, "grpc-addr", ingestsrv.DefaultGRPCAddr, "OTLP/gRPC listen address (empty: no gRPC)")
+	f.IntVar(&cfg.GRPC.MaxRecv, "grpc-max-recv", 0, "largest gRPC message in bytes, before and after decompression (RESOURCE_EXHAUSTED beyond; default --max-body)")
+	f.Uint32Var(&cfg.GRPC.MaxStreams, "grpc-max-streams", ingestsrv.DefaultGRPCMaxStreams, "concurrent gRPC streams per connection")
 	f.StringVar(&cfg.DataDir, "data", ingestsrv.DefaultDataDir, "data directory (SQLite database)")
 	f.Int64Var(&cfg.QueueBytes, "queue-bytes", store.DefaultQueueBytes, "group-commit queue limit in payload bytes (503 beyond)")
 	f.IntVar(&cfg.QueueRequests, "queue-requests", store.DefaultQueueRequests, "group-commit queue limit in requests (503 beyond)")

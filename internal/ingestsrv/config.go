@@ -109,6 +109,9 @@ type Config struct {
 	// TracesFile puts a new data directory's trace tables in traces.db, with
 	// a projector of their own (store.Config.TracesFile).
 	TracesFile bool
+	// GRPC configures OTLP/gRPC beside OTLP/HTTP (grpc_config.go); its
+	// zero value serves none.
+	GRPC GRPCConfig
 	// Logger receives lifecycle events and errors (nil means slog.Default()).
 	Logger *slog.Logger
 }
@@ -130,6 +133,9 @@ func (c Config) Validate() error {
 		return err // already says "store: config: ..."
 	}
 	d := c.withDefaults()
+	if err := c.GRPC.validate(d); err != nil {
+		return err
+	}
 	if d.InflightBytes < d.MaxBody*(1+DecodeFactor) {
 		return fmt.Errorf("ingestsrv: config: in-flight budget %d cannot hold one %d-byte body and its decoding (%d bytes)",
 			d.InflightBytes, d.MaxBody, d.MaxBody*(1+DecodeFactor))

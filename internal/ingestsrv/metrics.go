@@ -20,6 +20,7 @@ func (s *Server) metricsHandler() http.Handler {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(
 		&statsCollector{s: s},
+		&transportCollector{s: s},
 		collectors.NewGoCollector(),
 		withoutMetric{collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), "process_open_fds"},
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{

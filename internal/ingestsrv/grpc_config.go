@@ -1,0 +1,69 @@
+package ingestsrv
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"time"
+)
+
+// Defaults of GRPCConfig's zero values.
+const (
+	// DefaultGRPCAddr is the OTLP/gRPC port of the specification, on
+	// loopback. The serve command's --grpc-addr defaults to it; a zero
+	// GRPCConfig.Addr serves no gRPC.
+	DefaultGRPCAddr = "127.0.0.1:4317"
+	// DefaultGRPCMaxStreams bounds concurrent streams (requests) on one
+	// connection, the usual HTTP/2 value. A stream holds its message until
+	// it is answered, so this and Config.MaxConns bound the messages being
+	// received; the in-flight budget bounds those being stored.
+	DefaultGRPCMaxStreams = 100
+)
+
+// gRPC keepalive: a client may ping at most every grpcMinPingInterval (more
+// often gets GOAWAY "too_many_pings", as gRPC's enforcement policy does),
+// idle connections are closed after idleTimeout like HTTP keep-alives, and
+// a peer silent for grpcPingTime + grpcPingTimeout is dropped.
+const (
+	grpcMinPingInterval = 10 * time.Second
+	grpcPingTime        = time.Minute
+	grpcPingTimeout     = 20 * time.Second
+)
+
+// GRPCConfig configures the OTLP/gRPC listener of the Server.
+type GRPCConfig struct {
+	// Addr is where ListenAndServe serves OTLP/gRPC; "" serves none.
+	Addr string
+	// MaxRecv is the largest message in bytes, before and after
+	// decompression (0 means Config.MaxBody, by default 4 MiB: gRPC's and
+	// the Collector's default); larger ones get RESOURCE_EXHAUSTED.
+	MaxRecv int
+	// MaxStreams bounds concurrent streams per connection (0 means
+	// DefaultGRPCMaxStreams).
+	MaxStreams uint32
+}
+
+// validate checks c against the server's defaulted config.
+func (c GRPCConfig) validate(srv Config) error {
+	if c.MaxRecv < 0 {
+		return errors.New("ingestsrv: config: negative gRPC receive limit")
+	}
+	d, inflight := c.withDefaults(srv.MaxBody), srv.InflightBytes
+	if inflight < int64(d.MaxRecv)*(1+DecodeFactor) {
+		return fmt.Errorf("ingestsrv: config: in-flight budget %d cannot hold one %d-byte gRPC message and its decoding (%d bytes)",
+			inflight, d.MaxRecv, int64(d.MaxRecv)*(1+DecodeFactor))
+	}
+	return nil
+}
+
+// withDefaults fills zero fields; maxBody is the server's defaulted
+// Config.MaxBody.
+func (c GRPCConfig) withDefaults(maxBody int64) GRPCConfig {
+	if c.MaxRecv == 0 {
+		c.MaxRecv = int(min(maxBody, math.MaxInt32))
+	}
+	if c.MaxStreams == 0 {
+		c.MaxStreams = DefaultGRPCMaxStreams
+	}
+	return c
+}

@@ -1,0 +1,170 @@
+package ingestsrv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/otelbench/otelbench/internal/otlpcodec"
+	"github.com/otelbench/otelbench/internal/otlpgrpc"
+	"github.com/otelbench/otelbench/internal/signal"
+	"github.com/otelbench/otelbench/internal/store"
+)
+
+// Statuses of refusals whose text never changes, built once: the OTLP/gRPC
+// specification (Failures, Throttling) has clients retry UNAVAILABLE, after
+// RetryInfo's delay when present, and RESOURCE_EXHAUSTED only when RetryInfo
+// is present.
+var (
+	stUnauthenticated = status.New(codes.Unauthenticated, "missing or wrong bearer token in the authorization metadata")
+	stShuttingDown    = retryStatus(codes.Unavailable, "server shutting down")
+	stOverloaded      = retryStatus(codes.Unavailable, errOverloaded.Error())
+	stLagging         = retryStatus(codes.Unavailable, "projection backlog over its limit, retry later")
+	stQueueFull       = retryStatus(codes.Unavailable, "ingest queue full, retry later")
+	stSyncFailed      = retryStatus(codes.Unavailable, "storage failed (an fsync failed); the server must be restarted")
+	stStorage         = retryStatus(codes.Unavailable, "storage error, retry later")
+	// Disk full is RESOURCE_EXHAUSTED with RetryInfo: the resource may come
+	// back (space freed, raw payloads expired), so clients retry later,
+	// while a message over the size limit is RESOURCE_EXHAUSTED without
+	// RetryInfo, which they drop.
+	stDiskFull = retryStatus(codes.ResourceExhausted, "disk full: nothing was stored, retry later")
+)
+
+// retryStatus returns a status carrying a RetryInfo of DefaultRetryAfter.
+func retryStatus(c codes.Code, msg string) *status.Status {
+	st, err := status.New(c, msg).WithDetails(&errdetails.RetryInfo{
+		RetryDelay: durationpb.New(DefaultRetryAfter * time.Second),
+	})
+	if err != nil {
+		panic(fmt.Sprintf("build status %v: %v", c, err)) // unreachable: a constant well-formed detail
+	}
+	return st
+}
+
+// grpcExport serves one Export RPC of sig: the same checks, budget, store
+// and counters as the HTTP handler, answered OK only once Store.Append
+// returned nil.
+func (s *Server) grpcExport(ctx context.Context, sig signal.Signal, dec func(any) error) (any, error) {
+	if ctx.Value(admittedKey{}) == nil { // came through the HTTP listener
+		md, _ := metadata.FromIncomingContext(ctx)
+		if err := s.grpcAdmit(md); err != nil {
+			return nil, err
+		}
+	}
+	var m otlpgrpc.Message
+	if err := dec(&m); err != nil {
+		return nil, s.grpcReadErr(err)
+	}
+	defer m.Free()
+	var charged int64
+	defer func() { s.budget.release(charged) }()
+	grow := func(n int64) error {
+		if err := s.budget.charge(n); err != nil {
+			return err
+		}
+		charged += n
+		return nil
+	}
+	// gRPC has read the message already (bounded by MaxRecv per stream and
+	// by MaxStreams × MaxConns streams); it is charged now, with its
+	// decoding, and refused if the budget cannot hold it.
+	n := int64(m.Len())
+	if err := grow(n * (1 + DecodeFactor)); err != nil {
+		return nil, s.grpcReject(reasonQueueFull, stOverloaded)
+	}
+	var body []byte
+	if m.Contiguous() {
+		body = m.Bytes(nil)
+	} else {
+		// Larger than one of gRPC's pooled buffers: one copy into a body
+		// buffer of the HTTP path's pool, charged as it is made.
+		if err := grow(n); err != nil {
+			return nil, s.grpcReject(reasonQueueFull, stOverloaded)
+		}
+		pooled := s.getBody()
+		body = m.Bytes(*pooled)
+		defer func() { *pooled = body; s.putBody(pooled) }()
+	}
+	req, err := otlpcodec.Decode(sig, otlpcodec.EncodingProto, body)
+	if err != nil {
+		return nil, s.grpcReject(reasonDecode, status.New(codes.InvalidArgument, err.Error()))
+	}
+	s.budget.release(n * DecodeFactor)
+	charged -= n * DecodeFactor
+	if req.Rejected > 0 {
+		if err := grow(int64(len(req.Payload))); err != nil {
+			return nil, s.grpcReject(reasonQueueFull, stOverloaded)
+		}
+	}
+	if req.Records > 0 {
+		if err := s.store.Append(ctx, sig, req.Payload, req.Records); err != nil {
+			return nil, s.grpcStoreErr(err)
+		}
+	}
+	s.stats.accepted(sig, req.Records, len(req.Payload))
+	s.g.stats.accepted(sig, req.Records, len(req.Payload))
+	if req.Rejected > 0 || req.Message != "" {
+		resp, err := otlpcodec.Response(sig, otlpcodec.EncodingProto, req.Rejected, req.Message)
+		if err != nil { // unreachable: encoding a two-field message
+			s.log.Error("encode partial success", "err", err)
+		}
+		return otlpgrpc.Raw(resp), nil
+	}
+	return otlpgrpc.Raw(otlpcodec.SuccessResponse(sig, otlpcodec.EncodingProto)), nil
+}
+
+// grpcReadErr maps a failure of gRPC to read the message: over the size
+// limit (gRPC's own RESOURCE_EXHAUSTED), an unknown grpc-encoding
+// (UNIMPLEMENTED), corrupt compression (INTERNAL from gRPC, answered
+// INVALID_ARGUMENT: the client sent bad data), or the stream's end.
+func (s *Server) grpcReadErr(err error) error {
+	st := status.Convert(err)
+	switch st.Code() {
+	case codes.ResourceExhausted:
+		return s.grpcReject(reasonTooLarge, st)
+	case codes.Unimplemented:
+		return s.grpcReject(reasonUnsupportedMedia, st)
+	case codes.Internal:
+		return s.grpcReject(reasonDecode, status.New(codes.InvalidArgument, st.Message()))
+	}
+	return err // canceled or broken stream: nobody reads the answer
+}
+
+// grpcStoreErr maps a failed Store.Append like rejectStore does for HTTP.
+func (s *Server) grpcStoreErr(err error) error {
+	switch {
+	case errors.Is(err, store.ErrQueueFull):
+		return s.grpcReject(reasonQueueFull, stQueueFull)
+	case errors.Is(err, store.ErrClosed):
+		return s.grpcReject(reasonShuttingDown, stShuttingDown)
+	case errors.Is(err, store.ErrSyncFailed):
+		return s.grpcReject(reasonStorage, stSyncFailed)
+	case errors.Is(err, store.ErrDiskFull):
+		s.log.Error("store append: disk full", "err", err)
+		return s.grpcReject(reasonStorage, stDiskFull)
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		// The client is gone or gave up; not an OK.
+		return s.grpcReject(reasonStorage, status.FromContextError(err))
+	}
+	s.log.Error("store append", "err", err)
+	return s.grpcReject(reasonStorage, stStorage)
+}
+
+// grpcReject counts reason for gRPC and in the totals, and returns st as
+// the RPC's error.
+func (s *Server) grpcReject(reason rejectReason, st *status.Status) error {
+	s.rejectedGRPC(reason)
+	return st.Err()
+}
+
+func (s *Server) rejectedGRPC(reason rejectReason) {
+	s.stats.rejected(reason)
+	s.g.stats.rejected(reason)
+}

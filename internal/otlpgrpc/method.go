@@ -1,0 +1,33 @@
+package otlpgrpc
+
+import (
+	"github.com/otelbench/otelbench/internal/signal"
+)
+
+// Service returns the fully qualified OTLP service name of sig
+// (opentelemetry/proto/collector/*/v1/*_service.proto).
+func Service(sig signal.Signal) string {
+	switch sig {
+	case signal.Logs:
+		return "opentelemetry.proto.collector.logs.v1.LogsService"
+	case signal.Metrics:
+		return "opentelemetry.proto.collector.metrics.v1.MetricsService"
+	case signal.Traces:
+		return "opentelemetry.proto.collector.trace.v1.TraceService"
+	}
+	return ""
+}
+
+// Method returns the full method name of sig's Export RPC, as gRPC puts it
+// in the :path header ("/<service>/Export").
+func Method(sig signal.Signal) string { return "/" + Service(sig) + "/Export" }
+
+// SignalOf returns the signal whose Export RPC is the full method name m.
+func SignalOf(m string) (signal.Signal, bool) {
+	for _, sig := range signal.All() {
+		if m == Method(sig) {
+			return sig, true
+		}
+	}
+	return 0, false
+}
