@@ -20,4 +20,20 @@
 // answers a canned 503 + Retry-After + Connection: close without involving
 // net/http, so overloaded clients see a retryable answer, not a connect
 // timeout; past Config.MaxRejecting connections are closed at once.
+//
+// OTLP/gRPC (grpc*.go) serves the three Export RPCs on Config.GRPC.Addr and
+// on the HTTP listener too (HTTP/2 without TLS), through the same budget,
+// store.Append and counters; the message bytes go to the same validating
+// scan without a decode into pdata (internal/otlpgrpc's codec). OK is
+// answered only once Append returned nil, with partial_success as over
+// HTTP. Refusals follow the OTLP/gRPC specification: UNAVAILABLE with a
+// RetryInfo of DefaultRetryAfter seconds when overloaded, draining, the
+// queue is full or storage failed; INVALID_ARGUMENT for undecodable
+// messages or compression; RESOURCE_EXHAUSTED without RetryInfo over
+// GRPCConfig.MaxRecv (not retried); UNAUTHENTICATED without the bearer
+// token in the authorization metadata (with AuthIngest). A full disk is
+// RESOURCE_EXHAUSTED with RetryInfo, which the specification makes
+// retryable: space can come back, and clients keep the data meanwhile.
+// gRPC connections count against Config.MaxConns with HTTP's; past it they
+// are closed at once (gRPC clients see UNAVAILABLE and retry).
 package ingestsrv
