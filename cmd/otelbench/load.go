@@ -28,10 +28,17 @@ type loadFlags struct {
 	noProgress   bool
 	maxErrorRate float64
 	cpuProfile   string
+	protocol     string
+	fs           *pflag.FlagSet // to tell flags given from defaults
 }
+
+// protocolEnv is the OpenTelemetry SDK's variable for the OTLP transport;
+// --protocol overrides it.
+const protocolEnv = "OTEL_EXPORTER_OTLP_PROTOCOL"
 
 func (f *loadFlags) bind(fs *pflag.FlagSet, defaultEndpoint bool) {
 	c := &f.cfg
+	f.fs = fs
 	if defaultEndpoint {
 		fs.StringVar(&c.Endpoint, "endpoint", loadgen.DefaultEndpoint, "OTLP/HTTP base URL (paths /v1/logs, /v1/metrics, /v1/traces)")
 	}
@@ -62,6 +69,8 @@ func (f *loadFlags) bind(fs *pflag.FlagSet, defaultEndpoint bool) {
 	fs.Float64Var(&f.maxErrorRate, "max-error-rate", 1, "exit 1 when more than this fraction of requests fail (0..1)")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the generator to `FILE`")
 	_ = fs.MarkHidden("cpuprofile")
+	fs.StringVar(&f.protocol, "protocol", "", "OTLP transport: http/protobuf, http/json or grpc (default $"+protocolEnv+", else http/protobuf); grpc takes --endpoint host:port (default "+loadgen.DefaultGRPCEndpoint+")")
+	fs.IntVar(&c.Connections, "connections", 0, fmt.Sprintf("grpc: connections shared by the workers, each worker one stream at a time (default: one per %d workers)", loadgen.DefaultStreamsPerConn))
 	fs.StringVar((*string)(&c.Sender), "sender", "", "HTTP client: epoll, h1 or net-http (default: the fastest that fits)")
 	_ = fs.MarkHidden("sender")
 }
@@ -78,6 +87,7 @@ func (f *loadFlags) config(stderr io.Writer) (loadgen.Config, error) {
 		return c, exitcode.Usagef("--header: %v", err)
 	}
 	c.Payload.Encoding = otlpgen.Encoding(f.encoding)
+	f.applyProtocol(&c)
 	c.Payload.Compression = otlpgen.Compression(f.compression)
 	if f.maxErrorRate < 0 || f.maxErrorRate > 1 {
 		return c, exitcode.Usagef("--max-error-rate %v: want a fraction 0..1", f.maxErrorRate)
@@ -89,6 +99,27 @@ func (f *loadFlags) config(stderr io.Writer) (loadgen.Config, error) {
 		c.Progress = stderr
 	}
 	return c, nil
+}
+
+// applyProtocol sets c.Protocol from --protocol or $OTEL_EXPORTER_OTLP_PROTOCOL,
+// and what follows from it when not given: grpc's endpoint, http/json's
+// encoding.
+func (f *loadFlags) applyProtocol(c *loadgen.Config) {
+	p := f.protocol
+	if !f.fs.Changed("protocol") {
+		p = os.Getenv(protocolEnv)
+	}
+	c.Protocol = loadgen.Protocol(p)
+	switch c.Protocol {
+	case loadgen.ProtocolGRPC:
+		if ep := f.fs.Lookup("endpoint"); ep != nil && !ep.Changed {
+			c.Endpoint = "" // loadgen.DefaultGRPCEndpoint
+		}
+	case loadgen.ProtocolHTTPJSON:
+		if !f.fs.Changed("encoding") {
+			c.Payload.Encoding = otlpgen.EncodingJSON
+		}
+	}
 }
 
 func isTerminal(w io.Writer) bool {
@@ -144,10 +175,12 @@ func newLoadCmd() *cobra.Command {
 	var f loadFlags
 	cmd := &cobra.Command{
 		Use:   "load",
-		Short: "Load an OTLP/HTTP endpoint with a mix of logs, metrics and traces",
-		Long: `load sends pre-encoded OTLP export requests to an OTLP/HTTP endpoint and
-accounts for every one: status classes, transport errors, records acknowledged
-(minus partial_success rejections), bytes, and HDR latency percentiles.
+		Short: "Load an OTLP/HTTP or OTLP/gRPC endpoint with a mix of logs, metrics and traces",
+		Long: `load sends pre-encoded OTLP export requests to an OTLP/HTTP endpoint (or,
+with --protocol grpc, an OTLP/gRPC one) and accounts for every one: status
+classes (gRPC codes too, with their HTTP equivalents), transport errors,
+records acknowledged (minus partial_success rejections), bytes, and HDR
+latency percentiles.
 
 The closed model (default) runs --concurrency workers back to back. The open
 model (--rate R) sends at a constant arrival rate and measures latency from
@@ -158,7 +191,8 @@ Exit status: 0 ok, 1 when --max-error-rate is exceeded (or no request got a
 response), 2 on usage errors.`,
 		Example: `  otelbench load --endpoint http://127.0.0.1:4318 --duration 30s
   otelbench load --rate 2000 --mix logs=3,traces=1 --records 50 --json run.json
-  otelbench load --requests 10000 --encoding json --compression zstd --header Authorization="Bearer x"`,
+  otelbench load --requests 10000 --encoding json --compression zstd --header Authorization="Bearer x"
+  otelbench load --protocol grpc --endpoint 127.0.0.1:4317 --concurrency 64 --connections 4`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := f.config(cmd.ErrOrStderr())

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+	"google.golang.org/grpc/codes"
 )
 
 // signalAcc accumulates the accounting of one signal. Workers of all
@@ -38,6 +39,7 @@ type attempt struct {
 	rejected    int64 // partial_success rejections (200 only)
 	badResponse bool  // a 200 body that did not decode
 	bytes       int64
+	grpcCode    int // gRPC code + 1; 0 over HTTP
 }
 
 func (a *signalAcc) recordAttempt(at attempt, retry bool) {
@@ -61,6 +63,12 @@ func (a *signalAcc) recordAttempt(at attempt, retry bool) {
 		s.TransportErrors++
 	default:
 		s.Status.add(at.status)
+		if at.grpcCode > 0 {
+			if s.GRPCStatus == nil {
+				s.GRPCStatus = map[string]int64{}
+			}
+			s.GRPCStatus[codeName(codes.Code(at.grpcCode-1))]++
+		}
 		if at.status == 200 {
 			rej := min(max(at.rejected, 0), at.records)
 			s.RecordsAcked += at.records - rej

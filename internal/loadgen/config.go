@@ -141,7 +141,10 @@ const (
 
 // Config describes one load run. Zero fields take the Default* values.
 type Config struct {
-	Endpoint string      // base URL; signal paths /v1/logs, /v1/metrics, /v1/traces are appended
+	// Endpoint is the base URL; signal paths /v1/logs, /v1/metrics,
+	// /v1/traces are appended. With ProtocolGRPC it is host:port,
+	// http://host:port or https://host:port (TLS) instead.
+	Endpoint string
 	Header   http.Header // extra request headers (e.g. Authorization)
 	// Timeout bounds one request, connection included. The senders enforce
 	// it with a little slack to stay cheap: the epoll loop checks every
@@ -181,6 +184,13 @@ type Config struct {
 	// encoded, the same every --pool-size requests.
 	Times Times
 
+	// Protocol is the OTLP transport: "" or http/protobuf (OTLP/HTTP with
+	// Payload.Encoding), http/json, or grpc (protocol.go, grpc.go).
+	Protocol Protocol
+	// Connections is how many gRPC connections the workers share (0: one
+	// per DefaultStreamsPerConn workers); protocol grpc only.
+	Connections int
+
 	// Progress, when not nil, receives a live progress display (mpb).
 	Progress io.Writer
 
@@ -196,7 +206,10 @@ func (c Config) Validate() error {
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%w: "+format, append([]any{ErrInvalidConfig}, args...)...)
 	}
-	if c.Endpoint != "" {
+	if err := c.validateProtocol(); err != nil {
+		return err
+	}
+	if c.Endpoint != "" && !c.isGRPC() {
 		u, err := url.Parse(c.Endpoint)
 		if err != nil {
 			return bad("endpoint: %v", err)
@@ -235,7 +248,7 @@ func (c Config) Validate() error {
 	case TimesAuto, TimesReplay:
 	case TimesLive:
 		p := c.Payload
-		if p.Encoding == otlpgen.EncodingJSON || p.Compression != "" && p.Compression != otlpgen.CompressionNone {
+		if p.Encoding == otlpgen.EncodingJSON || !c.isGRPC() && p.Compression != "" && p.Compression != otlpgen.CompressionNone {
 			return bad("times live needs protobuf bodies without compression (they are patched in place at each send); use times replay")
 		}
 	default:
@@ -262,6 +275,9 @@ func (c Config) Validate() error {
 func (c Config) withDefaults() Config {
 	if c.Endpoint == "" {
 		c.Endpoint = DefaultEndpoint
+		if c.isGRPC() {
+			c.Endpoint = DefaultGRPCEndpoint
+		}
 	}
 	c.Endpoint = strings.TrimRight(c.Endpoint, "/")
 	if c.Mix == (Mix{}) {

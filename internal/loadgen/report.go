@@ -48,7 +48,9 @@ type ReportConfig struct {
 	Requests        int64          `json:"requests"`         // requested; 0 when stopped by time
 	TimeoutSeconds  float64        `json:"timeout_seconds"`
 	Retry           int            `json:"retry"`
-	Headers         []string       `json:"headers,omitempty"` // names only
+	Headers         []string       `json:"headers,omitempty"`     // names only
+	Protocol        string         `json:"protocol,omitempty"`    // grpc, http/protobuf or http/json; absent: OTLP/HTTP
+	Connections     int            `json:"connections,omitempty"` // gRPC connections (0: one per DefaultStreamsPerConn workers)
 }
 
 // StatusCounts counts responses by status class.
@@ -99,23 +101,26 @@ func (s *StatusCounts) merge(o StatusCounts) {
 // value per request that got a response (retried requests count once, from
 // their first intended send to the last response).
 type SignalStats struct {
-	Requests             int64        `json:"requests"`
-	Status               StatusCounts `json:"status"`
-	TransportErrors      int64        `json:"transport_errors"`
-	Canceled             int64        `json:"canceled"` // aborted in flight by cancellation
-	Retries              int64        `json:"retries"`
-	ResponseDecodeErrors int64        `json:"response_decode_errors"` // 200s whose body did not decode
-	RecordsSent          int64        `json:"records_sent"`
-	RecordsAcked         int64        `json:"records_acked"`
-	RecordsRejected      int64        `json:"records_rejected"`
-	BytesSent            int64        `json:"bytes_sent"`
-	RequestsPerSecond    float64      `json:"requests_per_second"`
-	RecordsPerSecond     float64      `json:"records_per_second"` // acked records per second
-	LateSends            int64        `json:"late_sends"`
-	Latency              Percentiles  `json:"latency_ms"`
-	LatencyUncorrected   *Percentiles `json:"latency_uncorrected_ms,omitempty"`
-	Histogram            *Histogram   `json:"histogram"`
-	HistogramUncorrected *Histogram   `json:"histogram_uncorrected,omitempty"`
+	Requests int64        `json:"requests"`
+	Status   StatusCounts `json:"status"`
+	// GRPCStatus counts gRPC answers by code name (OTLP/gRPC only; Status
+	// then holds their HTTP equivalents, see httpStatus).
+	GRPCStatus           map[string]int64 `json:"grpc_status,omitempty"`
+	TransportErrors      int64            `json:"transport_errors"`
+	Canceled             int64            `json:"canceled"` // aborted in flight by cancellation
+	Retries              int64            `json:"retries"`
+	ResponseDecodeErrors int64            `json:"response_decode_errors"` // 200s whose body did not decode
+	RecordsSent          int64            `json:"records_sent"`
+	RecordsAcked         int64            `json:"records_acked"`
+	RecordsRejected      int64            `json:"records_rejected"`
+	BytesSent            int64            `json:"bytes_sent"`
+	RequestsPerSecond    float64          `json:"requests_per_second"`
+	RecordsPerSecond     float64          `json:"records_per_second"` // acked records per second
+	LateSends            int64            `json:"late_sends"`
+	Latency              Percentiles      `json:"latency_ms"`
+	LatencyUncorrected   *Percentiles     `json:"latency_uncorrected_ms,omitempty"`
+	Histogram            *Histogram       `json:"histogram"`
+	HistogramUncorrected *Histogram       `json:"histogram_uncorrected,omitempty"`
 }
 
 // Errors returns the requests that did not get a 2xx (canceled ones excluded).
@@ -135,6 +140,12 @@ func (s *SignalStats) ErrorRate() float64 {
 func (s *SignalStats) mergeCounts(o *SignalStats) {
 	s.Requests += o.Requests
 	s.Status.merge(o.Status)
+	for k, v := range o.GRPCStatus {
+		if s.GRPCStatus == nil {
+			s.GRPCStatus = map[string]int64{}
+		}
+		s.GRPCStatus[k] += v
+	}
 	s.TransportErrors += o.TransportErrors
 	s.Canceled += o.Canceled
 	s.Retries += o.Retries

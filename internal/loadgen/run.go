@@ -23,7 +23,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	pool, err := otlpgen.NewPool(cfg.Payload, cfg.Mix.Signals()...)
+	pc := cfg.Payload
+	if cfg.isGRPC() {
+		pc.Compression = otlpgen.CompressionNone // gRPC compresses each message itself
+	}
+	pool, err := otlpgen.NewPool(pc, cfg.Mix.Signals()...)
 	if err != nil {
 		return nil, fmt.Errorf("build payloads: %w", err)
 	}
@@ -63,7 +67,17 @@ type runner struct {
 
 func (r *runner) run(ctx context.Context) (*Report, error) {
 	var h1 *h1Sender
-	if strings.HasPrefix(r.cfg.Endpoint, "https:") || r.cfg.Sender == SenderNetHTTP {
+	if r.cfg.isGRPC() {
+		gs, err := newGRPCSender(r.cfg, r.cfg.Payload.Compression)
+		if err != nil {
+			return nil, err
+		}
+		defer gs.close()
+		r.exchange = func(context.Context) exchanger { return gs.exchanger(r.cfg) }
+		// gRPC may still be writing a body after the call returned (an
+		// early answer): a stamped body is never reused.
+		r.freshBodies = true
+	} else if strings.HasPrefix(r.cfg.Endpoint, "https:") || r.cfg.Sender == SenderNetHTTP {
 		s := newSender(r.cfg, r.pool)
 		defer s.close()
 		r.exchange = func(context.Context) exchanger { return netHTTPExchanger{s} }
@@ -187,6 +201,9 @@ func (r *runner) send(ctx context.Context, ex exchanger, p *otlpgen.Payload, bod
 			break
 		}
 		d := retryDelay(resp.retryAfter, try, time.Now(), r.cfg.RetryMaxWait)
+		if resp.hasRetryInfo {
+			d = min(resp.retryInfo, r.cfg.RetryMaxWait)
+		}
 		if r.cfg.Clock.Sleep(ctx, d) != nil {
 			break
 		}
@@ -215,7 +232,7 @@ func (r *runner) recordAttempt(ctx context.Context, p *otlpgen.Payload, resp res
 	case err != nil:
 		at.transport = true
 	default:
-		at.status = resp.status
+		at.status, at.grpcCode = resp.status, resp.grpcCode
 		if resp.status == 200 {
 			rej, derr := parseRejected(p.Signal, resp.contentType, resp.body)
 			at.rejected, at.badResponse = rej, derr != nil
@@ -223,6 +240,14 @@ func (r *runner) recordAttempt(ctx context.Context, p *otlpgen.Payload, resp res
 	}
 	r.acc[p.Signal.Index()].recordAttempt(at, retry)
 	return err == nil
+}
+
+// compression is the run's: the pool's, or gRPC's (its pool is uncompressed).
+func (r *runner) compression() otlpgen.Compression {
+	if r.cfg.isGRPC() && r.cfg.Payload.Compression != "" {
+		return r.cfg.Payload.Compression
+	}
+	return r.pool.Config().Compression
 }
 
 // report assembles the Report from the accumulators.
@@ -235,7 +260,7 @@ func (r *runner) report(elapsed time.Duration, interrupted bool) (*Report, error
 		Config: ReportConfig{
 			Endpoint: cfg.Endpoint, Mix: map[string]int{}, Records: pc.Records, Model: cfg.model(),
 			Concurrency: cfg.Concurrency, Rate: cfg.Rate, Encoding: string(pc.Encoding),
-			Compression: string(pc.Compression), Times: string(r.times()), Attrs: pc.Attrs, AttrCardinality: pc.AttrCardinality,
+			Compression: string(r.compression()), Protocol: string(cfg.Protocol), Connections: cfg.Connections, Times: string(r.times()), Attrs: pc.Attrs, AttrCardinality: pc.AttrCardinality,
 			BodyBytes: pc.BodyBytes, SpansPerTrace: pc.SpansPerTrace, Services: pc.Services, Seed: pc.Seed,
 			DurationSeconds: cfg.Duration.Seconds(), Requests: cfg.Requests,
 			TimeoutSeconds: cfg.Timeout.Seconds(), Retry: cfg.Retry, Headers: cfg.headerNames(),

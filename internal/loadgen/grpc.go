@@ -1,0 +1,249 @@
+package loadgen
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/stats"
+	"google.golang.org/grpc/status"
+
+	"github.com/otelbench/otelbench/internal/otlpgen"
+	"github.com/otelbench/otelbench/internal/otlpgrpc"
+	"github.com/otelbench/otelbench/internal/signal"
+)
+
+// DefaultStreamsPerConn is how many workers share one gRPC connection when
+// Config.Connections is 0: each connection has one reader and one writer
+// goroutine, and a few connections keep them from serializing the workers.
+const DefaultStreamsPerConn = 16
+
+// errNoAnswer marks a gRPC call that failed without an answer from the
+// server (refused, reset, timed out before any header): a transport error,
+// not a status.
+var errNoAnswer = errors.New("no answer from the server")
+
+// grpcSender exports pre-encoded payloads over Connections gRPC
+// connections; each worker (one stream at a time) uses one of them. Bodies
+// travel as they are (otlpgrpc.Codec), compressed by gRPC when asked.
+type grpcSender struct {
+	conns []*grpc.ClientConn
+	next  atomic.Uint64
+	opts  []grpc.CallOption
+	md    metadata.MD // Config.Header as metadata, read-only
+}
+
+func newGRPCSender(cfg Config, compression otlpgen.Compression) (*grpcSender, error) {
+	target, useTLS, err := grpcTarget(cfg.Endpoint)
+	if err != nil {
+		return nil, err
+	}
+	creds := insecure.NewCredentials()
+	if useTLS {
+		creds = credentials.NewTLS(&tls.Config{MinVersion: tls.VersionTLS12})
+	}
+	n := cfg.Connections
+	if n == 0 {
+		n = (cfg.Concurrency + DefaultStreamsPerConn - 1) / DefaultStreamsPerConn
+	}
+	s := &grpcSender{md: metadata.MD{}}
+	for k, v := range cfg.Header {
+		s.md[strings.ToLower(k)] = v
+	}
+	if compression != "" && compression != otlpgen.CompressionNone {
+		s.opts = append(s.opts, grpc.UseCompressor(string(compression)))
+	}
+	for range n {
+		cc, err := grpc.NewClient(target,
+			grpc.WithTransportCredentials(creds),
+			grpc.WithDefaultCallOptions(grpc.ForceCodecV2(otlpgrpc.Codec{})),
+			grpc.WithUserAgent("otelbench-load/1"),
+			grpc.WithStatsHandler(answerTracker{}),
+			grpc.WithSharedWriteBuffer(true),
+			// Retries are the runner's (Config.Retry), counted attempt by attempt.
+			grpc.WithDisableRetry(),
+		)
+		if err != nil {
+			s.close()
+			return nil, fmt.Errorf("grpc client for %s: %w", target, err)
+		}
+		cc.Connect()
+		s.conns = append(s.conns, cc)
+	}
+	return s, nil
+}
+
+// exchanger returns the next worker's exchanger: connections are dealt
+// round robin.
+func (s *grpcSender) exchanger(cfg Config) exchanger {
+	cc := s.conns[(s.next.Add(1)-1)%uint64(len(s.conns))]
+	return &grpcExchanger{s: s, cc: cc, timeout: cfg.Timeout}
+}
+
+func (s *grpcSender) close() {
+	for _, cc := range s.conns {
+		_ = cc.Close()
+	}
+}
+
+type grpcExchanger struct {
+	s       *grpcSender
+	cc      *grpc.ClientConn
+	timeout time.Duration
+}
+
+func (*grpcExchanger) close() {}
+
+// answeredKey holds, in a call's context, the flag answerTracker sets when
+// the server answered (headers or a status).
+type answeredKey struct{}
+
+// send calls the Export RPC of p's signal with body. A status from the
+// server becomes a response (its HTTP-equivalent status, the gRPC code, a
+// RetryInfo delay as retryAfter); a failure without one is an error.
+func (e *grpcExchanger) send(ctx context.Context, p *otlpgen.Payload, body []byte, buf *bytes.Buffer) (response, error) {
+	var answered atomic.Bool
+	ctx = context.WithValue(ctx, answeredKey{}, &answered)
+	if len(e.s.md) > 0 {
+		ctx = metadata.NewOutgoingContext(ctx, e.s.md)
+	}
+	ctx, cancel := context.WithTimeout(ctx, e.timeout)
+	defer cancel()
+	var reply otlpgrpc.Message
+	err := e.cc.Invoke(ctx, methods[p.Signal.Index()], otlpgrpc.Raw(body), &reply, e.s.opts...)
+	defer reply.Free()
+	st := status.Convert(err)
+	if err != nil && !answered.Load() {
+		return response{}, fmt.Errorf("%w: %v", errNoAnswer, st.Message())
+	}
+	resp := response{status: httpStatus(st), grpcCode: int(st.Code()) + 1}
+	if d := retryInfo(st); d >= 0 {
+		resp.retryInfo, resp.hasRetryInfo = d, true
+	}
+	if err == nil {
+		buf.Reset()
+		buf.Write(reply.Bytes(nil))
+		resp.body = buf.Bytes()
+	}
+	return resp, nil
+}
+
+// methods are the Export method names by signal index.
+var methods = func() (m [signal.Count]string) {
+	for _, sig := range signal.All() {
+		m[sig.Index()] = otlpgrpc.Method(sig)
+	}
+	return m
+}()
+
+// httpStatus maps a gRPC status to the HTTP status the OTLP specification
+// gives the same meaning, so that status classes and retries work alike
+// for both transports: OK 200, INVALID_ARGUMENT 400, RESOURCE_EXHAUSTED 429
+// with RetryInfo (retryable) or 413 without (too large, not retryable),
+// UNAVAILABLE 503, DEADLINE_EXCEEDED 504; the other codes the OTLP
+// specification retries (CANCELLED, ABORTED, OUT_OF_RANGE, DATA_LOSS) 502,
+// and the rest 500. The code itself is counted too (SignalStats.GRPCStatus).
+func httpStatus(st *status.Status) int {
+	switch st.Code() {
+	case codes.OK:
+		return 200
+	case codes.InvalidArgument:
+		return 400
+	case codes.ResourceExhausted:
+		if retryInfo(st) >= 0 {
+			return 429
+		}
+		return 413
+	case codes.Unavailable:
+		return 503
+	case codes.DeadlineExceeded:
+		return 504
+	case codes.Canceled, codes.Aborted, codes.OutOfRange, codes.DataLoss:
+		return 502
+	case codes.Unauthenticated:
+		return 401
+	case codes.Unimplemented:
+		return 501
+	}
+	return 500
+}
+
+// retryInfo returns st's RetryInfo delay, or -1 without one.
+func retryInfo(st *status.Status) time.Duration {
+	if st.Code() == codes.OK {
+		return -1
+	}
+	for _, d := range st.Details() {
+		if ri, ok := d.(*errdetails.RetryInfo); ok {
+			return max(ri.GetRetryDelay().AsDuration(), 0)
+		}
+	}
+	return -1
+}
+
+// codeName returns the OTLP specification's name of a gRPC code
+// (UNAVAILABLE, RESOURCE_EXHAUSTED, ...).
+func codeName(c codes.Code) string {
+	if int(c) < len(codeNames) {
+		return codeNames[c]
+	}
+	return "CODE_" + strconv.Itoa(int(c))
+}
+
+var codeNames = [...]string{
+	"OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND", "ALREADY_EXISTS",
+	"PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE",
+	"UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS", "UNAUTHENTICATED",
+}
+
+// answerTracker is a gRPC stats handler that marks a call answered when
+// headers or a status arrive from the server, which tells a server's
+// UNAVAILABLE from a connection that failed (both are UNAVAILABLE to the
+// caller).
+type answerTracker struct{}
+
+func (answerTracker) TagRPC(ctx context.Context, _ *stats.RPCTagInfo) context.Context   { return ctx }
+func (answerTracker) TagConn(ctx context.Context, _ *stats.ConnTagInfo) context.Context { return ctx }
+func (answerTracker) HandleConn(context.Context, stats.ConnStats)                       {}
+
+func (answerTracker) HandleRPC(ctx context.Context, s stats.RPCStats) {
+	switch s.(type) {
+	case *stats.InHeader, *stats.InTrailer:
+		if f, ok := ctx.Value(answeredKey{}).(*atomic.Bool); ok {
+			f.Store(true)
+		}
+	}
+}
+
+// writeGRPCStatus prints the gRPC codes of a run, most frequent first (the
+// status table above shows their HTTP equivalents).
+func writeGRPCStatus(w io.Writer, counts map[string]int64) {
+	if len(counts) == 0 {
+		return
+	}
+	names := slices.Collect(maps.Keys(counts))
+	slices.SortFunc(names, func(a, b string) int {
+		return cmp.Or(cmp.Compare(counts[b], counts[a]), cmp.Compare(a, b))
+	})
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = fmt.Sprintf("%s %d", n, counts[n])
+	}
+	fmt.Fprintf(w, "grpc status: %s\n", strings.Join(parts, ", "))
+}
