@@ -56,6 +56,7 @@ func (s *Server) startGRPC(slots chan struct{}) *grpcRunner {
 		// connections would otherwise pin 32 MiB.
 		grpc.SharedWriteBuffer(true),
 		grpc.ConnectionTimeout(readHeaderTimeout),
+		grpc.NumStreamWorkers(grpcStreamWorkers),
 	)
 	for _, sig := range signal.All() {
 		gs.RegisterService(s.grpcService(sig), nil)

@@ -26,7 +26,7 @@ const (
 	telemetrygenEnv     = "OTELBENCH_TELEMETRYGEN" // path of telemetrygen
 	telemetrygenModule  = "github.com/open-telemetry/opentelemetry-collector-contrib/cmd/telemetrygen"
 	telemetrygenVersion = "v0.161.0"
-	otelcolEnv          = "OTELBENCH_OTELCOL" // a Collector with otlpreceiver and the otlp exporter
+	otelcolEnv          = "OTELBENCH_OTELCOL"              // a Collector with otlpreceiver and the otlp exporter
 	otelcolDefault      = "/tmp/otelbench-otelcol/otelcol" // scripts/build-otelcol.sh's output
 )
 

@@ -93,7 +93,7 @@ func newGRPCSender(cfg Config, compression otlpgen.Compression) (*grpcSender, er
 // round robin.
 func (s *grpcSender) exchanger(cfg Config) exchanger {
 	cc := s.conns[(s.next.Add(1)-1)%uint64(len(s.conns))]
-	return &grpcExchanger{s: s, cc: cc, timeout: cfg.Timeout}
+	return &grpcExchanger{s: s, cc: cc, timeout: cfg.Timeout, bodies: make(bodyPool, 2)}
 }
 
 func (s *grpcSender) close() {
@@ -106,6 +106,36 @@ type grpcExchanger struct {
 	s       *grpcSender
 	cc      *grpc.ClientConn
 	timeout time.Duration
+	bodies  bodyPool
+}
+
+// bodyPool takes back the stamped bodies gRPC is done with, so that a
+// worker reuses them instead of allocating one per request: at 100 records
+// a request, live times, allocating and collecting each body was a quarter
+// of the generator's CPU profile.
+type bodyPool chan *[]byte
+
+// Get is never called for bodies given to otlpgrpc.Recycled; it is
+// mem.BufferPool's.
+func (bodyPool) Get(n int) *[]byte { b := make([]byte, n); return &b }
+
+// Put keeps b if there is room.
+func (p bodyPool) Put(b *[]byte) {
+	select {
+	case p <- b:
+	default:
+	}
+}
+
+// recycled returns a body buffer gRPC is done with, or nil (implements
+// bodyRecycler).
+func (e *grpcExchanger) recycled() []byte {
+	select {
+	case b := <-e.bodies:
+		return (*b)[:0]
+	default:
+		return nil
+	}
 }
 
 func (*grpcExchanger) close() {}
@@ -126,7 +156,11 @@ func (e *grpcExchanger) send(ctx context.Context, p *otlpgen.Payload, body []byt
 	ctx, cancel := context.WithTimeout(ctx, e.timeout)
 	defer cancel()
 	var reply otlpgrpc.Message
-	err := e.cc.Invoke(ctx, methods[p.Signal.Index()], otlpgrpc.Raw(body), &reply, e.s.opts...)
+	msg := otlpgrpc.Raw(body)
+	if len(body) > 0 && len(p.Body) > 0 && &body[0] != &p.Body[0] { // a stamped copy: reuse it once sent
+		msg = otlpgrpc.Recycled(&body, e.bodies)
+	}
+	err := e.cc.Invoke(ctx, methods[p.Signal.Index()], msg, &reply, e.s.opts...)
 	defer reply.Free()
 	st := status.Convert(err)
 	if err != nil && !answered.Load() {

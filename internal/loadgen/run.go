@@ -45,6 +45,13 @@ type exchanger interface {
 	close()
 }
 
+// bodyRecycler is an exchanger that knows when a sent body may be written
+// again, for senders that may still read a body after send returned.
+type bodyRecycler interface {
+	// recycled returns a buffer of an earlier body, or nil.
+	recycled() []byte
+}
+
 // netHTTPExchanger shares one net/http sender between workers.
 type netHTTPExchanger struct{ *sender }
 
@@ -165,6 +172,9 @@ func (r *runner) worker(ctx, stopCtx context.Context) {
 		}
 		if r.freshBodies {
 			body = nil
+			if rb, ok := ex.(bodyRecycler); ok {
+				body = rb.recycled()
+			}
 		}
 		body = r.body(p, body, sent)
 		r.send(ctx, ex, p, body, intended, sent, late, &buf)

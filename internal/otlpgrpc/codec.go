@@ -11,11 +11,21 @@ import (
 type Message struct {
 	data mem.BufferSlice // received: gRPC's pooled buffers, referenced until Free
 	raw  []byte          // to send, or received and copied (Bytes)
+	rawp *[]byte         // to send, handed back to pool once sent (Recycled)
+	pool mem.BufferPool
 }
 
 // Raw returns a Message that sends b as it is (b must not change until the
 // call returns).
 func Raw(b []byte) *Message { return &Message{raw: b} }
+
+// Recycled returns a Message that sends *b as it is and gives b to
+// pool.Put once gRPC no longer reads it, which can be after the call
+// returned (an answer that came before the whole message was written).
+// Buffers below gRPC's pooling threshold (1 KiB) are never given back.
+func Recycled(b *[]byte, pool mem.BufferPool) *Message {
+	return &Message{raw: *b, rawp: b, pool: pool}
+}
 
 // Len returns the message's size in bytes.
 func (m *Message) Len() int {
@@ -79,6 +89,9 @@ func (Codec) Marshal(v any) (mem.BufferSlice, error) {
 	if m.data != nil {
 		m.data.Ref()
 		return m.data, nil
+	}
+	if m.pool != nil {
+		return mem.BufferSlice{mem.NewBuffer(m.rawp, m.pool)}, nil
 	}
 	// SliceBuffer is not pooled: gRPC's Free of it does nothing, and the
 	// caller's slice is sent without a copy.
