@@ -86,6 +86,7 @@ commit and exit 0.`,
 	f.StringVar(&cfg.GRPC.Addr, "grpc-addr", ingestsrv.DefaultGRPCAddr, "OTLP/gRPC listen address (empty: no gRPC)")
 	f.IntVar(&cfg.GRPC.MaxRecv, "grpc-max-recv", 0, "largest gRPC message in bytes, before and after decompression (RESOURCE_EXHAUSTED beyond; default --max-body)")
 	f.Uint32Var(&cfg.GRPC.MaxStreams, "grpc-max-streams", ingestsrv.DefaultGRPCMaxStreams, "concurrent gRPC streams per connection")
+	f.IntVar(&cfg.GRPC.MaxRequests, "grpc-max-requests", ingestsrv.DefaultGRPCMaxRequests, "gRPC requests served at once over all connections; more get UNAVAILABLE with RetryInfo")
 	f.StringVar(&cfg.DataDir, "data", ingestsrv.DefaultDataDir, "data directory (SQLite database)")
 	f.Int64Var(&cfg.QueueBytes, "queue-bytes", store.DefaultQueueBytes, "group-commit queue limit in payload bytes (503 beyond)")
 	f.IntVar(&cfg.QueueRequests, "queue-requests", store.DefaultQueueRequests, "group-commit queue limit in requests (503 beyond)")

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
@@ -23,6 +24,18 @@ import (
 type grpcState struct {
 	ln    net.Listener // nil: no gRPC
 	stats counters     // what of Server.stats came over gRPC
+	// inflight counts the Export calls being served; past maxRequests
+	// more are refused.
+	inflight atomic.Int64
+}
+
+// maxRequests is GRPCConfig.MaxRequests with its default (cfg is fixed
+// once New returned).
+func (s *Server) maxRequests() int64 {
+	if s.cfg.GRPC.MaxRequests > 0 {
+		return int64(s.cfg.GRPC.MaxRequests)
+	}
+	return DefaultGRPCMaxRequests
 }
 
 // ServeWithGRPC is Serve with a second listener, grpcLn, on which the server
@@ -44,7 +57,7 @@ type grpcRunner struct {
 // listener answers gRPC too (route), so a client given the HTTP address
 // (compare's load, say) reaches the same services.
 func (s *Server) startGRPC(slots chan struct{}) *grpcRunner {
-	c := s.cfg.GRPC.withDefaults(s.cfg.MaxBody)
+	c := s.cfg.GRPC.withDefaults(s.cfg)
 	gs := grpc.NewServer(
 		grpc.ForceServerCodecV2(otlpgrpc.Codec{}),
 		grpc.MaxRecvMsgSize(c.MaxRecv),
@@ -165,6 +178,9 @@ func (s *Server) grpcAdmit(md metadata.MD) error {
 	}
 	if s.draining.Load() {
 		return s.grpcReject(reasonShuttingDown, stShuttingDown)
+	}
+	if s.g.inflight.Load() >= s.maxRequests() {
+		return s.grpcReject(reasonQueueFull, stTooMany)
 	}
 	if s.budget.used.Load() >= s.budget.max {
 		return s.grpcReject(reasonQueueFull, stOverloaded)

@@ -26,6 +26,7 @@ var (
 	stUnauthenticated = status.New(codes.Unauthenticated, "missing or wrong bearer token in the authorization metadata")
 	stShuttingDown    = retryStatus(codes.Unavailable, "server shutting down")
 	stOverloaded      = retryStatus(codes.Unavailable, errOverloaded.Error())
+	stTooMany         = retryStatus(codes.Unavailable, "too many gRPC requests in flight, retry later")
 	stLagging         = retryStatus(codes.Unavailable, "projection backlog over its limit, retry later")
 	stQueueFull       = retryStatus(codes.Unavailable, "ingest queue full, retry later")
 	stSyncFailed      = retryStatus(codes.Unavailable, "storage failed (an fsync failed); the server must be restarted")
@@ -57,6 +58,10 @@ func (s *Server) grpcExport(ctx context.Context, sig signal.Signal, dec func(any
 		if err := s.grpcAdmit(md); err != nil {
 			return nil, err
 		}
+	}
+	defer s.g.inflight.Add(-1)
+	if s.g.inflight.Add(1) > s.maxRequests() {
+		return nil, s.grpcReject(reasonQueueFull, stTooMany)
 	}
 	var m otlpgrpc.Message
 	if err := dec(&m); err != nil {

@@ -102,6 +102,11 @@ func TestGRPCStatusCodes(t *testing.T) {
 				ts.budget.used.Add(ts.budget.max)
 				return func() { ts.budget.used.Add(-ts.budget.max) }
 			}},
+		{name: "requests cap", body: logs, want: codes.Unavailable, wantRetry: true, reason: "queue_full",
+			setup: func(ts *grpcServer) func() {
+				ts.g.inflight.Add(ts.maxRequests())
+				return func() { ts.g.inflight.Add(-ts.maxRequests()) }
+			}},
 		{name: "draining", body: logs, want: codes.Unavailable, wantRetry: true, reason: "shutting_down",
 			setup: func(ts *grpcServer) func() {
 				ts.draining.Store(true)
