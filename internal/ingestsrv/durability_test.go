@@ -230,10 +230,21 @@ func startChild(t *testing.T, dir string) (*exec.Cmd, string) {
 func TestSIGTERM(t *testing.T) {
 	dir := t.TempDir()
 	cmd, url := startChild(t, dir)
+	sigtermUnderLoad(t, cmd, dir, func(stop <-chan struct{}, onAck func()) *loadResult {
+		return loadLogs(url, 8, 5000, 2, stop, onAck)
+	})
+}
+
+// sigtermUnderLoad runs load against the child cmd serving dir until 200
+// acks, sends SIGTERM, requires exit status 0 within 60 s, and checks that
+// the records stored are exactly those acknowledged. It returns what the
+// clients saw.
+func sigtermUnderLoad(t *testing.T, cmd *exec.Cmd, dir string, load func(stop <-chan struct{}, onAck func()) *loadResult) *loadResult {
+	t.Helper()
 	var acks atomic.Int64
 	stop := make(chan struct{})
 	resCh := make(chan *loadResult, 1)
-	go func() { resCh <- loadLogs(url, 8, 5000, 2, stop, func() { acks.Add(1) }) }()
+	go func() { resCh <- load(stop, func() { acks.Add(1) }) }()
 	waitFor(t, "200 acks", func() bool { return acks.Load() >= 200 })
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
@@ -256,6 +267,7 @@ func TestSIGTERM(t *testing.T) {
 	if !slices.Equal(stored, res.acked) {
 		t.Fatalf("stored %d records, acked %d: the sets differ (first difference: %v)", len(stored), len(res.acked), firstMissing(res.acked, stored))
 	}
+	return res
 }
 
 // TestKill9 SIGKILLs a child server process under concurrent load, restarts

@@ -78,7 +78,12 @@ func (s *Server) startGRPC(slots chan struct{}) *grpcRunner {
 	if s.g.ln == nil {
 		return r
 	}
-	ln := &sharedAdmitListener{Listener: s.g.ln, slots: slots, refused: func() { s.rejectedGRPC(reasonConnRefused) }}
+	// gRPC connections take the HTTP listener's slots (Config.MaxConns
+	// counts both). Past the limit one is closed at once (no rejecters: an
+	// HTTP/2 client cannot read the HTTP/1.1 503 they write); gRPC clients
+	// see UNAVAILABLE and reconnect with backoff.
+	ln := newAdmitListener(s.g.ln, 1, 0, func(rejectOutcome) { s.rejectedGRPC(reasonConnRefused) })
+	ln.slots = slots
 	go func() { r.errc <- gs.Serve(ln) }()
 	s.log.Info("serving OTLP/gRPC", "addr", s.g.ln.Addr().String(), "max_recv", c.MaxRecv, "max_streams", c.MaxStreams)
 	return r
@@ -196,31 +201,4 @@ func first(v []string) string {
 		return ""
 	}
 	return v[0]
-}
-
-// sharedAdmitListener admits gRPC connections into the same slots as the
-// HTTP listener's (Config.MaxConns counts both). Past the limit a
-// connection is closed at once: an HTTP/2 client cannot read the HTTP/1.1
-// 503 the HTTP rejecter writes, and gRPC clients treat a closed connection
-// as UNAVAILABLE, which they retry with backoff.
-type sharedAdmitListener struct {
-	net.Listener
-	slots   chan struct{}
-	refused func()
-}
-
-func (l *sharedAdmitListener) Accept() (net.Conn, error) {
-	for {
-		c, err := l.Listener.Accept()
-		if err != nil {
-			return nil, err
-		}
-		select {
-		case l.slots <- struct{}{}:
-			return &admittedConn{Conn: c, slots: l.slots}, nil
-		default:
-			l.refused()
-			c.Close()
-		}
-	}
 }

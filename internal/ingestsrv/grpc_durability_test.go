@@ -138,32 +138,9 @@ func loadLogsGRPC(addr string, clients, perClient, recs int, stop <-chan struct{
 func TestGRPCSIGTERM(t *testing.T) {
 	dir := t.TempDir()
 	cmd, addr := startGRPCChild(t, dir)
-	var acks atomic.Int64
-	stop := make(chan struct{})
-	resCh := make(chan *loadResult, 1)
-	go func() { resCh <- loadLogsGRPC(addr, 8, 5000, 2, stop, func() { acks.Add(1) }) }()
-	waitFor(t, "200 acks", func() bool { return acks.Load() >= 200 })
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	waitErr := make(chan error, 1)
-	go func() { waitErr <- cmd.Wait() }()
-	select {
-	case err := <-waitErr:
-		if err != nil {
-			t.Fatalf("child after SIGTERM: %v, want exit status 0", err)
-		}
-	case <-time.After(60 * time.Second):
-		_ = cmd.Process.Kill()
-		t.Fatal("child did not exit within 60s of SIGTERM")
-	}
-	close(stop)
-	res := <-resCh
-	stored := storedSeqs(t, dir)
-	t.Logf("acked %d records, stored %d; codes %v", len(res.acked), len(stored), res.statuses)
-	if !slices.Equal(stored, res.acked) {
-		t.Fatalf("stored %d records, acked %d: the sets differ (first difference: %v)", len(stored), len(res.acked), firstMissing(res.acked, stored))
-	}
+	res := sigtermUnderLoad(t, cmd, dir, func(stop <-chan struct{}, onAck func()) *loadResult {
+		return loadLogsGRPC(addr, 8, 5000, 2, stop, onAck)
+	})
 	for code := range res.statuses {
 		if c := codes.Code(code); c != codes.OK && c != codes.Unavailable {
 			t.Errorf("got %v during shutdown, want only OK and UNAVAILABLE", c)

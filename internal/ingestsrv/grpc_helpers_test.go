@@ -2,9 +2,6 @@ package ingestsrv
 
 import (
 	"context"
-	"io"
-	"log/slog"
-	"net"
 	"testing"
 	"time"
 
@@ -27,35 +24,8 @@ type grpcServer struct {
 
 func startGRPCServer(t testing.TB, cfg Config) *grpcServer {
 	t.Helper()
-	if cfg.DataDir == "" {
-		cfg.DataDir = t.TempDir()
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	srv, err := New(ctx, cfg)
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	hln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		cancel()
-		_ = srv.Close(context.Background())
-		t.Fatal(err)
-	}
-	gln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		cancel()
-		hln.Close()
-		_ = srv.Close(context.Background())
-		t.Fatal(err)
-	}
-	ts := &testServer{Server: srv, url: "http://" + hln.Addr().String(), dir: cfg.DataDir, cancel: cancel, done: make(chan error, 1)}
-	go func() { ts.done <- srv.ServeWithGRPC(ctx, hln, gln) }()
-	t.Cleanup(func() { ts.stop(t) })
-	return &grpcServer{testServer: ts, grpcAddr: gln.Addr().String()}
+	ts, addr := startServerGRPC(t, cfg, true)
+	return &grpcServer{testServer: ts, grpcAddr: addr}
 }
 
 // dialRaw connects a gRPC client that sends and receives raw protobuf.
