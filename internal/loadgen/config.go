@@ -148,8 +148,8 @@ type Config struct {
 	Header   http.Header // extra request headers (e.g. Authorization)
 	// Timeout bounds one request, connection included. The senders enforce
 	// it with a little slack to stay cheap: the epoll loop checks every
-	// 10 ms, the h1 sender moves its deadline only when less than Timeout
-	// is left (a request gets between Timeout and 1.5×Timeout).
+	// 10 ms, the h1 and gRPC senders move their deadline only when less
+	// than Timeout is left (a request gets between Timeout and 1.5×Timeout).
 	Timeout time.Duration
 	Mix     Mix // zero value means DefaultMix
 	Payload otlpgen.Config
