@@ -20,6 +20,7 @@
 #
 # Usage: scripts/bench-grpc.sh
 # Env:   DURATION=10s CONCURRENCY=256 RUNS=3 OVERLOAD_DURATION=15s (0 skips)
+#        SERVE=1 (0 skips phase 1, and phase 2 with it)
 #        CLIENT_WORKERS="1 8 32" (empty skips phase 3)
 #        OTELCOL=/tmp/otelbench-otelcol/otelcol (built by scripts/build-otelcol.sh if missing)
 #        TELEMETRYGEN=path (default: telemetrygen on PATH, else go install into OUT)
@@ -31,6 +32,7 @@ dur=${DURATION:-10s}
 conc=${CONCURRENCY:-256}
 runs=${RUNS:-3}
 odur=${OVERLOAD_DURATION:-15s}
+serve=${SERVE:-1}
 workers=${CLIENT_WORKERS-1 8 32}
 otelcol=${OTELCOL:-/tmp/otelbench-otelcol/otelcol}
 out=${OUT:-$(mktemp -d /tmp/bench-grpc.XXXXXX)}
@@ -138,10 +140,12 @@ run() { # run NAME TARGET LOADARGS...
 
 echo "# bench-grpc $(date -u +%FT%TZ) $(uname -r) $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); duration $dur, concurrency $conc, $runs rounds; reports in $out"
 echo
-echo '| workload  | target    |    req/s |   p50 ms |   p99 ms |       OK | UNAVAILABLE | xport |  RSS MB | CPU us/OK |'
-echo '|-----------|-----------|----------|----------|----------|----------|-------------|-------|---------|-----------|'
 declare -A ratios cpuratios
-for i in $(seq "$runs"); do
+if ((serve)); then
+	echo '| workload  | target    |    req/s |   p50 ms |   p99 ms |       OK | UNAVAILABLE | xport |  RSS MB | CPU us/OK |'
+	echo '|-----------|-----------|----------|----------|----------|----------|-------------|-------|---------|-----------|'
+fi
+for i in $(seq "$((serve ? runs : 0))"); do
 	order="otelbench otelcol"
 	((i % 2 == 0)) && order="otelcol otelbench"
 	for w in logs1 mixed10; do
@@ -157,11 +161,12 @@ for i in $(seq "$runs"); do
 done
 echo
 for w in logs1 mixed10; do
+	((serve)) || break
 	# shellcheck disable=SC2086 # the ratios are a list of numbers
 	echo "$w serve/otelcol over $runs rounds: median req/s ratio $(median ${ratios[$w]}) (${ratios[$w]# }), median CPU per OK ratio $(median ${cpuratios[$w]}) (${cpuratios[$w]# })"
 done
 
-if [[ $odur != 0 ]]; then
+if ((serve)) && [[ $odur != 0 ]]; then
 	echo
 	rate=$((10 * ${rps[logs1-otelbench]}))
 	echo "overload: $rate req/s (10x logs1), open model"
