@@ -1,19 +1,10 @@
 package ingestsrv
 
 import (
-	"bufio"
 	"context"
-	"fmt"
-	"log/slog"
-	"net"
-	"os"
-	"os/exec"
-	ossignal "os/signal"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -26,62 +17,6 @@ import (
 	"github.com/otelbench/otelbench/internal/otlpgrpc"
 	"github.com/otelbench/otelbench/internal/signal"
 )
-
-// grpcChildEnv makes the test binary run a server with a gRPC listener
-// instead of the tests (TestMain).
-const grpcChildEnv = "OTELBENCH_INGESTSRV_GRPC_CHILD_DIR"
-
-// runGRPCChild serves HTTP and gRPC on 127.0.0.1:0 from dir, prints
-// "addr <http> <grpc>", and runs until killed or SIGINT/SIGTERM.
-func runGRPCChild(dir string) int {
-	ctx, stop := ossignal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	srv, err := New(ctx, Config{DataDir: dir, Logger: slog.New(slog.NewTextHandler(os.Stderr, nil))})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	hln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	gln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	fmt.Printf("addr %s %s\n", hln.Addr(), gln.Addr())
-	if err := srv.ServeWithGRPC(ctx, hln, gln); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	return 0
-}
-
-// startGRPCChild starts the test binary as a server process on dir and
-// returns it with its gRPC address.
-func startGRPCChild(t *testing.T, dir string) (*exec.Cmd, string) {
-	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), grpcChildEnv+"="+dir)
-	cmd.Stderr = os.Stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	line, err := bufio.NewReader(out).ReadString('\n')
-	f := strings.Fields(line)
-	if err != nil || len(f) != 3 || f[0] != "addr" {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		t.Fatalf("child said %q, %v", line, err)
-	}
-	return cmd, f[2]
-}
 
 // loadLogsGRPC is loadLogs over gRPC: clients connections, each exporting
 // up to perClient requests of recs log records with unique seqs, until stop
@@ -137,7 +72,7 @@ func loadLogsGRPC(addr string, clients, perClient, recs int, stop <-chan struct{
 // exactly those answered OK.
 func TestGRPCSIGTERM(t *testing.T) {
 	dir := t.TempDir()
-	cmd, addr := startGRPCChild(t, dir)
+	cmd, _, addr := startChildAddrs(t, dir)
 	res := sigtermUnderLoad(t, cmd, dir, func(stop <-chan struct{}, onAck func()) *loadResult {
 		return loadLogsGRPC(addr, 8, 5000, 2, stop, onAck)
 	})
@@ -152,7 +87,7 @@ func TestGRPCSIGTERM(t *testing.T) {
 // record answered OK stored after a restart.
 func TestGRPCKill9(t *testing.T) {
 	dir := t.TempDir()
-	cmd, addr := startGRPCChild(t, dir)
+	cmd, _, addr := startChildAddrs(t, dir)
 	var acks atomic.Int64
 	stop := make(chan struct{})
 	resCh := make(chan *loadResult, 1)

@@ -11,8 +11,5 @@ func TestMain(m *testing.M) {
 	if dir := os.Getenv(childEnv); dir != "" {
 		os.Exit(runChild(dir)) // the kill -9 test's server process
 	}
-	if dir := os.Getenv(grpcChildEnv); dir != "" {
-		os.Exit(runGRPCChild(dir)) // the same over gRPC
-	}
 	goleak.VerifyTestMain(m)
 }
