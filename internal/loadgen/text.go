@@ -51,6 +51,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("write report: %w", err)
 	}
+	writeGRPCStatus(w, r.Totals.GRPCStatus)
 	fmt.Fprintln(w)
 
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
