@@ -151,6 +151,16 @@ func TestLoadGRPCExitCodes(t *testing.T) {
 			}
 		})
 	}
+	t.Run("TLS to a plain server", func(t *testing.T) {
+		addr := startStatusServer(t, status.New(codes.OK, ""))
+		code, out := runCLI(t, "load", "--protocol", "grpc", "--endpoint", addr, "--requests", "2", "--concurrency", "1", "--timeout", "2s", "--no-progress")
+		if code != 1 || !strings.Contains(out, "TLS to a plain-HTTP server") || !strings.Contains(out, "--insecure") {
+			t.Errorf("exit %d, want 1 with the cause and --insecure as the fix; output:\n%s", code, out)
+		}
+		if !strings.Contains(out, "records/request, grpc proto") {
+			t.Errorf("report header does not name grpc:\n%s", out)
+		}
+	})
 	t.Run("refused", func(t *testing.T) {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {

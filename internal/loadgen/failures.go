@@ -119,7 +119,7 @@ func (l *failureLog) list() []Failure {
 const (
 	hintBaseURL      = "the endpoint is the base URL, e.g. http://host:4318; the per-signal paths are added"
 	hintPlainToTLS   = "the server speaks TLS: use https:// in the endpoint"
-	hintTLSToPlain   = "the server speaks plain HTTP: use http:// in the endpoint (or OTEL_EXPORTER_OTLP_INSECURE=true for host:port)"
+	hintTLSToPlain   = "the server speaks plain HTTP: use http:// in the endpoint (or --insecure, OTEL_EXPORTER_OTLP_INSECURE=true, for host:port)"
 	hintRefused      = "nothing listens there: is the server up, and are the host and port right?"
 	hintUntrusted    = "the server's certificate is not trusted: give its CA with --ca-file (OTEL_EXPORTER_OTLP_CERTIFICATE), or --insecure-skip-verify for a test server"
 	hintOverloaded   = "the server sheds load: lower the rate or concurrency, or --retry N to retry as exporters do"
@@ -154,7 +154,8 @@ func classifyTransport(err error) failureCause {
 	switch {
 	case errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, errNoAnswer) && strings.Contains(text, "connection refused"):
 		return failureCause{cause: "connection refused", hint: hintRefused, text: text}
-	case errors.As(err, &rhe), strings.Contains(text, "server gave HTTP response to HTTPS client"):
+	case errors.As(err, &rhe), strings.Contains(text, "server gave HTTP response to HTTPS client"),
+		errors.Is(err, errNoAnswer) && strings.Contains(text, "first record does not look like a TLS handshake"):
 		return failureCause{cause: "TLS to a plain-HTTP server", hint: hintTLSToPlain, text: text}
 	case errors.As(err, &unknownCA), errors.As(err, &hostErr), errors.As(err, &invalid), errors.As(err, &tlsVerify):
 		return failureCause{cause: "TLS certificate not trusted", hint: hintUntrusted, text: text}

@@ -11,7 +11,11 @@ import (
 // signal of the mix and a total row, then the latency percentiles.
 func (r *Report) WriteText(w io.Writer) error {
 	c := r.Config
-	fmt.Fprintf(w, "otelbench load: %s model, %s, %d records/request, %s", c.Model, c.Endpoint, c.Records, c.Encoding)
+	enc := c.Encoding
+	if c.Protocol == string(ProtocolGRPC) {
+		enc = "grpc " + enc
+	}
+	fmt.Fprintf(w, "otelbench load: %s model, %s, %d records/request, %s", c.Model, c.Endpoint, c.Records, enc)
 	if c.Compression != "none" {
 		fmt.Fprintf(w, "+%s", c.Compression)
 	}
