@@ -118,8 +118,9 @@ func (m Mix) schedule() []signal.Signal {
 // Sender names an HTTP client implementation.
 type Sender string
 
-// Senders. SenderAuto uses SenderEpoll for the closed model without retries
-// on Linux, SenderH1 otherwise, and SenderNetHTTP for https:// endpoints.
+// Senders. SenderAuto uses SenderEpoll for the plain-HTTP closed model without
+// retries on Linux, SenderH1 (plain or TLS) otherwise, and SenderNetHTTP when
+// the signals go to different hosts (runner.pickSender).
 const (
 	SenderAuto    Sender = ""
 	SenderEpoll   Sender = "epoll"    // closed model: epoll loops over non-blocking sockets (evloop_linux.go)

@@ -12,7 +12,7 @@
 // are counted.
 //
 // Payloads come pre-encoded from otlpgen, so the hot loop never marshals.
-// Results are a Report (schema "otelbench.load/v1", documented in
+// Results are a Report (schema "otelbench.load/v2", documented in
 // docs/load-report.md) whose latency histograms are HDR histograms in their
 // standard compressed encoding, so reports from several machines can be
 // merged with Merge.
