@@ -16,6 +16,7 @@ var enumValues = map[string][]string{
 	"sync":                {string(store.SyncFull), string(store.SyncNormal), string(store.SyncOff)},
 	"projection-priority": {string(store.PriorityIdle), string(store.PriorityLow), string(store.PriorityNormal)},
 	"encoding":            {string(otlpgen.EncodingProto), string(otlpgen.EncodingJSON)},
+	"protocol":            {string(loadgen.ProtocolHTTPProtobuf), string(loadgen.ProtocolHTTPJSON), string(loadgen.ProtocolGRPC)},
 	"compression":         {string(otlpgen.CompressionNone), string(otlpgen.CompressionGzip), string(otlpgen.CompressionZstd)},
 	"times":               {string(loadgen.TimesLive), string(loadgen.TimesReplay)},
 	"sort":                {string(prof.SortTime), string(prof.SortCount), string(prof.SortErrors), string(prof.SortAvg)},

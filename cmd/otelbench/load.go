@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"runtime/pprof"
 	"strconv"
 
@@ -45,8 +46,8 @@ func (f *loadFlags) bind(fs *pflag.FlagSet, endpoint bool) {
 	c := &f.cfg
 	f.env = endpoint
 	if endpoint {
-		fs.StringVar(&c.Endpoint, "endpoint", "", "OTLP/HTTP base URL or host:port; /v1/logs, /v1/metrics, /v1/traces are appended (default $OTEL_EXPORTER_OTLP_ENDPOINT, else "+loadgen.DefaultEndpoint+")")
-		fs.BoolVar(&c.Insecure, "insecure", false, "a host:port endpoint speaks plain http:// (as OTEL_EXPORTER_OTLP_INSECURE=true)")
+		fs.StringVar(&c.Endpoint, "endpoint", "", "OTLP/HTTP base URL or host:port; /v1/logs, /v1/metrics, /v1/traces are appended (default $OTEL_EXPORTER_OTLP_ENDPOINT, else "+loadgen.DefaultEndpoint+"; grpc: "+loadgen.DefaultGRPCEndpoint+")")
+		fs.BoolVar(&c.Insecure, "insecure", false, "a host:port endpoint speaks plain http:// or gRPC without TLS (as OTEL_EXPORTER_OTLP_INSECURE=true)")
 		fs.StringVar(&c.TLS.CAFile, "ca-file", "", "PEM CA bundle for https:// endpoints (default $OTEL_EXPORTER_OTLP_CERTIFICATE)")
 		fs.StringVar(&c.TLS.CertFile, "cert", "", "PEM client certificate for mTLS (default $OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE)")
 		fs.StringVar(&c.TLS.KeyFile, "key", "", "PEM client key for mTLS (default $OTEL_EXPORTER_OTLP_CLIENT_KEY)")
@@ -55,7 +56,8 @@ func (f *loadFlags) bind(fs *pflag.FlagSet, endpoint bool) {
 		fs.StringVar(&f.slo, "slo", "p99=50ms,errors=0.1%", "find-max: the bounds a step must stay within")
 		fs.DurationVar(&f.fm.StepDuration, "step-duration", loadgen.DefaultFindMaxStep, "find-max: how long each step runs")
 	}
-	fs.StringVar(&f.protocol, "protocol", "", "http/protobuf or http/json (default $OTEL_EXPORTER_OTLP_PROTOCOL, else http/protobuf)")
+	fs.StringVar(&f.protocol, "protocol", "", "http/protobuf, http/json or grpc (default $OTEL_EXPORTER_OTLP_PROTOCOL, else http/protobuf)")
+	fs.IntVar(&c.Connections, "connections", 0, fmt.Sprintf("grpc: connections shared by the workers, each worker one stream at a time (default: one per %d workers)", loadgen.DefaultStreamsPerConn))
 	fs.StringVar(&f.encoding, "encoding", "", "body encoding: proto or json")
 	_ = fs.MarkDeprecated("encoding", "use --protocol http/protobuf or http/json")
 	fs.StringArrayVar(&f.headers, "header", nil, "extra request header `K=V` (repeatable; over $OTEL_EXPORTER_OTLP_HEADERS)")
@@ -229,10 +231,12 @@ func newLoadCmd() *cobra.Command {
 	var f loadFlags
 	cmd := &cobra.Command{
 		Use:   "load",
-		Short: "Load an OTLP/HTTP endpoint with traffic shaped like production",
-		Long: `load sends pre-encoded OTLP export requests to an OTLP/HTTP endpoint and
-accounts for every one: status classes, transport errors, records acknowledged
-(minus partial_success rejections), bytes, and HDR latency percentiles.
+		Short: "Load an OTLP/HTTP or OTLP/gRPC endpoint with traffic shaped like production",
+		Long: `load sends pre-encoded OTLP export requests to an OTLP/HTTP endpoint (or,
+with --protocol grpc, an OTLP/gRPC one) and accounts for every one: status
+classes (gRPC codes too, with their HTTP equivalents), transport errors,
+records acknowledged (minus partial_success rejections), bytes, and HDR
+latency percentiles.
 
 The traffic looks like a fleet of services: every trace has ids never sent
 before (a random run id plus a counter; --seed fixes the content only), starts
@@ -253,20 +257,29 @@ The endpoint and its settings follow the OpenTelemetry exporter variables
 _TIMEOUT, _CERTIFICATE, _CLIENT_CERTIFICATE, _CLIENT_KEY, _INSECURE,
 _PROTOCOL); flags win over them.
 
-Exit status: 0 ok; 1 when an attempt got a 4xx other than 429 or no answer at
-all, when fewer than --min-success of the requests succeeded (503 and 429
+Exit status: 0 ok; 1 when an attempt got a 4xx other than 429 (gRPC: a code
+other than UNAVAILABLE, RESOURCE_EXHAUSTED with RetryInfo and the other
+retryable ones) or no answer at all, when fewer than --min-success of the requests succeeded (503 and 429
 count unless --retry got them through), or when --max-error-rate is exceeded;
 the failures are listed by cause with the likely fix; 2 on usage errors.`,
 		Example: `  otelbench load --endpoint http://127.0.0.1:4318 --duration 30s
   otelbench load --rate 2000 --mix logs=3,traces=1 --records 50 --json run.json
   otelbench load --stages 30s:1000,2m:5000,30s:0
   otelbench load --find-max --rate 500 --slo p99=50ms,errors=0.1%
-  OTEL_EXPORTER_OTLP_ENDPOINT=https://collector:4318 otelbench load --ca-file ca.pem`,
+  OTEL_EXPORTER_OTLP_ENDPOINT=https://collector:4318 otelbench load --ca-file ca.pem
+  otelbench load --protocol grpc --insecure --endpoint 127.0.0.1:4317 --concurrency 64 --connections 4`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := f.config(cmd.ErrOrStderr())
 			if err != nil {
 				return err
+			}
+			if os.Getenv("GOGC") == "" {
+				// The generator's live heap is its payload pool, a few MB,
+				// so the default GOGC collects very often: 400 gave 15-20%
+				// more records per CPU-second over gRPC at 100 records a
+				// request (scripts/bench-grpc.sh's client phase).
+				debug.SetGCPercent(400)
 			}
 			_, err = f.run(cmd.Context(), cmd, cfg)
 			return err

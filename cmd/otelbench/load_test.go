@@ -43,7 +43,7 @@ func TestLoadUsageErrors(t *testing.T) {
 		{"negative records", []string{"--records", "-1"}},
 		{"bad header", []string{"--header", "novalue"}},
 		{"bad endpoint", []string{"--endpoint", "ftp://localhost:4318"}},
-		{"grpc protocol", []string{"--protocol", "grpc"}},
+		{"unknown protocol", []string{"--protocol", "thrift"}},
 		{"bad run id", []string{"--run-id", "xyz"}},
 		{"bad stages", []string{"--stages", "30s"}},
 		{"bad slo", []string{"--find-max", "--slo", "p42=1s"}},

@@ -56,6 +56,8 @@ func TestFlagCompletion(t *testing.T) {
 		{[]string{"serve", "--projection-priority", ""}, []string{"idle", "low", "normal"}},
 		{[]string{"bench", "--sync", ""}, []string{"full", "normal", "off"}},
 		{[]string{"load", "--encoding", ""}, []string{"proto", "json"}},
+		{[]string{"load", "--protocol", ""}, []string{"http/protobuf", "http/json", "grpc"}},
+		{[]string{"bench", "--protocol", ""}, []string{"http/protobuf", "http/json", "grpc"}},
 		{[]string{"load", "--compression", ""}, []string{"none", "gzip", "zstd"}},
 		{[]string{"bench", "--compression", ""}, []string{"none", "gzip", "zstd"}},
 		{[]string{"profile", "--sort", ""}, []string{"time", "count", "errors", "avg"}},

@@ -26,6 +26,7 @@ var serveTuningFlags = []string{
 	"queue-bytes", "queue-requests", "inflight-bytes", "max-rejecting", "max-lag-records",
 	"projection-priority", "projection-defer", "traces-file", "no-projection",
 	"max-records", "max-conns-per-source", "min-body-rate",
+	"grpc-max-recv", "grpc-max-streams", "grpc-max-requests",
 }
 
 // authTokenEnv supplies --auth-token without putting it on the command line
@@ -42,18 +43,21 @@ func newServeCmd() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
-		Short: "Serve a durable OTLP/HTTP ingest target (SQLite, group commit)",
+		Short: "Serve a durable OTLP/HTTP and OTLP/gRPC ingest target (SQLite, group commit)",
 		Long: `serve accepts OTLP/HTTP (/v1/logs, /v1/metrics, /v1/traces; protobuf or
-JSON; gzip or zstd) and answers 200 only once the data is on disk in SQLite
-(group commit, fsync per --sync). Overload, shutdown and connections past
---max-conns get 503 + Retry-After; hostile input a 4xx naming the limit. Raw
-payloads go --raw-retention after projection; projected data --retention after
-arrival, sooner past --max-disk. /healthz, /api/v1/stats and /metrics report
-what was stored and rejected; /healthz is 503 for good once an fsync failed.
-SIGINT/SIGTERM drain and exit 0. Dashboard /ui/, query API /api/v1/.
+JSON; gzip or zstd) and OTLP/gRPC (--grpc-addr, and on --addr too), and answers
+200 (gRPC: OK) only once the data is on disk in SQLite (group commit, fsync per
+--sync). Overload, shutdown and connections past --max-conns get 503 +
+Retry-After (gRPC: UNAVAILABLE + RetryInfo); hostile input a 4xx naming the
+limit (gRPC codes: docs/grpc.md). Raw payloads go --raw-retention after
+projection; projected data --retention after arrival, sooner past --max-disk.
+/healthz, /api/v1/stats and /metrics report what was stored and rejected;
+/healthz is 503 for good once an fsync failed. SIGINT/SIGTERM drain and exit 0.
+Dashboard /ui/, query API /api/v1/.
 Sizes take units (8MiB, 1GB). Tuning flags: docs/serve-tuning.md.`,
 		Example: `  otelbench serve
   otelbench serve --addr 127.0.0.1:4318 --data /var/lib/otelbench --pprof
+  otelbench serve --grpc-addr ""           # OTLP/HTTP only
   OTELBENCH_AUTH_TOKEN=s3cret otelbench serve --addr 0.0.0.0:4318 --auth-ingest`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -88,23 +92,32 @@ Sizes take units (8MiB, 1GB). Tuning flags: docs/serve-tuning.md.`,
 			if err != nil {
 				return fmt.Errorf("%w (is another server there? choose an address with --addr)", err)
 			}
+			var grpcLn net.Listener
+			closeListeners := func() error { return ln.Close() }
+			if cfg.GRPC.Addr != "" {
+				if grpcLn, err = net.Listen("tcp", cfg.GRPC.Addr); err != nil {
+					return errors.Join(fmt.Errorf("%w (is another server there? choose an address with --grpc-addr, or --grpc-addr \"\" for none)", err), ln.Close())
+				}
+				closeListeners = func() error { return errors.Join(ln.Close(), grpcLn.Close()) }
+			}
 			srv, err := ingestsrv.New(cmd.Context(), cfg)
 			if err != nil {
-				return errors.Join(err, ln.Close())
+				return errors.Join(err, closeListeners())
 			}
 			runTail, err := dashboard.Attach(srv.Store().ReadDB(), srv.Store().ProjectedNotify, srv.Mount, cfg.Logger)
 			if err != nil {
-				return errors.Join(err, ln.Close(), srv.Close(context.Background()))
+				return errors.Join(err, closeListeners(), srv.Close(context.Background()))
 			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "otelbench: dashboard at %s\n", dashboardURL(ln.Addr()))
 			g, ctx := errgroup.WithContext(cmd.Context())
 			g.Go(func() error { return runTail(ctx) })
-			g.Go(func() error { return srv.Serve(ctx, ln) })
+			g.Go(func() error { return srv.ServeWithGRPC(ctx, ln, grpcLn) })
 			return g.Wait()
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&cfg.Addr, "addr", ingestsrv.DefaultAddr, "listen address (loopback by default)")
+	f.StringVar(&cfg.GRPC.Addr, "grpc-addr", ingestsrv.DefaultGRPCAddr, "OTLP/gRPC listen address (empty: none; --addr answers gRPC too)")
 	f.StringVar(&cfg.DataDir, "data", ingestsrv.DefaultDataDir, "data directory (SQLite databases)")
 	f.StringVar(&cfg.AuthToken, "auth-token", "", "require 'Authorization: Bearer TOKEN' on the API, /metrics and pprof; browsers log in at /ui/login (or $"+authTokenEnv+")")
 	f.BoolVar(&cfg.AuthIngest, "auth-ingest", false, "require the bearer token on the OTLP routes too")
@@ -132,6 +145,9 @@ Sizes take units (8MiB, 1GB). Tuning flags: docs/serve-tuning.md.`,
 	f.DurationVar(&cfg.ProjectDefer, "projection-defer", store.DefaultProjectDefer, "while ingest saturates the writer and the CPU, projection may trail by this long before it runs anyway; 0 never waits")
 	f.BoolVar(&cfg.TracesFile, "traces-file", true, "a new --data dir keeps spans in traces.db with a projector of its own (false: one file, one projector)")
 	f.BoolVar(&cfg.NoProjection, "no-projection", false, "store raw payloads only, no relational projection (write-path benchmarks)")
+	bytesize.Int64Var(f, &cfg.GRPC.MaxRecv, "grpc-max-recv", 0, "largest gRPC message, before and after decompression (RESOURCE_EXHAUSTED beyond; default --max-body)")
+	f.Uint32Var(&cfg.GRPC.MaxStreams, "grpc-max-streams", ingestsrv.DefaultGRPCMaxStreams, "concurrent gRPC streams per connection")
+	f.IntVar(&cfg.GRPC.MaxRequests, "grpc-max-requests", ingestsrv.DefaultGRPCMaxRequests, "gRPC requests served at once over all connections; more get UNAVAILABLE with RetryInfo")
 	for _, name := range serveTuningFlags {
 		_ = f.MarkHidden(name)
 	}

@@ -73,21 +73,33 @@ func TestServeByteSizeFlags(t *testing.T) {
 	}
 }
 
-// TestServeBusyPortLeavesNoDataDir checks that serve listens before it
-// creates its data directory.
+// TestServeBusyPortLeavesNoDataDir checks that serve listens, on its HTTP
+// and its gRPC address, before it creates its data directory.
 func TestServeBusyPortLeavesNoDataDir(t *testing.T) {
 	busy, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer busy.Close()
-	data := filepath.Join(t.TempDir(), "data")
-	code, out := runCLI(t, "serve", "--addr", busy.Addr().String(), "--data", data)
-	if code != 1 || !strings.Contains(out, "address already in use") {
-		t.Errorf("exit %d, want 1 with a listen error\n%s", code, out)
+	tests := []struct {
+		name     string
+		args     []string
+		wantHint string
+	}{
+		{"http", []string{"--addr", busy.Addr().String(), "--grpc-addr", "127.0.0.1:0"}, "--addr"},
+		{"grpc", []string{"--addr", "127.0.0.1:0", "--grpc-addr", busy.Addr().String()}, "--grpc-addr"},
 	}
-	if _, err := os.Stat(data); !os.IsNotExist(err) {
-		t.Errorf("data directory after a busy port: stat err %v, want it absent", err)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			data := filepath.Join(t.TempDir(), "data")
+			code, out := runCLI(t, append([]string{"serve", "--data", data}, tt.args...)...)
+			if code != 1 || !strings.Contains(out, "address already in use") || !strings.Contains(out, tt.wantHint) {
+				t.Errorf("exit %d, want 1 with a listen error naming %s\n%s", code, tt.wantHint, out)
+			}
+			if _, err := os.Stat(data); !os.IsNotExist(err) {
+				t.Errorf("data directory after a busy port: stat err %v, want it absent", err)
+			}
+		})
 	}
 }
 
@@ -98,7 +110,7 @@ func TestServePrintsDashboardURL(t *testing.T) {
 	root := newRootCmd()
 	root.SetOut(io.Discard)
 	root.SetErr(pw)
-	root.SetArgs([]string{"serve", "--addr", "127.0.0.1:0", "--data", filepath.Join(t.TempDir(), "d")})
+	root.SetArgs([]string{"serve", "--addr", "127.0.0.1:0", "--grpc-addr", "127.0.0.1:0", "--data", filepath.Join(t.TempDir(), "d")})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	done := make(chan error, 1)

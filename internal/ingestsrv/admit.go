@@ -50,16 +50,13 @@ const (
 // admitListener wraps the server's listener; see the constants above.
 type admitListener struct {
 	net.Listener
-	slots        chan struct{} // one per admitted connection
-	rejecters    chan struct{} // one per connection being answered 503
-	maxPerSource int
-	onReject     func(o rejectOutcome, perSource bool)
+	slots     chan struct{} // one per admitted connection
+	rejecters chan struct{} // one per connection being answered 503
+	sources   *sourceCounts
+	onReject  func(o rejectOutcome, perSource bool)
 	// Canned answers (read-only): past MaxConns, and past the per-source cap.
 	resp, respSource map[otlpcodec.Encoding][]byte
 	bufs             sync.Pool
-
-	srcMu   sync.Mutex
-	sources map[netip.Addr]int // admitted connections by source address
 
 	mu     sync.Mutex
 	closed bool
@@ -80,17 +77,23 @@ func newAdmitListener(ln net.Listener, maxConns, maxPerSource, maxRejecting int,
 		}
 	}
 	return &admitListener{
-		Listener:     ln,
-		slots:        make(chan struct{}, maxConns),
-		rejecters:    make(chan struct{}, maxRejecting),
-		maxPerSource: maxPerSource,
-		onReject:     onReject,
-		resp:         canned("too many connections, retry later"),
-		respSource:   canned("too many connections from this address, retry later"),
-		sources:      map[netip.Addr]int{},
-		active:       map[net.Conn]struct{}{},
-		bufs:         sync.Pool{New: func() any { b := make([]byte, rejectBufBytes); return &b }},
+		Listener:   ln,
+		slots:      make(chan struct{}, maxConns),
+		rejecters:  make(chan struct{}, maxRejecting),
+		sources:    &sourceCounts{max: maxPerSource, n: map[netip.Addr]int{}},
+		onReject:   onReject,
+		resp:       canned("too many connections, retry later"),
+		respSource: canned("too many connections from this address, retry later"),
+		active:     map[net.Conn]struct{}{},
+		bufs:       sync.Pool{New: func() any { b := make([]byte, rejectBufBytes); return &b }},
 	}
+}
+
+// share makes l count its connections against the limits of other: the same
+// MaxConns slots and the same per-source counts (the gRPC listener shares the
+// HTTP one's).
+func (l *admitListener) share(other *admitListener) {
+	l.slots, l.sources = other.slots, other.sources
 }
 
 // Accept returns the next connection admitted under the limits; excess
@@ -108,7 +111,7 @@ func (l *admitListener) Accept() (net.Conn, error) {
 			continue
 		}
 		src, ok := sourceOf(c)
-		if ok && !l.takeSource(src) {
+		if ok && !l.sources.take(src) {
 			<-l.slots
 			l.reject(c, true)
 			continue
@@ -126,25 +129,32 @@ func sourceOf(c net.Conn) (netip.Addr, bool) {
 	return tcp.AddrPort().Addr().Unmap(), true
 }
 
-// takeSource counts one more connection from src, unless src is at its cap.
-func (l *admitListener) takeSource(src netip.Addr) bool {
-	l.srcMu.Lock()
-	defer l.srcMu.Unlock()
-	if l.sources[src] >= l.maxPerSource {
+// sourceCounts counts admitted connections by source address, up to max each.
+type sourceCounts struct {
+	max int
+	mu  sync.Mutex
+	n   map[netip.Addr]int
+}
+
+// take counts one more connection from src, unless src is at its cap.
+func (c *sourceCounts) take(src netip.Addr) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n[src] >= c.max {
 		return false
 	}
-	l.sources[src]++
+	c.n[src]++
 	return true
 }
 
-func (l *admitListener) giveSource(src netip.Addr) {
-	l.srcMu.Lock()
-	defer l.srcMu.Unlock()
-	if l.sources[src] <= 1 {
-		delete(l.sources, src)
+func (c *sourceCounts) give(src netip.Addr) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n[src] <= 1 {
+		delete(c.n, src)
 		return
 	}
-	l.sources[src]--
+	c.n[src]--
 }
 
 // reject starts a rejecter for c, or closes c at once past the bound.
@@ -307,7 +317,7 @@ func (c *admittedConn) Close() error {
 	err := c.Conn.Close()
 	c.once.Do(func() {
 		if c.counted {
-			c.l.giveSource(c.src)
+			c.l.sources.give(c.src)
 		}
 		<-c.l.slots
 	})

@@ -30,7 +30,12 @@ func (b *bearer) tokenOK(tok string) bool {
 }
 
 func (b *bearer) allowed(r *http.Request) bool {
-	h := r.Header.Get("Authorization")
+	return b.headerOK(r.Header.Get("Authorization"))
+}
+
+// headerOK reports whether h, an Authorization header (or gRPC
+// authorization metadata), is "Bearer <token>".
+func (b *bearer) headerOK(h string) bool {
 	const prefix = "bearer "
 	if len(h) < len(prefix) || !strings.EqualFold(h[:len(prefix)], prefix) {
 		return false

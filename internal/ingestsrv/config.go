@@ -144,6 +144,9 @@ type Config struct {
 	// TracesFile puts a new data directory's trace tables in traces.db, with
 	// a projector of their own (store.Config.TracesFile).
 	TracesFile bool
+	// GRPC configures OTLP/gRPC beside OTLP/HTTP (grpc_config.go); its
+	// zero value serves none.
+	GRPC GRPCConfig
 	// Logger receives lifecycle events and errors (nil means slog.Default()).
 	Logger *slog.Logger
 }
@@ -173,7 +176,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("ingestsrv: config: in-flight budget %d cannot hold one %d-byte body and its decoding (%d bytes)",
 			d.InflightBytes, d.MaxBody, d.MaxBody*(1+otlpcodec.DecodeFactor))
 	}
-	return nil
+	// After the body limit: gRPC's defaults to it.
+	return c.GRPC.validate(d)
 }
 
 func (c Config) withDefaults() Config {

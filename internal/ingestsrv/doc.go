@@ -44,4 +44,24 @@
 // /api/v1/stats and /metrics, and /metrics has the histogram
 // otelbench_ingest_request_duration_seconds (request head read to answer
 // written) by signal, transport and status code.
+//
+// OTLP/gRPC (grpc*.go) serves the three Export RPCs on Config.GRPC.Addr and
+// on the HTTP listener too (HTTP/2 without TLS), through the same budget,
+// decode charge, record and nesting limits, store.Append and counters as
+// OTLP/HTTP (Server.commit); the message bytes go to the same validating
+// scan without a decode into pdata (internal/otlpgrpc's codec). OK is
+// answered only once Append returned nil, with partial_success as over
+// HTTP. Refusals follow the OTLP/gRPC specification: UNAVAILABLE with a
+// RetryInfo of DefaultRetryAfter seconds when overloaded, draining, the
+// queue is full or storage failed; INVALID_ARGUMENT for undecodable
+// messages, values nested too deep or bad compression; RESOURCE_EXHAUSTED
+// without RetryInfo (not retried) over GRPCConfig.MaxRecv, Config.MaxRecords
+// or a decode cost over the whole budget; UNAUTHENTICATED without the
+// bearer token in the authorization metadata (with AuthIngest). A full disk
+// is RESOURCE_EXHAUSTED with RetryInfo, which the specification makes
+// retryable: space can come back, and clients keep the data meanwhile.
+// gRPC connections count against Config.MaxConns and
+// Config.MaxConnsPerSource with HTTP's; past either they are closed at once
+// (gRPC clients see UNAVAILABLE and retry). The latency histogram has them
+// under transport="grpc", with the gRPC code name as code.
 package ingestsrv

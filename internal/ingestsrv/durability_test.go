@@ -178,9 +178,9 @@ func firstMissing(want, got []uint64) any {
 // childEnv makes the test binary run a server instead of the tests (TestMain).
 const childEnv = "OTELBENCH_INGESTSRV_CHILD_DIR"
 
-// runChild serves on 127.0.0.1:0 from dir, prints "addr <host:port>", and
-// runs until killed or, like cmd/otelbench, until SIGINT/SIGTERM (exit 0
-// after a clean drain).
+// runChild serves HTTP and gRPC on 127.0.0.1:0 from dir, prints
+// "addr <http host:port> <grpc host:port>", and runs until killed or, like
+// cmd/otelbench, until SIGINT/SIGTERM (exit 0 after a clean drain).
 func runChild(dir string) int {
 	ctx, stop := ossignal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -189,13 +189,15 @@ func runChild(dir string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
+	var lns [2]net.Listener
+	for i := range lns {
+		if lns[i], err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
 	}
-	fmt.Printf("addr %s\n", ln.Addr())
-	if err := srv.Serve(ctx, ln); err != nil {
+	fmt.Printf("addr %s %s\n", lns[0].Addr(), lns[1].Addr())
+	if err := srv.ServeWithGRPC(ctx, lns[0], lns[1]); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
@@ -206,7 +208,15 @@ func runChild(dir string) int {
 // it with its base URL.
 func startChild(t *testing.T, dir string) (*exec.Cmd, string) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd, addr, _ := startChildAddrs(t, dir)
+	return cmd, "http://" + addr
+}
+
+// startChildAddrs starts the test binary as a server process on dir and
+// returns it with its HTTP and gRPC addresses.
+func startChildAddrs(t *testing.T, dir string) (cmd *exec.Cmd, httpAddr, grpcAddr string) {
+	t.Helper()
+	cmd = exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), childEnv+"="+dir)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
@@ -217,12 +227,13 @@ func startChild(t *testing.T, dir string) (*exec.Cmd, string) {
 		t.Fatal(err)
 	}
 	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil || !strings.HasPrefix(line, "addr ") {
+	f := strings.Fields(line)
+	if err != nil || len(f) != 3 || f[0] != "addr" {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
 		t.Fatalf("child said %q, %v", line, err)
 	}
-	return cmd, "http://" + strings.TrimSpace(strings.TrimPrefix(line, "addr "))
+	return cmd, f[1], f[2]
 }
 
 // TestSIGTERM sends SIGTERM to a child server process under concurrent
@@ -230,10 +241,21 @@ func startChild(t *testing.T, dir string) (*exec.Cmd, string) {
 func TestSIGTERM(t *testing.T) {
 	dir := t.TempDir()
 	cmd, url := startChild(t, dir)
+	sigtermUnderLoad(t, cmd, dir, func(stop <-chan struct{}, onAck func()) *loadResult {
+		return loadLogs(url, 8, 5000, 2, stop, onAck)
+	})
+}
+
+// sigtermUnderLoad runs load against the child cmd serving dir until 200
+// acks, sends SIGTERM, requires exit status 0 within 60 s, and checks that
+// the records stored are exactly those acknowledged. It returns what the
+// clients saw.
+func sigtermUnderLoad(t *testing.T, cmd *exec.Cmd, dir string, load func(stop <-chan struct{}, onAck func()) *loadResult) *loadResult {
+	t.Helper()
 	var acks atomic.Int64
 	stop := make(chan struct{})
 	resCh := make(chan *loadResult, 1)
-	go func() { resCh <- loadLogs(url, 8, 5000, 2, stop, func() { acks.Add(1) }) }()
+	go func() { resCh <- load(stop, func() { acks.Add(1) }) }()
 	waitFor(t, "200 acks", func() bool { return acks.Load() >= 200 })
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
@@ -256,6 +278,7 @@ func TestSIGTERM(t *testing.T) {
 	if !slices.Equal(stored, res.acked) {
 		t.Fatalf("stored %d records, acked %d: the sets differ (first difference: %v)", len(stored), len(res.acked), firstMissing(res.acked, stored))
 	}
+	return res
 }
 
 // TestKill9 SIGKILLs a child server process under concurrent load, restarts

@@ -29,6 +29,14 @@ type testServer struct {
 
 func startServer(t testing.TB, cfg Config) *testServer {
 	t.Helper()
+	ts, _ := startServerGRPC(t, cfg, false)
+	return ts
+}
+
+// startServerGRPC is startServer with, if withGRPC, a gRPC listener on
+// 127.0.0.1:0 too, whose address it returns.
+func startServerGRPC(t testing.TB, cfg Config, withGRPC bool) (*testServer, string) {
+	t.Helper()
 	if cfg.DataDir == "" {
 		cfg.DataDir = t.TempDir()
 	}
@@ -47,10 +55,22 @@ func startServer(t testing.TB, cfg Config) *testServer {
 		_ = srv.Close(context.Background())
 		t.Fatal(err)
 	}
+	var gln net.Listener
+	if withGRPC {
+		if gln, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
+			cancel()
+			ln.Close()
+			_ = srv.Close(context.Background())
+			t.Fatal(err)
+		}
+	}
 	ts := &testServer{Server: srv, url: "http://" + ln.Addr().String(), dir: cfg.DataDir, cancel: cancel, done: make(chan error, 1)}
-	go func() { ts.done <- srv.Serve(ctx, ln) }()
+	go func() { ts.done <- srv.ServeWithGRPC(ctx, ln, gln) }()
 	t.Cleanup(func() { ts.stop(t) })
-	return ts
+	if gln == nil {
+		return ts, ""
+	}
+	return ts, gln.Addr().String()
 }
 
 // stop cancels the server and waits for Serve; it fails the test unless

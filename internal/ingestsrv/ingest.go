@@ -35,6 +35,28 @@ func (b *budget) charge(n int64) error {
 
 func (b *budget) release(n int64) { b.used.Add(-n) }
 
+// charge is what one request holds of the budget, from its first byte read
+// until its answer; the transports charge the body, commit the rest.
+type charge struct {
+	b *budget
+	n int64
+}
+
+// grow charges n more bytes, or fails with errOverloaded.
+func (c *charge) grow(n int64) error {
+	if err := c.b.charge(n); err != nil {
+		return err
+	}
+	c.n += n
+	return nil
+}
+
+// drop gives n bytes of the charge back.
+func (c *charge) drop(n int64) {
+	c.b.release(n)
+	c.n -= n
+}
+
 // ingestHandler serves POST <sig.Path()> and observes each answer's latency.
 func (s *Server) ingestHandler(sig signal.Signal) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
@@ -75,15 +97,8 @@ func (s *Server) serveIngest(w http.ResponseWriter, r *http.Request, sig signal.
 // memory to the budget from the first byte until the answer, and returns
 // the status answered.
 func (s *Server) ingest(w http.ResponseWriter, r *http.Request, sig signal.Signal, enc otlpcodec.Encoding, comp otlpcodec.Compression) int {
-	var charged int64
-	defer func() { s.budget.release(charged) }()
-	grow := func(n int64) error {
-		if err := s.budget.charge(n); err != nil {
-			return err
-		}
-		charged += n
-		return nil
-	}
+	ch := charge{b: &s.budget}
+	defer func() { ch.drop(ch.n) }()
 	// The body is read into a pooled buffer, charged to the budget at its capacity (ReadBody
 	// charges only the capacity it adds as bytes arrive), and returned to the pool once the
 	// answer is written: store.Append does not keep the payload past its return. A pooled
@@ -93,7 +108,7 @@ func (s *Server) ingest(w http.ResponseWriter, r *http.Request, sig signal.Signa
 	if r.ContentLength >= 0 && int64(cap(*pooled)) <= r.ContentLength {
 		*pooled = nil
 	}
-	if err := grow(int64(cap(*pooled))); err != nil {
+	if err := ch.grow(int64(cap(*pooled))); err != nil {
 		s.putBody(pooled)
 		return s.rejectRead(w, enc, err)
 	}
@@ -103,7 +118,7 @@ func (s *Server) ingest(w http.ResponseWriter, r *http.Request, sig signal.Signa
 		rate = s.getRateReader(w, r.Body, time.Now())
 		src = rate
 	}
-	body, err := otlpcodec.ReadBody(*pooled, src, comp, s.cfg.MaxBody, r.ContentLength, grow)
+	body, err := otlpcodec.ReadBody(*pooled, src, comp, s.cfg.MaxBody, r.ContentLength, ch.grow)
 	if rate != nil {
 		rate.finish()
 		s.putRateReader(rate)
@@ -117,15 +132,30 @@ func (s *Server) ingest(w http.ResponseWriter, r *http.Request, sig signal.Signa
 	if err != nil {
 		return s.rejectRead(w, enc, err)
 	}
+	answer, err := s.commit(r.Context(), sig, enc, body, &ch, nil)
+	if err != nil {
+		return s.rejectRead(w, enc, err)
+	}
+	return writeBody(w, enc, http.StatusOK, answer)
+}
+
+// commit decodes, checks and stores body, a whole request in enc, charging
+// its decoding and the payload it stores to ch; both transports come here
+// once they have read a request. It counts the request accepted in s.stats
+// and, when not nil, in transport, and returns the answer to send: success,
+// or partial success in enc. Its errors are for rejectRead (HTTP) and
+// grpcCommitErr to answer: bad input (decode errors, otlpcodec.ErrTooDeep,
+// *tooCostlyError, *tooManyRecordsError), errOverloaded, or a *storeError.
+func (s *Server) commit(ctx context.Context, sig signal.Signal, enc otlpcodec.Encoding, body []byte, ch *charge, transport *counters) ([]byte, error) {
 	// Decoding with pdata (JSON, or protobuf the scan cannot take as is) is charged by bytes
-	// and by messages (otlpcodec.DecodeCost); a request that could never fit the budget gets
-	// 413, not a 503 its client would retry forever.
+	// and by messages (otlpcodec.DecodeCost); a request that could never fit the budget is
+	// refused as too costly, not as an overload its client would retry forever.
 	var decodeCharge int64
 	req, err := otlpcodec.Decode(sig, enc, body, func(n int64) error {
-		if charged+n > s.budget.max {
-			return &tooCostlyError{need: n, body: charged, budget: s.budget.max}
+		if ch.n+n > s.budget.max {
+			return &tooCostlyError{need: n, body: ch.n, budget: s.budget.max}
 		}
-		if err := grow(n); err != nil {
+		if err := ch.grow(n); err != nil {
 			return err
 		}
 		decodeCharge = n
@@ -133,35 +163,54 @@ func (s *Server) ingest(w http.ResponseWriter, r *http.Request, sig signal.Signa
 	})
 	// The decoded structures are garbage now; the payload (the body itself
 	// on the protobuf fast path, a re-encoding otherwise) is what stays.
-	s.budget.release(decodeCharge)
-	charged -= decodeCharge
+	ch.drop(decodeCharge)
 	if err != nil {
-		return s.rejectRead(w, enc, err)
+		return nil, err
 	}
 	if n := int64(req.Records) + req.Rejected; s.cfg.MaxRecords > 0 && n > int64(s.cfg.MaxRecords) {
-		return s.reject(w, enc, http.StatusRequestEntityTooLarge, reasonTooManyRecords, otlpcodec.CodeInvalidArgument,
-			fmt.Sprintf("request holds %d %s, more than the limit of %d a request (--max-records); send smaller batches",
-				n, recordNoun(sig), s.cfg.MaxRecords))
+		return nil, &tooManyRecordsError{n: n, sig: sig, max: s.cfg.MaxRecords}
 	}
 	if enc == otlpcodec.EncodingJSON || req.Rejected > 0 {
-		if err := grow(int64(len(req.Payload))); err != nil {
-			return s.rejectRead(w, enc, err)
+		if err := ch.grow(int64(len(req.Payload))); err != nil {
+			return nil, err
 		}
 	}
 	if req.Records > 0 {
-		if err := s.store.Append(r.Context(), sig, req.Payload, req.Records); err != nil {
-			return s.rejectStore(w, enc, err)
+		if err := s.store.Append(ctx, sig, req.Payload, req.Records); err != nil {
+			return nil, &storeError{err}
 		}
 	}
 	s.stats.accepted(sig, req.Records, len(req.Payload))
+	if transport != nil {
+		transport.accepted(sig, req.Records, len(req.Payload))
+	}
 	if req.Rejected > 0 || req.Message != "" {
 		resp, err := otlpcodec.Response(sig, enc, req.Rejected, req.Message)
 		if err != nil { // unreachable: encoding a two-field message
 			s.log.Error("encode partial success", "err", err)
 		}
-		return writeBody(w, enc, http.StatusOK, resp)
+		return resp, nil
 	}
-	return writeBody(w, enc, http.StatusOK, otlpcodec.SuccessResponse(sig, enc))
+	return otlpcodec.SuccessResponse(sig, enc), nil
+}
+
+// storeError is a failed store.Append, answered apart from bad input.
+type storeError struct{ err error }
+
+func (e *storeError) Error() string { return e.err.Error() }
+func (e *storeError) Unwrap() error { return e.err }
+
+// tooManyRecordsError: a request holds more records than Config.MaxRecords
+// (HTTP 413, gRPC RESOURCE_EXHAUSTED without RetryInfo).
+type tooManyRecordsError struct {
+	n   int64
+	sig signal.Signal
+	max int
+}
+
+func (e *tooManyRecordsError) Error() string {
+	return fmt.Sprintf("request holds %d %s, more than the limit of %d a request (--max-records); send smaller batches",
+		e.n, recordNoun(e.sig), e.max)
 }
 
 // recordNoun names the records of sig as partial_success counts them.
@@ -208,10 +257,16 @@ func (s *Server) putBody(b *[]byte) {
 	s.bodies.Put(b)
 }
 
-// rejectRead answers a failure to read or decode the body.
+// rejectRead answers a failure to read, decode or store the body.
 func (s *Server) rejectRead(w http.ResponseWriter, enc otlpcodec.Encoding, err error) int {
 	var costly *tooCostlyError
+	var many *tooManyRecordsError
+	var stored *storeError
 	switch {
+	case errors.As(err, &stored):
+		return s.rejectStore(w, enc, stored.err)
+	case errors.As(err, &many):
+		return s.reject(w, enc, http.StatusRequestEntityTooLarge, reasonTooManyRecords, otlpcodec.CodeInvalidArgument, err.Error())
 	case errors.Is(err, otlpcodec.ErrTooLarge):
 		return s.reject(w, enc, http.StatusRequestEntityTooLarge, reasonTooLarge, otlpcodec.CodeInvalidArgument,
 			fmt.Sprintf("%v (limit %d bytes before and after decompression)", err, s.cfg.MaxBody))

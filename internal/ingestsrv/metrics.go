@@ -21,6 +21,7 @@ func (s *Server) metricsHandler() http.Handler {
 	reg.MustRegister(
 		&statsCollector{s: s},
 		s.latency.vec,
+		&transportCollector{s: s},
 		collectors.NewGoCollector(),
 		withoutMetric{collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), "process_open_fds"},
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{

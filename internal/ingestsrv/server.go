@@ -41,6 +41,7 @@ type Server struct {
 	stats   counters
 	latency *ingestLatency
 	auth    *bearer // nil: no auth
+	g       grpcState
 
 	draining atomic.Bool // set when shutdown begins: new requests get 503
 	admit    atomic.Pointer[admitListener]
@@ -135,12 +136,20 @@ func (s *Server) Store() *store.Store { return s.store }
 // Handler returns the server's root handler (tests and embedding).
 func (s *Server) Handler() http.Handler { return s.mux }
 
-// ListenAndServe listens on cfg.Addr and calls Serve.
+// ListenAndServe listens on cfg.Addr (and cfg.GRPC.Addr, if set) and calls
+// Serve.
 func (s *Server) ListenAndServe(ctx context.Context) error {
 	ln, err := net.Listen("tcp", s.cfg.Addr)
 	if err != nil {
 		_ = s.Close(context.Background())
 		return fmt.Errorf("listen: %w", err)
+	}
+	if s.cfg.GRPC.Addr != "" {
+		if s.g.ln, err = net.Listen("tcp", s.cfg.GRPC.Addr); err != nil {
+			ln.Close()
+			_ = s.Close(context.Background())
+			return fmt.Errorf("listen gRPC: %w", err)
+		}
 	}
 	return s.Serve(ctx, ln)
 }
@@ -153,6 +162,9 @@ func (s *Server) ListenAndServe(ctx context.Context) error {
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	if !s.served.CompareAndSwap(false, true) {
 		ln.Close()
+		if s.g.ln != nil {
+			s.g.ln.Close()
+		}
 		return errors.New("ingestsrv: Serve called twice")
 	}
 	s.warnExposure(ln.Addr())
@@ -171,8 +183,10 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	defer adm.wait()
 	s.admit.Store(adm)
 	ln = adm
+	grpcSrv := s.startGRPC(adm)
 	hs := &http.Server{
-		Handler:           s.mux,
+		Handler:           grpcSrv.route(s.mux),
+		Protocols:         httpProtocols(),
 		ReadHeaderTimeout: readHeaderTimeout,
 		ReadTimeout:       readTimeout,
 		WriteTimeout:      writeTimeout,
@@ -190,9 +204,14 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		err = fmt.Errorf("serve: %w", err)
 		s.draining.Store(true)
 		_ = hs.Close()
+	case err = <-grpcSrv.failed(): // the gRPC listener failed
+		err = fmt.Errorf("serve gRPC: %w", err)
+		s.draining.Store(true)
+		_ = hs.Close()
 	case <-ctx.Done():
 		err = s.shutdown(hs, serveErr)
 	}
+	err = errors.Join(err, grpcSrv.stop(s.cfg.ShutdownTimeout))
 	closeCtx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
 	defer cancel()
 	return errors.Join(err, s.Close(closeCtx))

@@ -64,6 +64,9 @@ type Stats struct {
 	Rejections         map[string]uint64      `json:"rejections"`
 	Queue              QueueStats             `json:"queue"`
 	Projection         ProjectionStats        `json:"projection"`
+	// Transports splits the requests and rejections by transport (http,
+	// grpc).
+	Transports map[string]TransportStats `json:"transports"`
 }
 
 // SignalStats counts one signal. Requests, Records and Bytes (protobuf
@@ -147,6 +150,7 @@ func (s *Server) Stats() Stats {
 	for r, name := range reasonNames {
 		out.Rejections[name] = s.stats.rejections[r].Load()
 	}
+	out.Transports = s.transportStats(out)
 	return out
 }
 

@@ -6,6 +6,9 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+	"google.golang.org/grpc/codes"
+
+	"github.com/otelbench/otelbench/internal/otlpgrpc"
 )
 
 // signalAcc accumulates the accounting of one signal. Workers of all
@@ -39,6 +42,7 @@ type attempt struct {
 	badResponse bool  // a 200 body that did not decode
 	bytes       int64
 	final       bool // the request's last attempt: its outcome is the request's
+	grpcCode    int  // gRPC code + 1; 0 over HTTP
 }
 
 func (a *signalAcc) recordAttempt(at attempt, retry bool) {
@@ -69,6 +73,12 @@ func (a *signalAcc) recordAttempt(at attempt, retry bool) {
 		s.TransportErrors++
 	default:
 		s.Status.add(at.status)
+		if at.grpcCode > 0 {
+			if s.GRPCStatus == nil {
+				s.GRPCStatus = map[string]int64{}
+			}
+			s.GRPCStatus[otlpgrpc.CodeName(codes.Code(at.grpcCode-1))]++
+		}
 		if at.status == 200 {
 			rej := min(max(at.rejected, 0), at.records)
 			s.RecordsAcked += at.records - rej

@@ -147,7 +147,8 @@ const (
 // Concurrency, Stages and Payload.Seed: see Split.
 type Config struct {
 	// Endpoint is the base URL (or host:port, see Insecure); the signal paths /v1/logs,
-	// /v1/metrics and /v1/traces are appended.
+	// /v1/metrics and /v1/traces are appended. With ProtocolGRPC it is the server's
+	// host:port (scheme-less: TLS unless Insecure), http://host:port or https://host:port.
 	Endpoint string
 	// SignalEndpoints, where set, is the full URL of a signal's requests, used as given
 	// (OTEL_EXPORTER_OTLP_<SIGNAL>_ENDPOINT).
@@ -155,8 +156,8 @@ type Config struct {
 	// Insecure makes a scheme-less endpoint http://; otherwise it is https://, as the
 	// exporters read OTEL_EXPORTER_OTLP_INSECURE.
 	Insecure bool
-	// Protocol is the OTLP transport and encoding: http/protobuf (default) or http/json. It
-	// sets Payload.Encoding.
+	// Protocol is the OTLP transport and encoding: http/protobuf (default), http/json or
+	// grpc (grpc.go). It sets Payload.Encoding.
 	Protocol Protocol
 	// TLS configures https:// endpoints.
 	TLS TLSConfig
@@ -166,8 +167,8 @@ type Config struct {
 	SignalHeaders [signal.Count]http.Header
 	// Timeout bounds one request, connection included. The senders enforce
 	// it with a little slack to stay cheap: the epoll loop checks every
-	// 10 ms, the h1 sender moves its deadline only when less than Timeout
-	// is left (a request gets between Timeout and 1.5×Timeout).
+	// 10 ms, the h1 and gRPC senders move their deadline only when less
+	// than Timeout is left (a request gets between Timeout and 1.5×Timeout).
 	Timeout time.Duration
 	Mix     Mix // zero value means DefaultMix
 	Payload otlpgen.Config
@@ -211,6 +212,10 @@ type Config struct {
 	// (ParseStages); the run lasts their total duration.
 	Stages []Stage
 
+	// Connections is how many gRPC connections the workers share (0: one
+	// per DefaultStreamsPerConn workers); protocol grpc only.
+	Connections int
+
 	// Progress, when not nil, receives a live progress display (mpb).
 	Progress io.Writer
 
@@ -235,13 +240,22 @@ func (c Config) Validate() error {
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%w: "+format, append([]any{ErrInvalidConfig}, args...)...)
 	}
-	for _, sig := range signal.All() {
-		if _, err := c.signalURL(sig); err != nil {
-			return bad("%v", err)
-		}
-	}
 	if err := c.Protocol.validate(); err != nil {
 		return bad("%v", err)
+	}
+	if c.isGRPC() {
+		if err := c.validateGRPC(); err != nil {
+			return bad("%v", err)
+		}
+	} else {
+		if c.Connections != 0 {
+			return bad("connections applies to protocol grpc only (HTTP/1.1 uses one connection per worker)")
+		}
+		for _, sig := range signal.All() {
+			if _, err := c.signalURL(sig); err != nil {
+				return bad("%v", err)
+			}
+		}
 	}
 	if c.Protocol != "" && c.Payload.Encoding != "" && c.Payload.Encoding != c.Protocol.encoding() {
 		return bad("protocol %s and encoding %s disagree", c.Protocol, c.Payload.Encoding)
@@ -332,6 +346,9 @@ func (c Config) oneHost() (one, https bool) {
 func (c Config) withDefaults() Config {
 	if c.Endpoint == "" {
 		c.Endpoint = DefaultEndpoint
+		if c.isGRPC() {
+			c.Endpoint = DefaultGRPCEndpoint
+		}
 	}
 	c.Endpoint, _ = normalizeEndpoint(c.Endpoint, c.Insecure)
 	c.Payload.Encoding = c.encoding()
@@ -415,7 +432,7 @@ func ParseHeaders(kvs []string) (http.Header, error) {
 }
 
 // Split returns shard i (from 0) of n of c: a share of the rate, the stage targets, the
-// concurrency and the request budget, and a seed of its own, so n processes started with it
+// concurrency, the gRPC connections and the request budget, and a seed of its own, so n processes started with it
 // together make c's load. Run ids stay random per process, so shards never share a trace id.
 func (c Config) Split(i, n int) Config {
 	if n <= 1 {
@@ -432,6 +449,9 @@ func (c Config) Split(i, n int) Config {
 	}
 	if c.Concurrency > 0 {
 		s.Concurrency = max(1, c.Concurrency/n+btoi(i < c.Concurrency%n))
+	}
+	if c.Connections > 0 {
+		s.Connections = max(1, c.Connections/n+btoi(i < c.Connections%n))
 	}
 	if c.Requests > 0 {
 		s.Requests = c.Requests/int64(n) + int64(btoi(int64(i) < c.Requests%int64(n)))

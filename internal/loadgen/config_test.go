@@ -91,7 +91,9 @@ func TestConfigValidate(t *testing.T) {
 		{"per-signal endpoint", Config{SignalEndpoints: [3]string{"http://a:4318/logs"}}, true},
 		{"bad per-signal endpoint", Config{SignalEndpoints: [3]string{"ftp://a/logs"}}, false},
 		{"protocol json", Config{Protocol: ProtocolHTTPJSON}, true},
-		{"protocol grpc", Config{Protocol: "grpc"}, false},
+		{"protocol grpc", Config{Protocol: ProtocolGRPC}, true},
+		{"protocol grpc, json", Config{Protocol: ProtocolGRPC, Payload: otlpgen.Config{Encoding: otlpgen.EncodingJSON}}, false},
+		{"unknown protocol", Config{Protocol: "thrift"}, false},
 		{"protocol and encoding disagree", Config{Protocol: ProtocolHTTPJSON, Payload: otlpgen.Config{Encoding: otlpgen.EncodingProto}}, false},
 		{"stages", Config{Stages: []Stage{{time.Second, 10}}}, true},
 		{"stages all zero", Config{Stages: []Stage{{time.Second, 0}}}, false},
@@ -120,23 +122,24 @@ func TestConfigValidate(t *testing.T) {
 
 // TestSplit: n shards of a config add up to it, with distinct seeds and random run ids.
 func TestSplit(t *testing.T) {
-	c := Config{Rate: 1000, Concurrency: 10, Requests: 101, RunID: 7, Stages: []Stage{{time.Second, 300}},
+	c := Config{Rate: 1000, Concurrency: 10, Connections: 4, Requests: 101, RunID: 7, Stages: []Stage{{time.Second, 300}},
 		Payload: otlpgen.Config{Seed: 5}}
 	var rate, stage float64
-	var conc int
+	var conc, conns int
 	var reqs int64
 	seeds := map[uint64]bool{}
 	for i := range 3 {
 		s := c.Split(i, 3)
 		rate, stage, conc, reqs = rate+s.Rate, stage+s.Stages[0].Target, conc+s.Concurrency, reqs+s.Requests
 		seeds[s.Payload.Seed] = true
+		conns += s.Connections
 		if s.RunID != 0 {
 			t.Errorf("shard %d run id %d, want 0 (random per process)", i, s.RunID)
 		}
 	}
-	if rate != 1000 || stage != 300 || conc != 10 || reqs != 101 || len(seeds) != 3 {
-		t.Errorf("shards sum to rate %v, stage %v, concurrency %d, requests %d with %d seeds; want 1000, 300, 10, 101, 3",
-			rate, stage, conc, reqs, len(seeds))
+	if rate != 1000 || stage != 300 || conc != 10 || conns != 4 || reqs != 101 || len(seeds) != 3 {
+		t.Errorf("shards sum to rate %v, stage %v, concurrency %d, connections %d, requests %d with %d seeds; want 1000, 300, 10, 4, 101, 3",
+			rate, stage, conc, conns, reqs, len(seeds))
 	}
 	if c.Stages[0].Target != 300 {
 		t.Error("Split changed the original's stages")

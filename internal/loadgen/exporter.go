@@ -28,6 +28,7 @@ type Protocol string
 const (
 	ProtocolHTTPProtobuf Protocol = "http/protobuf"
 	ProtocolHTTPJSON     Protocol = "http/json"
+	ProtocolGRPC         Protocol = "grpc" // OTLP/gRPC, protobuf (grpc.go)
 )
 
 // DefaultProtocol is the exporters' default for OTLP/HTTP.
@@ -43,12 +44,10 @@ func (p Protocol) encoding() otlpgen.Encoding {
 
 func (p Protocol) validate() error {
 	switch p {
-	case "", ProtocolHTTPProtobuf, ProtocolHTTPJSON:
+	case "", ProtocolHTTPProtobuf, ProtocolHTTPJSON, ProtocolGRPC:
 		return nil
-	case "grpc":
-		return fmt.Errorf("protocol grpc is not supported yet; use http/protobuf or http/json against the server's OTLP/HTTP port (4318)")
 	}
-	return fmt.Errorf("protocol %q (want http/protobuf or http/json)", p)
+	return fmt.Errorf("protocol %q (want http/protobuf, http/json or grpc)", p)
 }
 
 // TLSConfig holds the client's TLS settings for https:// endpoints.

@@ -116,7 +116,7 @@ func TestApplyEnvRejects(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Validate(); err == nil {
-		t.Error("protocol grpc validated; want an error saying it is not supported yet")
+	if err := c.Validate(); err != nil || c.Protocol != ProtocolGRPC {
+		t.Errorf("OTEL_EXPORTER_OTLP_PROTOCOL=grpc: protocol %q, Validate = %v; want grpc, nil", c.Protocol, err)
 	}
 }

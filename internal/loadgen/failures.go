@@ -16,8 +16,10 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/encoding/protowire"
 
+	"github.com/otelbench/otelbench/internal/otlpgrpc"
 	"github.com/otelbench/otelbench/internal/signal"
 )
 
@@ -117,7 +119,7 @@ func (l *failureLog) list() []Failure {
 const (
 	hintBaseURL      = "the endpoint is the base URL, e.g. http://host:4318; the per-signal paths are added"
 	hintPlainToTLS   = "the server speaks TLS: use https:// in the endpoint"
-	hintTLSToPlain   = "the server speaks plain HTTP: use http:// in the endpoint (or OTEL_EXPORTER_OTLP_INSECURE=true for host:port)"
+	hintTLSToPlain   = "the server speaks plain HTTP: use http:// in the endpoint (or --insecure, OTEL_EXPORTER_OTLP_INSECURE=true, for host:port)"
 	hintRefused      = "nothing listens there: is the server up, and are the host and port right?"
 	hintUntrusted    = "the server's certificate is not trusted: give its CA with --ca-file (OTEL_EXPORTER_OTLP_CERTIFICATE), or --insecure-skip-verify for a test server"
 	hintOverloaded   = "the server sheds load: lower the rate or concurrency, or --retry N to retry as exporters do"
@@ -125,6 +127,7 @@ const (
 	hintTooLarge     = "the request is larger than the server takes: fewer --records per request"
 	hintMediaType    = "the server does not take this encoding: try --protocol http/protobuf"
 	hintTimeout      = "no answer within --timeout: the server is stalled or far slower than the load"
+	hintNotGRPC      = "the server does not serve that OTLP/gRPC method: is the endpoint an OTLP/HTTP port (4318) rather than the gRPC one (4317)?"
 	hintClosedEarly  = "the server closed the connection mid-request: is it a TLS port (use https://), or did it restart?"
 	maxFailureText   = 300
 	tlsAlertPrefix   = "\x15\x03" // a TLS alert record, what a TLS server sends to plain HTTP
@@ -149,9 +152,10 @@ func classifyTransport(err error) failureCause {
 	var invalid x509.CertificateInvalidError
 	var tlsVerify *tls.CertificateVerificationError
 	switch {
-	case errors.Is(err, syscall.ECONNREFUSED):
+	case errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, errNoAnswer) && strings.Contains(text, "connection refused"):
 		return failureCause{cause: "connection refused", hint: hintRefused, text: text}
-	case errors.As(err, &rhe), strings.Contains(text, "server gave HTTP response to HTTPS client"):
+	case errors.As(err, &rhe), strings.Contains(text, "server gave HTTP response to HTTPS client"),
+		errors.Is(err, errNoAnswer) && strings.Contains(text, "first record does not look like a TLS handshake"):
 		return failureCause{cause: "TLS to a plain-HTTP server", hint: hintTLSToPlain, text: text}
 	case errors.As(err, &unknownCA), errors.As(err, &hostErr), errors.As(err, &invalid), errors.As(err, &tlsVerify):
 		return failureCause{cause: "TLS certificate not trusted", hint: hintUntrusted, text: text}
@@ -165,13 +169,21 @@ func classifyTransport(err error) failureCause {
 	return failureCause{cause: "transport error", text: text}
 }
 
-// classifyStatus names the cause of a non-2xx answer.
+// classifyStatus names the cause of a non-2xx answer. A gRPC answer is named by its code and
+// judged by its HTTP equivalent (httpStatus): the codes the OTLP specification retries are
+// not fatal, every other one is.
 func classifyStatus(resp response, cfg Config) failureCause {
-	text := fmt.Sprintf("HTTP %d", resp.status)
+	cause := fmt.Sprintf("HTTP %d", resp.status)
+	if resp.grpcCode > 0 {
+		cause = "gRPC " + otlpgrpc.CodeName(codes.Code(resp.grpcCode-1))
+	}
+	text := cause
 	if msg := responseText(resp); msg != "" {
 		text += ": " + msg
 	}
-	cause := fmt.Sprintf("HTTP %d", resp.status)
+	if resp.grpcCode > 0 {
+		return classifyGRPC(resp, cause, text)
+	}
 	hint := ""
 	switch resp.status {
 	case 400:
@@ -194,6 +206,22 @@ func classifyStatus(resp response, cfg Config) failureCause {
 	}
 	fatal := resp.status >= 400 && resp.status < 500 && resp.status != 429
 	return failureCause{cause, hint, text, fatal}
+}
+
+// classifyGRPC gives a gRPC answer that is not OK the hint of its HTTP equivalent.
+func classifyGRPC(resp response, cause, text string) failureCause {
+	hint := ""
+	switch resp.status {
+	case 401:
+		hint = hintAuth
+	case 413:
+		hint = hintTooLarge
+	case 501:
+		hint = hintNotGRPC
+	case 429, 502, 503, 504:
+		hint = hintOverloaded
+	}
+	return failureCause{cause, hint, text, !retryable(resp.status)}
 }
 
 // responseText returns the message of an error answer: a google.rpc.Status message (field 2)

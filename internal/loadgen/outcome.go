@@ -87,7 +87,7 @@ func (r *runner) report(elapsed time.Duration, interrupted bool) (*Report, error
 		Config: ReportConfig{
 			Endpoint: cfg.Endpoint, Mix: map[string]int{}, Records: pc.Records, Model: cfg.model(),
 			Concurrency: cfg.Concurrency, Rate: cfg.Rate, Encoding: string(pc.Encoding),
-			Compression: string(pc.Compression), Times: string(r.times()), Attrs: pc.Attrs, AttrCardinality: pc.AttrCardinality,
+			Compression: string(r.compression()), Connections: cfg.Connections, Times: string(r.times()), Attrs: pc.Attrs, AttrCardinality: pc.AttrCardinality,
 			BodyBytes: pc.BodyBytes, SpansPerTrace: pc.SpansPerTrace, Services: pc.Services, Seed: pc.Seed,
 			DurationSeconds: cfg.Duration.Seconds(), Requests: cfg.Requests,
 			TimeoutSeconds: cfg.Timeout.Seconds(), Retry: cfg.Retry, Headers: cfg.headerNames(),

@@ -66,9 +66,10 @@ type ReportConfig struct {
 
 	// Since v2.
 	Protocol      string      `json:"protocol,omitempty"`
-	RunID         string      `json:"run_id,omitempty"` // hex, the first half of every trace id
-	IDs           string      `json:"ids,omitempty"`    // "unique" or "replay"
-	Values        string      `json:"values,omitempty"` // "advance" or "replay"
+	Connections   int         `json:"connections,omitempty"` // gRPC connections (0: one per DefaultStreamsPerConn workers)
+	RunID         string      `json:"run_id,omitempty"`      // hex, the first half of every trace id
+	IDs           string      `json:"ids,omitempty"`         // "unique" or "replay"
+	Values        string      `json:"values,omitempty"`      // "advance" or "replay"
 	Temporality   string      `json:"temporality,omitempty"`
 	Instances     int         `json:"instances,omitempty"`
 	TraceServices int         `json:"trace_services,omitempty"`
@@ -135,25 +136,28 @@ func (s *StatusCounts) merge(o StatusCounts) {
 // value per request that got a response (retried requests count once, from
 // their first intended send to the last response).
 type SignalStats struct {
-	Requests             int64        `json:"requests"`
-	Succeeded            int64        `json:"succeeded"` // requests whose last attempt got a 2xx (v2)
-	Failed               int64        `json:"failed"`    // requests whose last attempt did not (v2)
-	Status               StatusCounts `json:"status"`
-	TransportErrors      int64        `json:"transport_errors"`
-	Canceled             int64        `json:"canceled"` // aborted in flight by cancellation
-	Retries              int64        `json:"retries"`
-	ResponseDecodeErrors int64        `json:"response_decode_errors"` // 200s whose body did not decode
-	RecordsSent          int64        `json:"records_sent"`
-	RecordsAcked         int64        `json:"records_acked"`
-	RecordsRejected      int64        `json:"records_rejected"`
-	BytesSent            int64        `json:"bytes_sent"`
-	RequestsPerSecond    float64      `json:"requests_per_second"`
-	RecordsPerSecond     float64      `json:"records_per_second"` // acked records per second
-	LateSends            int64        `json:"late_sends"`
-	Latency              Percentiles  `json:"latency_ms"`
-	LatencyUncorrected   *Percentiles `json:"latency_uncorrected_ms,omitempty"`
-	Histogram            *Histogram   `json:"histogram"`
-	HistogramUncorrected *Histogram   `json:"histogram_uncorrected,omitempty"`
+	Requests  int64        `json:"requests"`
+	Succeeded int64        `json:"succeeded"` // requests whose last attempt got a 2xx (v2)
+	Failed    int64        `json:"failed"`    // requests whose last attempt did not (v2)
+	Status    StatusCounts `json:"status"`
+	// GRPCStatus counts gRPC answers by code name (OTLP/gRPC only; Status then holds their
+	// HTTP equivalents, see httpStatus).
+	GRPCStatus           map[string]int64 `json:"grpc_status,omitempty"`
+	TransportErrors      int64            `json:"transport_errors"`
+	Canceled             int64            `json:"canceled"` // aborted in flight by cancellation
+	Retries              int64            `json:"retries"`
+	ResponseDecodeErrors int64            `json:"response_decode_errors"` // 200s whose body did not decode
+	RecordsSent          int64            `json:"records_sent"`
+	RecordsAcked         int64            `json:"records_acked"`
+	RecordsRejected      int64            `json:"records_rejected"`
+	BytesSent            int64            `json:"bytes_sent"`
+	RequestsPerSecond    float64          `json:"requests_per_second"`
+	RecordsPerSecond     float64          `json:"records_per_second"` // acked records per second
+	LateSends            int64            `json:"late_sends"`
+	Latency              Percentiles      `json:"latency_ms"`
+	LatencyUncorrected   *Percentiles     `json:"latency_uncorrected_ms,omitempty"`
+	Histogram            *Histogram       `json:"histogram"`
+	HistogramUncorrected *Histogram       `json:"histogram_uncorrected,omitempty"`
 }
 
 // Errors returns the requests that did not get a 2xx (canceled ones excluded).
@@ -184,6 +188,12 @@ func (s *SignalStats) mergeCounts(o *SignalStats) {
 	s.Succeeded += o.Succeeded
 	s.Failed += o.Failed
 	s.Status.merge(o.Status)
+	for k, v := range o.GRPCStatus {
+		if s.GRPCStatus == nil {
+			s.GRPCStatus = map[string]int64{}
+		}
+		s.GRPCStatus[k] += v
+	}
 	s.TransportErrors += o.TransportErrors
 	s.Canceled += o.Canceled
 	s.Retries += o.Retries

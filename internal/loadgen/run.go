@@ -43,11 +43,15 @@ func newRunner(cfg Config) (*runner, error) {
 		// Logs point their trace context at traces the run sent: without traces, none.
 		cfg.Payload.LogTraceShare = 0
 	}
-	pool, err := otlpgen.NewPool(cfg.Payload, cfg.Mix.Signals()...)
+	pc := cfg.Payload
+	if cfg.isGRPC() {
+		pc.Compression = otlpgen.CompressionNone // gRPC compresses each message itself
+	}
+	pool, err := otlpgen.NewPool(pc, cfg.Mix.Signals()...)
 	if err != nil {
 		return nil, fmt.Errorf("build payloads: %w", err)
 	}
-	pc := pool.Config()
+	pc = pool.Config()
 	r := &runner{cfg: cfg, pool: pool, schedule: cfg.Mix.sends(),
 		failures: newFailureLog(cfg)}
 	// Protobuf bodies get times, ids and values; OTLP-JSON ones ids only.
@@ -79,6 +83,13 @@ type exchanger interface {
 	close()
 }
 
+// bodyRecycler is an exchanger that knows when a sent body may be written
+// again, for senders that may still read a body after send returned.
+type bodyRecycler interface {
+	// recycled returns a buffer of an earlier body, or nil.
+	recycled() []byte
+}
+
 // netHTTPExchanger shares one net/http sender between workers.
 type netHTTPExchanger struct{ *sender }
 
@@ -89,7 +100,9 @@ type runner struct {
 	pool     *otlpgen.Pool
 	schedule []scheduled
 	exchange func(ctx context.Context) exchanger // one per worker
-	pacer    *Pacer
+	// closeSender, when set, closes what pickSender opened once the workers are done.
+	closeSender func()
+	pacer       *Pacer
 
 	// What each send rewrites in its copy of the payload (otlpgen.Payload.Patch): times
 	// (Config.Times), trace ids (unless Config.ReplayIDs), counter values (unless both are
@@ -113,6 +126,9 @@ func (r *runner) run(ctx context.Context) (*Report, error) {
 	h1, epoll, err := r.pickSender()
 	if err != nil {
 		return nil, err
+	}
+	if r.closeSender != nil {
+		defer r.closeSender()
 	}
 	// stopCtx ends the issuing of new requests (duration reached or ctx
 	// done); requests in flight run on ctx, so a timed stop lets them finish
@@ -162,9 +178,23 @@ func (r *runner) run(ctx context.Context) (*Report, error) {
 }
 
 // pickSender sets r.exchange and reports whether the epoll loop drives the
-// connections: h1 (plain or TLS) when every signal goes to one host, the
-// epoll loop for its plain-HTTP closed model, net/http otherwise.
+// connections: the gRPC sender for protocol grpc; h1 (plain or TLS) when every
+// signal goes to one host, the epoll loop for its plain-HTTP closed model,
+// net/http otherwise.
 func (r *runner) pickSender() (h1 *h1Sender, epoll bool, err error) {
+	if r.cfg.isGRPC() {
+		gs, err := newGRPCSender(r.cfg, r.cfg.Payload.Compression)
+		if err != nil {
+			return nil, false, err
+		}
+		r.closeSender = gs.close
+		r.exchange = func(context.Context) exchanger { return gs.exchanger(r.cfg) }
+		// gRPC may still be writing a body after the call returned (an
+		// early answer): a stamped body is reused only once gRPC hands it
+		// back (bodyRecycler).
+		r.freshBodies = true
+		return nil, false, nil
+	}
 	one, https := r.cfg.oneHost()
 	if !one || r.cfg.Sender == SenderNetHTTP {
 		s, err := newSender(r.cfg, r.pool)
@@ -216,6 +246,9 @@ func (r *runner) worker(ctx, stopCtx context.Context) {
 		}
 		if r.freshBodies {
 			bb = bodyBuffers{}
+			if rb, ok := ex.(bodyRecycler); ok {
+				bb.patched = rb.recycled()
+			}
 		}
 		p, body, err := r.prepare(n, &bb, sent)
 		if err != nil {
@@ -247,6 +280,9 @@ func (r *runner) send(ctx context.Context, ex exchanger, p *otlpgen.Payload, bod
 			break
 		}
 		d := retryDelay(resp.retryAfter, try, time.Now(), r.cfg.RetryMaxWait)
+		if resp.hasRetryInfo {
+			d = min(resp.retryInfo, r.cfg.RetryMaxWait)
+		}
 		if r.cfg.Clock.Sleep(ctx, d) != nil {
 			break
 		}
@@ -270,7 +306,7 @@ func (r *runner) recordAttempt(ctx context.Context, p *otlpgen.Payload, size int
 		at.transport = true
 		r.failures.record(p.Signal, classifyError(err))
 	default:
-		at.status = resp.status
+		at.status, at.grpcCode = resp.status, resp.grpcCode
 		if resp.status == 200 {
 			rej, derr := parseRejected(p.Signal, resp.contentType, resp.body)
 			at.rejected, at.badResponse = rej, derr != nil
@@ -280,6 +316,14 @@ func (r *runner) recordAttempt(ctx context.Context, p *otlpgen.Payload, size int
 	}
 	r.acc[p.Signal.Index()].recordAttempt(at, retry)
 	return err == nil
+}
+
+// compression is the run's: the pool's, or gRPC's (its pool is uncompressed).
+func (r *runner) compression() otlpgen.Compression {
+	if r.cfg.isGRPC() && r.cfg.Payload.Compression != "" {
+		return r.cfg.Payload.Compression
+	}
+	return r.pool.Config().Compression
 }
 
 func btoi(b bool) int {

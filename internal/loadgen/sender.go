@@ -19,6 +19,11 @@ type response struct {
 	contentType string
 	retryAfter  string
 	body        []byte // at most DefaultMaxResponse bytes, valid until the next send
+	grpcCode    int    // gRPC status code + 1 over gRPC (status then holds its HTTP equivalent); 0 over HTTP
+	// retryInfo is a gRPC RetryInfo delay, which replaces Retry-After's
+	// whole seconds when hasRetryInfo.
+	retryInfo    time.Duration
+	hasRetryInfo bool
 }
 
 // sender posts pre-encoded payloads over a tuned net/http Transport:

@@ -11,7 +11,11 @@ import (
 // signal of the mix and a total row, then the latency percentiles.
 func (r *Report) WriteText(w io.Writer) error {
 	c := r.Config
-	fmt.Fprintf(w, "otelbench load: %s model, %s, %d records/request, %s", c.Model, c.Endpoint, c.Records, c.Encoding)
+	enc := c.Encoding
+	if c.Protocol == string(ProtocolGRPC) {
+		enc = "grpc " + enc
+	}
+	fmt.Fprintf(w, "otelbench load: %s model, %s, %d records/request, %s", c.Model, c.Endpoint, c.Records, enc)
 	if c.Compression != "none" {
 		fmt.Fprintf(w, "+%s", c.Compression)
 	}
@@ -51,6 +55,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("write report: %w", err)
 	}
+	writeGRPCStatus(w, r.Totals.GRPCStatus)
 	fmt.Fprintln(w)
 
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)

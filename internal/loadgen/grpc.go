@@ -1,0 +1,314 @@
+package loadgen
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"net"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/stats"
+	"google.golang.org/grpc/status"
+
+	"github.com/otelbench/otelbench/internal/otlpgen"
+	"github.com/otelbench/otelbench/internal/otlpgrpc"
+	"github.com/otelbench/otelbench/internal/signal"
+)
+
+// DefaultStreamsPerConn is how many workers share one gRPC connection when
+// Config.Connections is 0: each connection has one reader and one writer
+// goroutine, and a few connections keep them from serializing the workers.
+const DefaultStreamsPerConn = 16
+
+// errNoAnswer marks a gRPC call that failed without an answer from the
+// server (refused, reset, timed out before any header): a transport error,
+// not a status.
+var errNoAnswer = errors.New("no answer from the server")
+
+// grpcSender exports pre-encoded payloads over Connections gRPC
+// connections; each worker (one stream at a time) uses one of them. Bodies
+// travel as they are (otlpgrpc.Codec), compressed by gRPC when asked.
+type grpcSender struct {
+	conns []*grpc.ClientConn
+	next  atomic.Uint64
+	opts  []grpc.CallOption
+	// md holds each signal's headers (Config.headersFor) as metadata, read-only; shared says
+	// they are the same for every signal, so a worker's call context carries them.
+	md     [signal.Count]metadata.MD
+	shared bool
+}
+
+func newGRPCSender(cfg Config, compression otlpgen.Compression) (*grpcSender, error) {
+	target, useTLS, err := grpcTarget(cfg.Endpoint, cfg.Insecure)
+	if err != nil {
+		return nil, err
+	}
+	creds := insecure.NewCredentials()
+	if useTLS {
+		host, _, _ := net.SplitHostPort(target)
+		tc, err := cfg.TLS.clientConfig(host)
+		if err != nil {
+			return nil, err
+		}
+		creds = credentials.NewTLS(tc)
+	}
+	n := cfg.Connections
+	if n == 0 {
+		n = (cfg.Concurrency + DefaultStreamsPerConn - 1) / DefaultStreamsPerConn
+	}
+	s := &grpcSender{shared: true}
+	for _, sig := range signal.All() {
+		md := metadata.MD{}
+		for k, v := range cfg.headersFor(sig) {
+			md[strings.ToLower(k)] = v
+		}
+		s.md[sig.Index()] = md
+		s.shared = s.shared && maps.EqualFunc(md, s.md[0], slices.Equal)
+	}
+	if compression != "" && compression != otlpgen.CompressionNone {
+		s.opts = append(s.opts, grpc.UseCompressor(string(compression)))
+	}
+	for range n {
+		cc, err := grpc.NewClient(target,
+			grpc.WithTransportCredentials(creds),
+			grpc.WithDefaultCallOptions(grpc.ForceCodecV2(otlpgrpc.Codec{})),
+			grpc.WithUserAgent("otelbench-load/1"),
+			grpc.WithStatsHandler(answerTracker{}),
+			grpc.WithSharedWriteBuffer(true),
+			// Retries are the runner's (Config.Retry), counted attempt by attempt.
+			grpc.WithDisableRetry(),
+		)
+		if err != nil {
+			s.close()
+			return nil, fmt.Errorf("grpc client for %s: %w", target, err)
+		}
+		cc.Connect()
+		s.conns = append(s.conns, cc)
+	}
+	return s, nil
+}
+
+// exchanger returns the next worker's exchanger: connections are dealt
+// round robin.
+func (s *grpcSender) exchanger(cfg Config) exchanger {
+	cc := s.conns[(s.next.Add(1)-1)%uint64(len(s.conns))]
+	return &grpcExchanger{s: s, cc: cc, timeout: cfg.Timeout, bodies: make(bodyPool, 2)}
+}
+
+func (s *grpcSender) close() {
+	for _, cc := range s.conns {
+		_ = cc.Close()
+	}
+}
+
+type grpcExchanger struct {
+	s       *grpcSender
+	cc      *grpc.ClientConn
+	timeout time.Duration
+	bodies  bodyPool
+
+	// The calls of a worker share one context (see callContext).
+	answered atomic.Bool // set by answerTracker, cleared before each call
+	parent   context.Context
+	call     context.Context
+	cancel   context.CancelFunc
+	deadline time.Time
+}
+
+// callContext returns the context of the next call: ctx with the answered
+// flag, the metadata and a deadline, shared by a worker's calls until less
+// than the timeout is left, so a call gets between Timeout and 1.5×Timeout
+// (as the h1 sender does). A context and its timer per call were ~10% of
+// the generator's CPU profile at 100 records a request (WithDeadline and
+// the runtime's timer checks).
+func (e *grpcExchanger) callContext(ctx context.Context) context.Context {
+	now := time.Now()
+	if e.call != nil && ctx == e.parent && e.deadline.Sub(now) >= e.timeout {
+		return e.call
+	}
+	if e.cancel != nil {
+		e.cancel()
+	}
+	c := context.WithValue(ctx, answeredKey{}, &e.answered)
+	if e.s.shared && len(e.s.md[0]) > 0 {
+		c = metadata.NewOutgoingContext(c, e.s.md[0])
+	}
+	e.parent, e.deadline = ctx, now.Add(e.timeout*3/2)
+	e.call, e.cancel = context.WithDeadline(c, e.deadline)
+	return e.call
+}
+
+// bodyPool takes back the stamped bodies gRPC is done with, so that a
+// worker reuses them instead of allocating one per request: at 100 records
+// a request, live times, allocating and collecting each body was a quarter
+// of the generator's CPU profile.
+type bodyPool chan *[]byte
+
+// Get is never called for bodies given to otlpgrpc.Recycled; it is
+// mem.BufferPool's.
+func (bodyPool) Get(n int) *[]byte { b := make([]byte, n); return &b }
+
+// Put keeps b if there is room.
+func (p bodyPool) Put(b *[]byte) {
+	select {
+	case p <- b:
+	default:
+	}
+}
+
+// recycled returns a body buffer gRPC is done with, or nil (implements
+// bodyRecycler).
+func (e *grpcExchanger) recycled() []byte {
+	select {
+	case b := <-e.bodies:
+		return (*b)[:0]
+	default:
+		return nil
+	}
+}
+
+func (e *grpcExchanger) close() {
+	if e.cancel != nil {
+		e.cancel()
+	}
+}
+
+// answeredKey holds, in a call's context, the flag answerTracker sets when
+// the server answered (headers or a status).
+type answeredKey struct{}
+
+// send calls the Export RPC of p's signal with body. A status from the
+// server becomes a response (its HTTP-equivalent status, the gRPC code, a
+// RetryInfo delay as retryAfter); a failure without one is an error.
+func (e *grpcExchanger) send(ctx context.Context, p *otlpgen.Payload, body []byte, buf *bytes.Buffer) (response, error) {
+	ctx = e.callContext(ctx)
+	if md := e.s.md[p.Signal.Index()]; !e.s.shared && len(md) > 0 {
+		ctx = metadata.NewOutgoingContext(ctx, md)
+	}
+	e.answered.Store(false)
+	var reply otlpgrpc.Message
+	msg := otlpgrpc.Raw(body)
+	if len(body) > 0 && len(p.Body) > 0 && &body[0] != &p.Body[0] { // a stamped copy: reuse it once sent
+		msg = otlpgrpc.Recycled(&body, e.bodies)
+	}
+	err := e.cc.Invoke(ctx, methods[p.Signal.Index()], msg, &reply, e.s.opts...)
+	defer reply.Free()
+	st := status.Convert(err)
+	if err != nil && !e.answered.Load() {
+		return response{}, fmt.Errorf("%w: %v", errNoAnswer, st.Message())
+	}
+	resp := response{status: httpStatus(st), grpcCode: int(st.Code()) + 1}
+	if d := retryInfo(st); d >= 0 {
+		resp.retryInfo, resp.hasRetryInfo = d, true
+	}
+	buf.Reset()
+	if err == nil {
+		buf.Write(reply.Bytes(nil))
+	} else {
+		buf.WriteString(st.Message()) // what classifyStatus reports
+	}
+	resp.body = buf.Bytes()
+	return resp, nil
+}
+
+// methods are the Export method names by signal index.
+var methods = func() (m [signal.Count]string) {
+	for _, sig := range signal.All() {
+		m[sig.Index()] = otlpgrpc.Method(sig)
+	}
+	return m
+}()
+
+// httpStatus maps a gRPC status to the HTTP status the OTLP specification
+// gives the same meaning, so that status classes and retries work alike
+// for both transports: OK 200, INVALID_ARGUMENT 400, RESOURCE_EXHAUSTED 429
+// with RetryInfo (retryable) or 413 without (too large, not retryable),
+// UNAVAILABLE 503, DEADLINE_EXCEEDED 504; the other codes the OTLP
+// specification retries (CANCELLED, ABORTED, OUT_OF_RANGE, DATA_LOSS) 502,
+// and the rest 500. The code itself is counted too (SignalStats.GRPCStatus).
+func httpStatus(st *status.Status) int {
+	switch st.Code() {
+	case codes.OK:
+		return 200
+	case codes.InvalidArgument:
+		return 400
+	case codes.ResourceExhausted:
+		if retryInfo(st) >= 0 {
+			return 429
+		}
+		return 413
+	case codes.Unavailable:
+		return 503
+	case codes.DeadlineExceeded:
+		return 504
+	case codes.Canceled, codes.Aborted, codes.OutOfRange, codes.DataLoss:
+		return 502
+	case codes.Unauthenticated:
+		return 401
+	case codes.Unimplemented:
+		return 501
+	}
+	return 500
+}
+
+// retryInfo returns st's RetryInfo delay, or -1 without one.
+func retryInfo(st *status.Status) time.Duration {
+	if st.Code() == codes.OK {
+		return -1
+	}
+	for _, d := range st.Details() {
+		if ri, ok := d.(*errdetails.RetryInfo); ok {
+			return max(ri.GetRetryDelay().AsDuration(), 0)
+		}
+	}
+	return -1
+}
+
+// answerTracker is a gRPC stats handler that marks a call answered when
+// headers or a status arrive from the server, which tells a server's
+// UNAVAILABLE from a connection that failed (both are UNAVAILABLE to the
+// caller).
+type answerTracker struct{}
+
+func (answerTracker) TagRPC(ctx context.Context, _ *stats.RPCTagInfo) context.Context   { return ctx }
+func (answerTracker) TagConn(ctx context.Context, _ *stats.ConnTagInfo) context.Context { return ctx }
+func (answerTracker) HandleConn(context.Context, stats.ConnStats)                       {}
+
+func (answerTracker) HandleRPC(ctx context.Context, s stats.RPCStats) {
+	switch s.(type) {
+	case *stats.InHeader, *stats.InTrailer:
+		if f, ok := ctx.Value(answeredKey{}).(*atomic.Bool); ok {
+			f.Store(true)
+		}
+	}
+}
+
+// writeGRPCStatus prints the gRPC codes of a run, most frequent first (the
+// status table above shows their HTTP equivalents).
+func writeGRPCStatus(w io.Writer, counts map[string]int64) {
+	if len(counts) == 0 {
+		return
+	}
+	names := slices.Collect(maps.Keys(counts))
+	slices.SortFunc(names, func(a, b string) int {
+		return cmp.Or(cmp.Compare(counts[b], counts[a]), cmp.Compare(a, b))
+	})
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = fmt.Sprintf("%s %d", n, counts[n])
+	}
+	fmt.Fprintf(w, "grpc status: %s\n", strings.Join(parts, ", "))
+}

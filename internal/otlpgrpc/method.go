@@ -1,0 +1,52 @@
+package otlpgrpc
+
+import (
+	"strconv"
+
+	"google.golang.org/grpc/codes"
+
+	"github.com/otelbench/otelbench/internal/signal"
+)
+
+// Service returns the fully qualified OTLP service name of sig
+// (opentelemetry/proto/collector/*/v1/*_service.proto).
+func Service(sig signal.Signal) string {
+	switch sig {
+	case signal.Logs:
+		return "opentelemetry.proto.collector.logs.v1.LogsService"
+	case signal.Metrics:
+		return "opentelemetry.proto.collector.metrics.v1.MetricsService"
+	case signal.Traces:
+		return "opentelemetry.proto.collector.trace.v1.TraceService"
+	}
+	return ""
+}
+
+// Method returns the full method name of sig's Export RPC, as gRPC puts it
+// in the :path header ("/<service>/Export").
+func Method(sig signal.Signal) string { return "/" + Service(sig) + "/Export" }
+
+// SignalOf returns the signal whose Export RPC is the full method name m.
+func SignalOf(m string) (signal.Signal, bool) {
+	for _, sig := range signal.All() {
+		if m == Method(sig) {
+			return sig, true
+		}
+	}
+	return 0, false
+}
+
+// CodeName returns the OTLP and gRPC specifications' name of a status code
+// (UNAVAILABLE, RESOURCE_EXHAUSTED, ...), as reports and metric labels show it.
+func CodeName(c codes.Code) string {
+	if int(c) < len(codeNames) {
+		return codeNames[c]
+	}
+	return "CODE_" + strconv.Itoa(int(c))
+}
+
+var codeNames = [...]string{
+	"OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND", "ALREADY_EXISTS",
+	"PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE",
+	"UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS", "UNAUTHENTICATED",
+}

@@ -1,0 +1,212 @@
+#!/usr/bin/env bash
+# bench-grpc.sh measures OTLP/gRPC on both sides of otelbench, each beside its
+# peer in the same run:
+#
+# 1. serve: `otelbench serve` (durable: --sync full, projection on) against an
+#    OpenTelemetry Collector (otlpreceiver + nop exporter, persists nothing),
+#    both loaded by `otelbench load --protocol grpc`, closed model, at 1 record
+#    a request (logs) and 10 (mixed). Reported: req/s, p50/p99, OK and
+#    UNAVAILABLE counts, transport errors, the server's peak RSS (VmHWM) and
+#    its CPU per OK answer (user+sys from /proc/PID/stat, which a shared,
+#    noisy machine disturbs less than req/s). The targets alternate which goes
+#    first from round to round; the medians of the per-round ratios close it.
+# 2. overload: serve at 10x the 1-record rate just measured (open model,
+#    --concurrency 4096): memory must stay bounded; UNAVAILABLE is expected.
+# 3. client: records per CPU-second of the generator, `otelbench load
+#    --protocol grpc` against telemetrygen (gRPC, its defaults but for the
+#    endpoint, plain text, no rate limit), both sending logs of 100 records a
+#    request to the Collector; records counted by the Collector
+#    (otelcol_receiver_accepted_log_records), CPU by getrusage of the child.
+#
+# Usage: scripts/bench-grpc.sh
+# Env:   DURATION=10s CONCURRENCY=256 RUNS=3 OVERLOAD_DURATION=15s (0 skips)
+#        SERVE=1 (0 skips phase 1, and phase 2 with it)
+#        CLIENT_WORKERS="1 8 32" (empty skips phase 3)
+#        OTELCOL=/tmp/otelbench-otelcol/otelcol (built by scripts/build-otelcol.sh if missing)
+#        TELEMETRYGEN=path (default: telemetrygen on PATH, else go install into OUT)
+#        BIN=path/to/otelbench (default: go build ./cmd/otelbench)
+#        OUT=dir for reports and logs (default: a temp dir, printed)
+set -euo pipefail
+
+dur=${DURATION:-10s}
+conc=${CONCURRENCY:-256}
+runs=${RUNS:-3}
+odur=${OVERLOAD_DURATION:-15s}
+serve=${SERVE:-1}
+workers=${CLIENT_WORKERS-1 8 32}
+otelcol=${OTELCOL:-/tmp/otelbench-otelcol/otelcol}
+out=${OUT:-$(mktemp -d /tmp/bench-grpc.XXXXXX)}
+root=$(cd "$(dirname "$0")/.." && pwd)
+tgmod=github.com/open-telemetry/opentelemetry-collector-contrib/cmd/telemetrygen@v0.161.0
+mkdir -p "$out"
+
+if [[ -z ${BIN:-} ]]; then
+	BIN=$out/otelbench
+	(cd "$root" && go build -o "$BIN" ./cmd/otelbench)
+fi
+[[ -x $otelcol ]] || "$root/scripts/build-otelcol.sh" "$otelcol" >/dev/null
+tg=${TELEMETRYGEN:-$(command -v telemetrygen || true)}
+if [[ -z $tg && -n $workers ]]; then
+	GOBIN=$out go install "$tgmod"
+	tg=$out/telemetrygen
+fi
+
+pid=
+cleanup() { [[ -n $pid ]] && kill "$pid" 2>/dev/null || true; }
+trap cleanup EXIT
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+wait_port() {
+	for _ in $(seq 200); do
+		(exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
+		sleep 0.1
+	done
+	echo "nothing listens on port $1" >&2
+	return 1
+}
+median() { python3 -c "import statistics,sys; print(f'{statistics.median(map(float, sys.argv[1:])):.2f}')" "$@"; }
+
+start_target() { # start_target otelbench|otelcol GRPCPORT DIR [PROMPORT]
+	case $1 in
+	otelbench)
+		"$BIN" serve --addr "127.0.0.1:$(free_port)" --grpc-addr "127.0.0.1:$2" --data "$3/data" --sync full 2>"$3/server.log" &
+		;;
+	otelcol)
+		local telemetry="level: none"
+		[[ -n ${4:-} ]] && telemetry="level: detailed
+      readers:
+        - pull:
+            exporter:
+              prometheus:
+                host: 127.0.0.1
+                port: $4"
+		cat >"$3/otelcol.yaml" <<YAML
+receivers:
+  otlp:
+    protocols:
+      grpc:
+        endpoint: 127.0.0.1:$2
+exporters:
+  nop:
+service:
+  telemetry:
+    metrics:
+      $telemetry
+  pipelines:
+    logs: {receivers: [otlp], exporters: [nop]}
+    metrics: {receivers: [otlp], exporters: [nop]}
+    traces: {receivers: [otlp], exporters: [nop]}
+YAML
+		"$otelcol" --config "$3/otelcol.yaml" 2>"$3/server.log" &
+		;;
+	esac
+	pid=$!
+	wait_port "$2"
+	[[ -z ${4:-} ]] || wait_port "$4"
+}
+
+stop_target() { # sets hwm (peak RSS, MB); SIGTERM, the server must exit 0
+	hwm=$(awk '/VmHWM/ {printf "%.1f", $2/1024}' "/proc/$pid/status")
+	kill -TERM "$pid"
+	if ! wait "$pid"; then
+		echo "server $pid did not exit 0 after SIGTERM" >&2
+		pid=
+		return 1
+	fi
+	pid=
+}
+
+declare -A rps cpu
+run() { # run NAME TARGET LOADARGS...
+	local name=$1 target=$2 port dir t0 t1 tck
+	shift 2
+	port=$(free_port)
+	dir=$out/$name-$target
+	mkdir -p "$dir"
+	start_target "$target" "$port" "$dir"
+	tck=$(getconf CLK_TCK)
+	t0=$(awk '{print $14+$15}' "/proc/$pid/stat")
+	"$BIN" load --protocol grpc --insecure --endpoint "127.0.0.1:$port" --no-progress --json "$dir/load.json" "$@" >"$dir/load.txt"
+	t1=$(awk '{print $14+$15}' "/proc/$pid/stat")
+	stop_target
+	rm -rf "$dir/data"
+	read -r r p50 p99 ok busy errs < <(jq -r '.totals | [(.requests_per_second|floor), .latency_ms.p50, .latency_ms.p99,
+		(.grpc_status.OK // 0), (.grpc_status.UNAVAILABLE // 0), .transport_errors] | @tsv' "$dir/load.json")
+	rps[$name-$target]=$r
+	cpu[$name-$target]=$(((t1 - t0) * 1000000 / tck / (ok > 0 ? ok : 1)))
+	printf '| %-9s | %-9s | %8s | %8s | %8s | %8s | %11s | %5s | %7s | %9s |\n' \
+		"$name" "$target" "$r" "$p50" "$p99" "$ok" "$busy" "$errs" "$hwm" "${cpu[$name-$target]}"
+}
+
+echo "# bench-grpc $(date -u +%FT%TZ) $(uname -r) $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); duration $dur, concurrency $conc, $runs rounds; reports in $out"
+echo
+declare -A ratios cpuratios
+if ((serve)); then
+	echo '| workload  | target    |    req/s |   p50 ms |   p99 ms |       OK | UNAVAILABLE | xport |  RSS MB | CPU us/OK |'
+	echo '|-----------|-----------|----------|----------|----------|----------|-------------|-------|---------|-----------|'
+fi
+for i in $(seq "$((serve ? runs : 0))"); do
+	order="otelbench otelcol"
+	((i % 2 == 0)) && order="otelcol otelbench"
+	for w in logs1 mixed10; do
+		for target in $order; do
+			case $w in
+			logs1) run logs1 "$target" --mix logs=1 --records 1 --concurrency "$conc" --duration "$dur" ;;
+			mixed10) run mixed10 "$target" --mix logs=1,metrics=1,traces=1 --records 10 --concurrency "$conc" --duration "$dur" ;;
+			esac
+		done
+		ratios[$w]+=" $(python3 -c "print(f'{${rps[$w-otelbench]}/max(1,${rps[$w-otelcol]}):.2f}')")"
+		cpuratios[$w]+=" $(python3 -c "print(f'{${cpu[$w-otelbench]}/max(1,${cpu[$w-otelcol]}):.2f}')")"
+	done
+done
+echo
+for w in logs1 mixed10; do
+	((serve)) || break
+	# shellcheck disable=SC2086 # the ratios are a list of numbers
+	echo "$w serve/otelcol over $runs rounds: median req/s ratio $(median ${ratios[$w]}) (${ratios[$w]# }), median CPU per OK ratio $(median ${cpuratios[$w]}) (${cpuratios[$w]# })"
+done
+
+if ((serve)) && [[ $odur != 0 ]]; then
+	echo
+	rate=$((10 * ${rps[logs1-otelbench]}))
+	echo "overload: $rate req/s (10x logs1), open model"
+	run overload otelbench --mix logs=1 --records 1 --rate "$rate" --concurrency 4096 --duration "$odur" --timeout 5s
+fi
+
+[[ -n $workers ]] || exit 0
+echo
+echo "client: records per CPU-second, 100-record log requests to the Collector's gRPC receiver"
+echo
+echo '| workers | client       |   records | CPU s | records/CPU-s |'
+echo '|---------|--------------|-----------|-------|---------------|'
+port=$(free_port) prom=$(free_port)
+mkdir -p "$out/client"
+start_target otelcol "$port" "$out/client" "$prom"
+accepted() { curl -s "127.0.0.1:$prom/metrics" | awk '/^otelcol_receiver_accepted_log_records/ {s += $NF} END {print s + 0}'; }
+cpu_of() { python3 -c 'import resource, subprocess, sys
+subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+r = resource.getrusage(resource.RUSAGE_CHILDREN); print(f"{r.ru_utime + r.ru_stime:.3f}")' "$@"; }
+declare -A eff
+measure() { # measure WORKERS NAME CMD...
+	local w=$1 name=$2 a0 a1 c
+	shift 2
+	a0=$(accepted)
+	c=$(cpu_of "$@")
+	sleep 1.5 # the receiver's counters go through a periodic reader
+	a1=$(accepted)
+	eff[$w-$name]+=" $(python3 -c "print(int(($a1 - $a0) / $c))")"
+	printf '| %7s | %-12s | %9s | %5s | %13s |\n' "$w" "$name" "$((a1 - a0))" "$c" "$(python3 -c "print(int(($a1 - $a0) / $c))")"
+}
+for i in $(seq "$runs"); do
+	for w in $workers; do
+		measure "$w" otelbench "$BIN" load --protocol grpc --insecure --endpoint "127.0.0.1:$port" --mix logs=1 --records 100 \
+			--concurrency "$w" --duration "$dur" --no-progress
+		measure "$w" telemetrygen "$tg" logs --otlp-endpoint "127.0.0.1:$port" --otlp-insecure --rate 0 --workers "$w" --duration "$dur"
+	done
+done
+stop_target
+echo
+for w in $workers; do
+	# shellcheck disable=SC2086 # lists of numbers
+	echo "$w workers: otelbench/telemetrygen records per CPU-second, ratio of medians $(python3 -c "print(f'{$(median ${eff[$w-otelbench]})/$(median ${eff[$w-telemetrygen]}):.1f}')") (otelbench${eff[$w-otelbench]}; telemetrygen${eff[$w-telemetrygen]})"
+done
