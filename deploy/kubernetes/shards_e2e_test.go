@@ -54,7 +54,7 @@ func startServe(t *testing.T, bin string) string {
 	}
 	addr := l.Addr().String()
 	l.Close()
-	cmd := exec.Command(bin, "serve", "--addr", addr, "--data", t.TempDir())
+	cmd := exec.Command(bin, "serve", "--addr", addr, "--grpc-addr=", "--data", t.TempDir())
 	log, err := os.Create(filepath.Join(t.TempDir(), "serve.log"))
 	if err != nil {
 		t.Fatal(err)

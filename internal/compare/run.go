@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/otelbench/otelbench/internal/abstats"
@@ -75,6 +77,7 @@ type runner struct {
 	procs    *procSampler
 	sides    [2]*SideInfo
 	cleanups []func()
+	grpcOff  map[string]bool // per binary: the default server gets --grpc-addr=
 }
 
 func (r *runner) cleanup() {
@@ -157,6 +160,9 @@ func (r *runner) round(ctx context.Context, side *SideInfo, seq int) (map[string
 	for i, w := range r.serve {
 		argv[i] = expand(w, vars)
 	}
+	if r.cfg.Serve == DefaultServe && r.servesGRPCPort(ctx, side.Binary) {
+		argv = append(argv, "--grpc-addr=")
+	}
 	srv, err := startServer(argv, side.Dir, addr, filepath.Join(r.tmp, "logs", tag+".log"))
 	if err != nil {
 		return nil, &ServerError{Side: side.Name, Err: err}
@@ -205,4 +211,22 @@ func (r *runner) round(ctx context.Context, side *SideInfo, seq int) (map[string
 		m[MetricSyscalls] = float64(syscalls) / lr.Requests
 	}
 	return m, nil
+}
+
+// servesGRPCPort reports whether bin's serve opens the OTLP/gRPC port
+// (127.0.0.1:4317) by default. The default server is then started with
+// --grpc-addr= (gRPC stays on its HTTP port), so that rounds, and compares
+// run side by side, never fight over one fixed port; a build from before
+// the flag existed would refuse it.
+func (r *runner) servesGRPCPort(ctx context.Context, bin string) bool {
+	if on, ok := r.grpcOff[bin]; ok {
+		return on
+	}
+	out, _ := exec.CommandContext(ctx, bin, "serve", "--help").CombinedOutput()
+	on := strings.Contains(string(out), "--grpc-addr")
+	if r.grpcOff == nil {
+		r.grpcOff = map[string]bool{}
+	}
+	r.grpcOff[bin] = on
+	return on
 }
