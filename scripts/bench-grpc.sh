@@ -37,6 +37,7 @@ workers=${CLIENT_WORKERS-1 8 32}
 otelcol=${OTELCOL:-/tmp/otelbench-otelcol/otelcol}
 out=${OUT:-$(mktemp -d /tmp/bench-grpc.XXXXXX)}
 root=$(cd "$(dirname "$0")/.." && pwd)
+. "$root/scripts/lib/target.sh" # pid, cleanup, free_port, wait_port, median, stop_target
 tgmod=github.com/open-telemetry/opentelemetry-collector-contrib/cmd/telemetrygen@v0.161.0
 mkdir -p "$out"
 
@@ -51,20 +52,7 @@ if [[ -z $tg && -n $workers ]]; then
 	tg=$out/telemetrygen
 fi
 
-pid=
-cleanup() { [[ -n $pid ]] && kill "$pid" 2>/dev/null || true; }
-trap cleanup EXIT
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-wait_port() {
-	for _ in $(seq 200); do
-		(exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
-		sleep 0.1
-	done
-	echo "nothing listens on port $1" >&2
-	return 1
-}
-median() { python3 -c "import statistics,sys; print(f'{statistics.median(map(float, sys.argv[1:])):.2f}')" "$@"; }
 
 start_target() { # start_target otelbench|otelcol GRPCPORT DIR [PROMPORT]
 	case $1 in
@@ -105,16 +93,6 @@ YAML
 	[[ -z ${4:-} ]] || wait_port "$4"
 }
 
-stop_target() { # sets hwm (peak RSS, MB); SIGTERM, the server must exit 0
-	hwm=$(awk '/VmHWM/ {printf "%.1f", $2/1024}' "/proc/$pid/status")
-	kill -TERM "$pid"
-	if ! wait "$pid"; then
-		echo "server $pid did not exit 0 after SIGTERM" >&2
-		pid=
-		return 1
-	fi
-	pid=
-}
 
 declare -A rps cpu
 run() { # run NAME TARGET LOADARGS...

@@ -41,6 +41,7 @@ workloads=${WORKLOADS:-logs1 mixed10}
 otelcol=${OTELCOL:-/tmp/otelbench-otelcol/otelcol}
 out=${OUT:-$(mktemp -d /tmp/bench-serve.XXXXXX)}
 root=$(cd "$(dirname "$0")/.." && pwd)
+. "$root/scripts/lib/target.sh" # pid, cleanup, free_port, wait_port, median, stop_target
 mkdir -p "$out"
 
 if [[ -z ${BIN:-} ]]; then
@@ -49,20 +50,8 @@ if [[ -z ${BIN:-} ]]; then
 fi
 [[ -x $otelcol ]] || "$root/scripts/build-otelcol.sh" "$otelcol" >/dev/null
 
-pid=
-cleanup() { [[ -n $pid ]] && kill "$pid" 2>/dev/null || true; }
-trap cleanup EXIT
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
-wait_port() { # wait until something accepts on 127.0.0.1:$1 (at most 20 s)
-	for _ in $(seq 200); do
-		(exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
-		sleep 0.1
-	done
-	echo "nothing listens on port $1" >&2
-	return 1
-}
 
 start_target() { # start_target otelbench|otelcol PORT DIR
 	case $1 in
@@ -95,16 +84,6 @@ YAML
 	wait_port "$2"
 }
 
-stop_target() { # sets hwm (peak RSS, MB); SIGTERM, the server must exit 0
-	hwm=$(awk '/VmHWM/ {printf "%.1f", $2/1024}' "/proc/$pid/status")
-	kill -TERM "$pid"
-	if ! wait "$pid"; then
-		echo "server $pid did not exit 0 after SIGTERM" >&2
-		pid=
-		return 1
-	fi
-	pid=
-}
 
 summary() { # summary REPORT.json -> "req/s rec/s p50 p99 2xx 503 errors"
 	jq -r '.totals | [(.requests_per_second|floor), (.records_per_second|floor), .latency_ms.p50, .latency_ms.p99,
@@ -139,7 +118,6 @@ echo '| workload  | target    |    req/s | records/s | p50 ms  | p99 ms   |     
 echo '|-----------|-----------|----------|-----------|---------|----------|----------|--------|-------|----------|------------|'
 # Each workload runs on both targets back to back, the first alternating from run to run (see the
 # header); with RUNS > 1 the medians of the per-run ratios close the table.
-median() { python3 -c "import statistics,sys; print(f'{statistics.median(map(float, sys.argv[1:])):.2f}')" "$@"; }
 declare -A ratios cpuratios
 for i in $(seq "$runs"); do
 	order="otelbench otelcol"
