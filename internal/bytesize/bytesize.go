@@ -80,3 +80,32 @@ func Int64Var(fs *pflag.FlagSet, p *int64, name string, def int64, usage string)
 	*p = def
 	fs.Var((*Size)(p), name, usage)
 }
+
+// IntSize is Size for an int field (a record's body length, say); Set
+// refuses what an int cannot hold.
+type IntSize int
+
+// String prints the size with Format.
+func (s *IntSize) String() string { return Format(int64(*s)) }
+
+// Set parses v with Parse.
+func (s *IntSize) Set(v string) error {
+	n, err := Parse(v)
+	if err != nil {
+		return err
+	}
+	if n > math.MaxInt {
+		return fmt.Errorf("%q is larger than %d bytes", v, math.MaxInt)
+	}
+	*s = IntSize(n)
+	return nil
+}
+
+// Type names the value in flag usage ("--body-bytes size").
+func (s *IntSize) Type() string { return "size" }
+
+// IntVar defines a byte-size flag that writes into the int p, with default def.
+func IntVar(fs *pflag.FlagSet, p *int, name string, def int, usage string) {
+	*p = def
+	fs.Var((*IntSize)(p), name, usage)
+}
