@@ -49,6 +49,12 @@ Exit status: 0 nothing lost, 1 records lost or --max-error-rate exceeded,
 			if err != nil {
 				return err
 			}
+			switch {
+			case catchUp < 0:
+				return exitcode.Usagef("--catch-up %v is negative (0: don't wait)", catchUp)
+			case catchUp == 0:
+				catchUp = -1 // the flag's 0 is "don't wait", the Config's is "default"
+			}
 			cfg := bench.Config{Load: lc, DataDir: dataDir, Sync: store.SyncMode(sync), TracesFile: tracesFile, CatchUp: catchUp}
 			if err := cfg.Validate(); err != nil {
 				return exitcode.UsageError(err)
@@ -84,8 +90,8 @@ Exit status: 0 nothing lost, 1 records lost or --max-error-rate exceeded,
 	f.bind(cmd.Flags(), false)
 	cmd.Flags().StringVar(&dataDir, "data-dir", "", "server data directory, kept after the run (default: a temporary directory, removed)")
 	cmd.Flags().StringVar(&sync, "sync", "", "store durability: full (default), normal or off")
-	cmd.Flags().BoolVar(&tracesFile, "traces-file", true, "as serve --traces-file: spans in traces.db, projected by a second projector (false: one file)")
-	cmd.Flags().DurationVar(&catchUp, "catch-up", time.Minute, "after the load, wait this long at most for projection to catch up and report its rate and pages (0: don't wait)")
+	cmd.Flags().BoolVar(&tracesFile, "traces-file", ingestsrv.DefaultTracesFile, "as serve --traces-file: spans in traces.db, projected by a second projector (false: one file)")
+	cmd.Flags().DurationVar(&catchUp, "catch-up", bench.DefaultCatchUp, "after the load, wait this long at most for projection to catch up and report its rate and pages (0: don't wait)")
 	return cmd
 }
 

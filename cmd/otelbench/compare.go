@@ -61,6 +61,12 @@ gate blind to its limit).`,
 			if err := bindCompareArgs(&cfg, args); err != nil {
 				return err
 			}
+			switch {
+			case cfg.Warmup < 0:
+				return exitcode.Usagef("--warmup %d is negative (0: none)", cfg.Warmup)
+			case cfg.Warmup == 0:
+				cfg.Warmup = -1 // the flag's 0 is "none", the Config's is "default"
+			}
 			var err error
 			if cfg.Load, err = shellwords.Split(load); err != nil {
 				return exitcode.Usagef("--load: %v", err)
@@ -110,7 +116,7 @@ gate blind to its limit).`,
 	f.StringVar(&cfg.Build, "build", compare.DefaultBuild, "build command (sh -c in the source dir; {out} {src})")
 	f.StringVar(&cfg.Serve, "serve", compare.DefaultServe, "server command ({bin} {addr} {data} {src}); any OTLP/HTTP server")
 	f.StringVar(&load, "load", "", "extra 'otelbench load' flags, e.g. '--mix logs=1,traces=1 --records 10 --concurrency 64 --duration 10s'")
-	f.IntVar(&cfg.Warmup, "warmup", 1, "discarded warmup rounds (each runs both sides)")
+	f.IntVar(&cfg.Warmup, "warmup", compare.DefaultWarmup, "discarded warmup rounds (each runs both sides)")
 	f.IntVar(&cfg.Rounds, "rounds", compare.DefaultRounds, "measured rounds per side, in ABBA order")
 	f.StringArrayVar(&failOn, "fail-on", nil, "gate METRIC:LIMIT%, repeatable (default throughput:-5% and p99:+10%; 'none' for no gate); metrics: throughput records p50 p99 cpu rss fds errors syscalls")
 	f.Float64Var(&cfg.Alpha, "alpha", abstats.DefaultAlpha, "significance level of the Mann-Whitney U test")

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/otelbench/otelbench/internal/bytesize"
 	"github.com/otelbench/otelbench/internal/exitcode"
 	"github.com/otelbench/otelbench/internal/loadgen"
 	"github.com/otelbench/otelbench/internal/otlpgen"
@@ -66,7 +67,7 @@ func (f *loadFlags) bind(fs *pflag.FlagSet, endpoint bool) {
 	fs.IntVar(&c.Payload.Records, "records", otlpgen.DefaultRecords, "records per request (log records, data points, spans)")
 	fs.IntVar(&c.Payload.Attrs, "attrs", otlpgen.DefaultAttrs, "extra attributes per record")
 	fs.IntVar(&c.Payload.AttrCardinality, "attr-cardinality", otlpgen.DefaultAttrCardinality, "distinct values per extra attribute")
-	fs.IntVar(&c.Payload.BodyBytes, "body-bytes", otlpgen.DefaultBodyBytes, "typical log body size in bytes (lengths spread log-normally around it; 0: template text only)")
+	bytesize.IntVar(fs, &c.Payload.BodyBytes, "body-bytes", otlpgen.DefaultBodyBytes, "typical log body size (512, 4KiB; lengths spread log-normally around it; 0: template text only)")
 	fs.IntVar(&c.Payload.SpansPerTrace, "spans-per-trace", otlpgen.DefaultSpansPerTrace, "spans per trace tree")
 	fs.IntVar(&c.Payload.TraceServices, "trace-services", otlpgen.DefaultTraceServices, "services a trace crosses (CLIENT/SERVER pairs between them)")
 	fs.Float64Var(&c.Payload.ErrorRate, "error-rate", otlpgen.DefaultErrorRate, "share of traces with a failed span (status error)")

@@ -18,7 +18,6 @@ import (
 
 type pipelineFlags struct {
 	cfg        pipeline.Config
-	lineBytes  string
 	format     string
 	rotateMode string
 	layout     string
@@ -71,7 +70,8 @@ missed. docs/pipeline.md has agent configurations and the report fields.`,
 	fl.IntVar(&w.Files, "files", logwriter.DefaultFiles, "number of files (streams)")
 	fl.Float64Var(&w.Rate, "rate", logwriter.DefaultRate, "lines per second over all files (open model)")
 	fl.DurationVar(&w.Duration, "duration", logwriter.DefaultDuration, "how long to write")
-	fl.StringVar(&f.lineBytes, "line-bytes", "200", "line length in bytes: N, or MIN-MAX uniformly distributed")
+	w.LineBytes = logwriter.Size{Min: logwriter.DefaultLineBytes, Max: logwriter.DefaultLineBytes}
+	fl.Var(&w.LineBytes, "line-bytes", "line length: N, or MIN-MAX uniformly distributed, each a byte size (200, 1KiB)")
 	fl.StringVar(&f.format, "format", string(logline.JSON), "line format: json, logfmt or plain")
 	fl.DurationVar(&w.Interval, "write-interval", logwriter.DefaultInterval, "the writer writes the lines that came due once per interval")
 	fl.DurationVar(&w.RotateEvery, "rotate-every", 0, "rotate every file this often (0: never)")
@@ -101,9 +101,6 @@ missed. docs/pipeline.md has agent configurations and the report fields.`,
 func (f *pipelineFlags) config(cmd *cobra.Command) (pipeline.Config, error) {
 	c := f.cfg
 	var err error
-	if c.Writer.LineBytes, err = logwriter.ParseSize(f.lineBytes); err != nil {
-		return c, exitcode.Usagef("--line-bytes: %v", err)
-	}
 	c.Writer.Format = logline.Format(f.format)
 	c.Writer.RotateMode = logwriter.RotateMode(f.rotateMode)
 	c.Writer.Layout = logwriter.Layout(f.layout)

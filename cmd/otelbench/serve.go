@@ -143,7 +143,7 @@ Sizes take units (8MiB, 1GB). Tuning flags: docs/serve-tuning.md.`,
 	f.Int64Var(&cfg.MaxLagRecords, "max-lag-records", 0, "answer 503 while projection trails by more records than this (0: no bound)")
 	f.StringVar(&priority, "projection-priority", string(store.DefaultPriority), "CPU priority of the projector: idle (SCHED_IDLE), low (nice 19) or normal")
 	f.DurationVar(&cfg.ProjectDefer, "projection-defer", store.DefaultProjectDefer, "while ingest saturates the writer and the CPU, projection may trail by this long before it runs anyway; 0 never waits")
-	f.BoolVar(&cfg.TracesFile, "traces-file", true, "a new --data dir keeps spans in traces.db with a projector of its own (false: one file, one projector)")
+	f.BoolVar(&cfg.TracesFile, "traces-file", ingestsrv.DefaultTracesFile, "a new --data dir keeps spans in traces.db with a projector of its own (false: one file, one projector)")
 	f.BoolVar(&cfg.NoProjection, "no-projection", false, "store raw payloads only, no relational projection (write-path benchmarks)")
 	bytesize.Int64Var(f, &cfg.GRPC.MaxRecv, "grpc-max-recv", 0, "largest gRPC message, before and after decompression (RESOURCE_EXHAUSTED beyond; default --max-body)")
 	f.Uint32Var(&cfg.GRPC.MaxStreams, "grpc-max-streams", ingestsrv.DefaultGRPCMaxStreams, "concurrent gRPC streams per connection")

@@ -18,6 +18,10 @@ import (
 	"github.com/otelbench/otelbench/internal/store"
 )
 
+// DefaultCatchUp bounds the wait for projection after the load: a minute
+// lets the default load's backlog drain on a 2-vCPU machine with room to spare.
+const DefaultCatchUp = time.Minute
+
 // Config configures Run.
 type Config struct {
 	// Load is the load to run; its Endpoint is replaced by the server's.
@@ -28,22 +32,28 @@ type Config struct {
 	// Sync is the store's durability mode ("" means the server's default, full).
 	Sync store.SyncMode
 	// TracesFile gives a new data directory a traces.db with a projector of its own
-	// (store.Config.TracesFile).
+	// (ingestsrv.Config.TracesFile; bench --traces-file defaults to
+	// ingestsrv.DefaultTracesFile).
 	TracesFile bool
 	// Logger receives the server's log (nil discards it).
 	Logger *slog.Logger
 	// CatchUp is how long to wait after the load for projection to catch up, and to report
-	// it (Result.Projection); 0 does not wait.
+	// it (Result.Projection); 0 means DefaultCatchUp, negative does not wait.
 	CatchUp time.Duration
+}
+
+// catchUp is CatchUp with its default: 0 is DefaultCatchUp, negative none.
+func (c Config) catchUp() time.Duration {
+	if c.CatchUp == 0 {
+		return DefaultCatchUp
+	}
+	return max(c.CatchUp, 0)
 }
 
 // Validate checks the load config and the sync mode.
 func (c Config) Validate() error {
 	if err := c.Load.Validate(); err != nil {
 		return err
-	}
-	if c.CatchUp < 0 {
-		return fmt.Errorf("%w: catch-up %v is negative", loadgen.ErrInvalidConfig, c.CatchUp)
 	}
 	switch c.Sync {
 	case "", store.SyncFull, store.SyncNormal, store.SyncOff:
@@ -201,8 +211,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	base := "http://" + ln.Addr().String()
 
 	rep, checks, cpu, runErr := runAndCheck(ctx, cfg.Load, base)
-	if runErr == nil && cfg.CatchUp > 0 {
-		res.Projection, runErr = waitProjection(ctx, base, cfg.CatchUp)
+	if catchUp := cfg.catchUp(); runErr == nil && catchUp > 0 {
+		res.Projection, runErr = waitProjection(ctx, base, catchUp)
 	}
 	stopSrv()
 	if err := <-serveErr; err != nil {

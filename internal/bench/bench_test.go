@@ -109,8 +109,26 @@ func TestConfigValidate(t *testing.T) {
 	if err := (Config{Load: loadgen.Config{Rate: -1}}).Validate(); err == nil {
 		t.Error("Validate accepted a negative rate")
 	}
-	if err := (Config{CatchUp: -time.Second}).Validate(); err == nil {
-		t.Error("Validate accepted a negative catch-up")
+}
+
+// TestCatchUpDefault: the zero Config waits DefaultCatchUp, as bench
+// --catch-up does by default; a negative CatchUp does not wait.
+func TestCatchUpDefault(t *testing.T) {
+	tests := []struct {
+		in, want time.Duration
+	}{
+		{0, DefaultCatchUp},
+		{-time.Second, 0},
+		{5 * time.Second, 5 * time.Second},
+	}
+	for _, tt := range tests {
+		c := Config{CatchUp: tt.in}
+		if err := c.Validate(); err != nil {
+			t.Errorf("CatchUp %v: Validate() = %v, want nil", tt.in, err)
+		}
+		if got := c.catchUp(); got != tt.want {
+			t.Errorf("CatchUp %v: got a wait of %v, want %v", tt.in, got, tt.want)
+		}
 	}
 }
 

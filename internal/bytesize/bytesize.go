@@ -55,28 +55,42 @@ func Format(n int64) string {
 	return strconv.FormatInt(n, 10) + "B"
 }
 
-// Size is an int64 byte count that implements pflag.Value: it sets from
-// Parse's syntax and prints with Format.
-type Size int64
+// value is the pflag.Value of a byte-size flag bound to an int or int64:
+// it sets from Parse's syntax, refusing what T cannot hold, and prints with
+// Format.
+type value[T int | int64] struct{ p *T }
 
-// String prints the size with Format.
-func (s *Size) String() string { return Format(int64(*s)) }
+func (v value[T]) String() string {
+	if v.p == nil {
+		return "0"
+	}
+	return Format(int64(*v.p))
+}
 
-// Set parses v with Parse.
-func (s *Size) Set(v string) error {
-	n, err := Parse(v)
+func (v value[T]) Set(s string) error {
+	n, err := Parse(s)
 	if err != nil {
 		return err
 	}
-	*s = Size(n)
+	if int64(T(n)) != n {
+		return fmt.Errorf("%q is more bytes than this flag holds", s)
+	}
+	*v.p = T(n)
 	return nil
 }
 
 // Type names the value in flag usage ("--max-body size").
-func (s *Size) Type() string { return "size" }
+func (v value[T]) Type() string { return "size" }
 
 // Int64Var defines a byte-size flag that writes into p, with default def.
 func Int64Var(fs *pflag.FlagSet, p *int64, name string, def int64, usage string) {
 	*p = def
-	fs.Var((*Size)(p), name, usage)
+	fs.Var(value[int64]{p}, name, usage)
+}
+
+// IntVar defines a byte-size flag that writes into the int p (a record's
+// body length, say), with default def.
+func IntVar(fs *pflag.FlagSet, p *int, name string, def int, usage string) {
+	*p = def
+	fs.Var(value[int]{p}, name, usage)
 }

@@ -90,3 +90,34 @@ func TestFlag(t *testing.T) {
 		t.Error("--queue-bytes lots: got no error, want one")
 	}
 }
+
+func TestIntFlag(t *testing.T) {
+	tests := []struct {
+		arg  string
+		want int
+		ok   bool
+	}{
+		{"128", 128, true},
+		{"4KiB", 4 << 10, true},
+		{"1MB", 1_000_000, true},
+		{"-1", 0, false},
+		{"lots", 0, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.arg, func(t *testing.T) {
+			var v int
+			fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
+			IntVar(fs, &v, "body-bytes", 2048, "body size")
+			if got := fs.Lookup("body-bytes").DefValue; got != "2KiB" {
+				t.Errorf("DefValue: got %q, want 2KiB", got)
+			}
+			err := fs.Parse([]string{"--body-bytes", tt.arg})
+			if (err == nil) != tt.ok {
+				t.Fatalf("--body-bytes %s: got error %v, want ok %v", tt.arg, err, tt.ok)
+			}
+			if tt.ok && v != tt.want {
+				t.Errorf("--body-bytes %s: got %d, want %d", tt.arg, v, tt.want)
+			}
+		})
+	}
+}

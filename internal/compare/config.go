@@ -18,8 +18,11 @@ const (
 	// same code build byte-identical binaries and compare can stop early.
 	DefaultBuild = "go build -trimpath -buildvcs=false -o {out} ./cmd/otelbench"
 	// DefaultServe starts the side's own otelbench server.
-	DefaultServe        = "{bin} serve --addr {addr} --data {data}"
-	DefaultRounds       = 10
+	DefaultServe  = "{bin} serve --addr {addr} --data {data}"
+	DefaultRounds = 10
+	// DefaultWarmup rounds run first and are discarded: the first round
+	// of a freshly built pair pays for cold page caches and CPU frequency.
+	DefaultWarmup       = 1
 	DefaultReadyTimeout = 30 * time.Second
 	DefaultStopGrace    = 10 * time.Second
 	DefaultBuildTimeout = 10 * time.Minute
@@ -52,8 +55,9 @@ type Config struct {
 	// LoadBinary runs the load; "" means this executable. Both sides get
 	// the same load.
 	LoadBinary string
-	// Warmup rounds run first and are discarded; Rounds is the number of
-	// measured samples per side (0 means DefaultRounds).
+	// Warmup rounds run first and are discarded (0 means DefaultWarmup,
+	// negative none); Rounds is the number of measured samples per side
+	// (0 means DefaultRounds).
 	Warmup, Rounds int
 	// Gates decide the verdict; nil means DefaultGates, empty means none.
 	Gates []Gate
@@ -106,6 +110,12 @@ func (c *Config) withDefaults() Config {
 	if d.Rounds == 0 {
 		d.Rounds = DefaultRounds
 	}
+	switch {
+	case d.Warmup == 0:
+		d.Warmup = DefaultWarmup
+	case d.Warmup < 0:
+		d.Warmup = 0
+	}
 	if d.Gates == nil {
 		d.Gates = DefaultGates
 	}
@@ -144,9 +154,6 @@ func (c *Config) Validate() error {
 	}
 	if d.Rounds < 1 {
 		bad("rounds must be at least 1, got %d", d.Rounds)
-	}
-	if d.Warmup < 0 {
-		bad("warmup must not be negative, got %d", d.Warmup)
 	}
 	if d.Alpha < 0 || d.Alpha >= 1 {
 		bad("alpha must be in (0, 1), got %v", d.Alpha)

@@ -18,7 +18,7 @@ func TestConfigValidate(t *testing.T) {
 		{"no head", Config{Base: "main"}, "head is empty"},
 		{"no base", Config{Head: "main"}, "base is empty"},
 		{"negative rounds", Config{Base: "a", Head: "b", Rounds: -1}, "rounds"},
-		{"negative warmup", Config{Base: "a", Head: "b", Warmup: -1}, "warmup"},
+		{"negative warmup is none", Config{Base: "a", Head: "b", Warmup: -1}, ""},
 		{"alpha", Config{Base: "a", Head: "b", Alpha: 1}, "alpha"},
 		{"serve without addr", Config{Base: "a", Head: "b", Serve: "{bin} serve"}, "{addr}"},
 		{"serve unbalanced quote", Config{Base: "a", Head: "b", Serve: "{bin} '{addr}"}, "quote"},
@@ -42,5 +42,23 @@ func TestConfigValidate(t *testing.T) {
 				t.Errorf("Validate() = %v, want it to wrap ErrUsage", err)
 			}
 		})
+	}
+}
+
+// TestWarmupDefault: the zero Config warms up DefaultWarmup rounds, as
+// compare --warmup does by default; a negative Warmup runs none.
+func TestWarmupDefault(t *testing.T) {
+	tests := []struct {
+		warmup, want int
+	}{
+		{0, DefaultWarmup},
+		{-1, 0},
+		{3, 3},
+	}
+	for _, tt := range tests {
+		c := Config{Base: "a", Head: "b", Warmup: tt.warmup}
+		if got := c.withDefaults().Warmup; got != tt.want {
+			t.Errorf("Warmup %d: got %d warmup rounds, want %d", tt.warmup, got, tt.want)
+		}
 	}
 }

@@ -26,7 +26,7 @@ func knownReport(t *testing.T) *Report {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := Config{Base: "v1.0.0", Head: "main", Rounds: 10, Load: []string{"--duration", "2s", "--concurrency", "4"}}
+	cfg := Config{Base: "v1.0.0", Head: "main", Rounds: 10, Warmup: -1, Load: []string{"--duration", "2s", "--concurrency", "4"}}
 	c := cfg.withDefaults()
 	c.Gates = append(c.Gates, Gate{Metric: MetricCPU, Limit: 0.05})
 	rep := newReport(c)

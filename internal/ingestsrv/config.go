@@ -58,6 +58,12 @@ const (
 	DefaultMaxRecords = 1 << 16
 	// DefaultRetryAfter is the Retry-After of 503 answers, in seconds.
 	DefaultRetryAfter = 1
+	// DefaultTracesFile is serve's and bench's --traces-file: a new data
+	// directory keeps spans in traces.db with a projector of their own, for
+	// a faster catch-up after a mixed load (store.Config.TracesFile says by
+	// how much). A bool's zero value cannot default to true, so
+	// Config.TracesFile's zero value stays one file.
+	DefaultTracesFile = true
 )
 
 // Config configures New. Zero values fall back to the Default* constants.
@@ -142,7 +148,9 @@ type Config struct {
 	MaxDiskBytes int64
 	MaxDiskShare float64
 	// TracesFile puts a new data directory's trace tables in traces.db, with
-	// a projector of their own (store.Config.TracesFile).
+	// a projector of their own (store.Config.TracesFile). serve and bench
+	// default to DefaultTracesFile; the zero value keeps one file, as the
+	// store's does (what embedders such as pipeline's in-process sink get).
 	TracesFile bool
 	// GRPC configures OTLP/gRPC beside OTLP/HTTP (grpc_config.go); its
 	// zero value serves none.

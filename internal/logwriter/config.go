@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/otelbench/otelbench/internal/bytesize"
 	"github.com/otelbench/otelbench/internal/logline"
 )
 
@@ -58,24 +59,39 @@ const (
 // (newline included); Min == Max is a fixed length.
 type Size struct{ Min, Max int }
 
-// ParseSize parses "200" or "100-400".
+// ParseSize parses "200", "100-400" or "1KiB-4KiB": each end a byte size
+// (bytesize.Parse).
 func ParseSize(s string) (Size, error) {
 	lo, hi, ok := strings.Cut(s, "-")
-	a, err := strconv.Atoi(strings.TrimSpace(lo))
+	a, err := bytesize.Parse(lo)
 	if err != nil {
-		return Size{}, fmt.Errorf("line bytes %q: want N or MIN-MAX", s)
+		return Size{}, fmt.Errorf("line bytes %q: want N or MIN-MAX, each like 200 or 1KiB", s)
 	}
 	b := a
 	if ok {
-		if b, err = strconv.Atoi(strings.TrimSpace(hi)); err != nil {
-			return Size{}, fmt.Errorf("line bytes %q: want N or MIN-MAX", s)
+		if b, err = bytesize.Parse(hi); err != nil {
+			return Size{}, fmt.Errorf("line bytes %q: want N or MIN-MAX, each like 200 or 1KiB", s)
 		}
 	}
 	if a < 1 || b < a || b > 1<<20 {
 		return Size{}, fmt.Errorf("line bytes %q: want 1 <= MIN <= MAX <= 1048576", s)
 	}
-	return Size{a, b}, nil
+	return Size{int(a), int(b)}, nil
 }
+
+// Set parses v with ParseSize; with String and Type it makes *Size a flag
+// value (pflag.Value).
+func (s *Size) Set(v string) error {
+	n, err := ParseSize(v)
+	if err != nil {
+		return err
+	}
+	*s = n
+	return nil
+}
+
+// Type names the value in flag usage, as bytesize's flags do.
+func (s *Size) Type() string { return "size" }
 
 func (s Size) String() string {
 	if s.Min == s.Max {

@@ -155,6 +155,11 @@ func TestParseSize(t *testing.T) {
 	}{
 		{"200", Size{200, 200}, false},
 		{"100-400", Size{100, 400}, false},
+		{"1KiB", Size{1024, 1024}, false},
+		{"512B-4KiB", Size{512, 4096}, false},
+		{"1MiB", Size{1 << 20, 1 << 20}, false},
+		{"2MiB", Size{}, true},
+		{"1-1TiB", Size{}, true},
 		{"400-100", Size{}, true},
 		{"0", Size{}, true},
 		{"x", Size{}, true},

@@ -1,6 +1,7 @@
 package query
 
 import (
+	"net/http"
 	"net/url"
 	"slices"
 	"sort"
@@ -46,6 +47,23 @@ var endpointParams = map[string]paramSet{
 	"/traces/{trace_id}": {names: []string{"limit"}},
 	"/metrics/names":     {names: []string{"service"}},
 	"/metrics/series":    {names: []string{"name", "service", "since", "until", "step", "agg"}, attrs: true},
+	// Served by the ingest server, which checks it with RefuseUnknownParams.
+	StatsRoute: {},
+}
+
+// StatsRoute is the ingest server's counters endpoint, below Prefix.
+const StatsRoute = "/stats"
+
+// RefuseUnknownParams answers 400 naming the first parameter of r that route
+// (below Prefix) does not take, the way every /api/v1 endpoint does, and
+// reports whether it did. It lets a handler outside this package (the
+// ingest server's /stats) share the one parameter table docs/api.md is held to.
+func RefuseUnknownParams(w http.ResponseWriter, r *http.Request, route string) bool {
+	if err := checkParams(r.URL.Query(), route); err != nil {
+		writeError(w, err)
+		return true
+	}
+	return false
 }
 
 // checkParams refuses a parameter the endpoint does not take (a typo such as
