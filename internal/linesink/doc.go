@@ -8,8 +8,8 @@
 // the sink never saw.
 //
 // Handler is the accounting-only OTLP/HTTP receiver (`--sink count`), and
-// GRPCServer its OTLP/gRPC twin: it
-// answers 200 once a request is accounted for. Tap wraps another OTLP/HTTP
+// GRPCServer its OTLP/gRPC twin: they answer 200 (OK) once a request is
+// accounted for. Tap wraps another OTLP/HTTP
 // handler (the durable ingest server, `--sink serve`) and accounts for a
 // request only when that handler answered 2xx, that is when the lines are
 // durable: receipt time is acknowledgement time; AckGRPC does the same for
