@@ -69,7 +69,7 @@ func (s *Server) GRPCServer(onAck AckFunc) *grpc.Server {
 		grpc.MaxRecvMsgSize(int(c.MaxRecv)), // at most MaxInt32 (validate)
 		grpc.MaxConcurrentStreams(c.MaxStreams),
 		grpc.InTapHandle(s.grpcTap),
-		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: grpcMinPingInterval, PermitWithoutStream: true}),
+		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: c.minPingInterval, PermitWithoutStream: true}),
 		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: idleTimeout, Time: grpcPingTime, Timeout: grpcPingTimeout}),
 		// An idle connection gives its write buffer back: 1,024 idle
 		// connections would otherwise pin 32 MiB.
