@@ -78,7 +78,9 @@ func (s *Server) GRPCServer(onAck AckFunc) *grpc.Server {
 		grpc.NumStreamWorkers(grpcStreamWorkers),
 	)
 	for _, sig := range signal.All() {
-		gs.RegisterService(s.grpcService(sig, onAck), nil)
+		gs.RegisterService(otlpgrpc.ServiceDesc(sig, func(ctx context.Context, dec func(any) error) (any, error) {
+			return s.grpcExport(ctx, sig, dec, onAck)
+		}), nil)
 	}
 	return gs
 }
@@ -163,21 +165,6 @@ func (r *grpcRunner) stop(timeout time.Duration) error {
 	default:
 	}
 	return err
-}
-
-// grpcService describes the OTLP service of sig: one unary method, Export,
-// whose request and answer travel as raw protobuf (otlpgrpc.Codec).
-func (s *Server) grpcService(sig signal.Signal, onAck AckFunc) *grpc.ServiceDesc {
-	return &grpc.ServiceDesc{
-		ServiceName: otlpgrpc.Service(sig),
-		HandlerType: (*any)(nil),
-		Methods: []grpc.MethodDesc{{
-			MethodName: "Export",
-			Handler: func(_ any, ctx context.Context, dec func(any) error, _ grpc.UnaryServerInterceptor) (any, error) {
-				return s.grpcExport(ctx, sig, dec, onAck)
-			},
-		}},
-	}
 }
 
 // admittedKey marks the context of a stream that grpcTap let through.

@@ -25,34 +25,27 @@ func (a *Accounting) GRPCServer() *grpc.Server {
 		grpc.MaxRecvMsgSize(int(DefaultMaxBody)),
 	)
 	for _, sig := range signal.All() {
-		gs.RegisterService(a.grpcService(sig), nil)
+		gs.RegisterService(otlpgrpc.ServiceDesc(sig, func(_ context.Context, dec func(any) error) (any, error) {
+			return a.export(sig, dec)
+		}), nil)
 	}
 	return gs
 }
 
-// grpcService describes sig's OTLP service with its one unary method.
-func (a *Accounting) grpcService(sig signal.Signal) *grpc.ServiceDesc {
-	return &grpc.ServiceDesc{
-		ServiceName: otlpgrpc.Service(sig),
-		HandlerType: (*any)(nil),
-		Methods: []grpc.MethodDesc{{
-			MethodName: "Export",
-			Handler: func(_ any, _ context.Context, dec func(any) error, _ grpc.UnaryServerInterceptor) (any, error) {
-				var m otlpgrpc.Message
-				if err := dec(&m); err != nil {
-					return nil, err // gRPC's own status: too large, bad compression
-				}
-				defer m.Free()
-				if sig != signal.Logs {
-					return otlpgrpc.Raw(nil), nil
-				}
-				if err := a.account(otlpcodec.EncodingProto, m.Bytes(nil), time.Now()); err != nil {
-					return nil, status.Error(codes.InvalidArgument, err.Error())
-				}
-				return otlpgrpc.Raw(nil), nil // an empty ExportLogsServiceResponse
-			},
-		}},
+// export serves one Export RPC of sig.
+func (a *Accounting) export(sig signal.Signal, dec func(any) error) (any, error) {
+	var m otlpgrpc.Message
+	if err := dec(&m); err != nil {
+		return nil, err // gRPC's own status: too large, bad compression
 	}
+	defer m.Free()
+	if sig != signal.Logs {
+		return otlpgrpc.Raw(nil), nil
+	}
+	if err := a.account(otlpcodec.EncodingProto, m.Bytes(nil), time.Now()); err != nil {
+		return nil, status.Error(codes.InvalidArgument, err.Error())
+	}
+	return otlpgrpc.Raw(nil), nil // an empty ExportLogsServiceResponse
 }
 
 // AckGRPC is an ingestsrv.AckFunc: it accounts for a logs Export that the
