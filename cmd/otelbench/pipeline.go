@@ -36,9 +36,9 @@ func newPipelineCmd() *cobra.Command {
 		Use:   "pipeline [flags] (-- AGENT-COMMAND... | --agent-pid PID)",
 		Short: "Benchmark a log agent end to end: files in, OTLP out, every line accounted for",
 		Long: `pipeline writes log files at a paced rate, runs the agent under test (the
-command after --, with {dir}, {endpoint}, {host}, {port}, {files}, {config}
-and {work}
-replaced), receives what it ships over OTLP/HTTP and accounts for every line:
+command after --, with {dir}, {endpoint}, {grpc_endpoint}, {host}, {port},
+{files}, {config} and {work} replaced), receives what it ships over OTLP/HTTP
+({endpoint}) or OTLP/gRPC ({grpc_endpoint}) and accounts for every line:
 end-to-end latency per stream, missing lines after --drain, duplicates, lines
 out of order and unparseable records. It reads the agent's CPU per 1,000
 lines, peak RSS and open descriptors from /proc, and with --syscalls its
@@ -84,7 +84,8 @@ missed. docs/pipeline.md has agent configurations and the report fields.`,
 	fl.StringVar(&f.agentLog, "agent-log", "", "write the agent's stdout and stderr to `FILE` (default: kept in the scratch directory, its tail shown if the agent fails)")
 	fl.StringVar(&f.cfg.AgentConfig, "agent-config", "", "agent config template `FILE`, rendered with the placeholders to {config}")
 	fl.StringVar(&f.sink, "sink", string(pipeline.SinkCount), "receiver: count (accounting only) or serve (the durable ingest server in-process)")
-	fl.StringVar(&f.cfg.SinkAddr, "sink-addr", pipeline.DefaultSinkAddr, "receiver listen address ({endpoint} is http://ADDR)")
+	fl.StringVar(&f.cfg.SinkAddr, "sink-addr", pipeline.DefaultSinkAddr, "receiver's OTLP/HTTP listen address ({endpoint} is http://ADDR)")
+	fl.StringVar(&f.cfg.SinkGRPCAddr, "sink-grpc-addr", pipeline.DefaultSinkAddr, "receiver's OTLP/gRPC listen address ({grpc_endpoint} is ADDR, as host:port)")
 	fl.DurationVar(&f.cfg.Warmup, "warmup", pipeline.DefaultWarmup, "time the agent gets to start before the first line")
 	fl.DurationVar(&f.cfg.Drain, "drain", pipeline.DefaultDrain, "after writing, wait at most this long for the last lines")
 	fl.Int64Var(&f.cfg.MaxLoss, "max-loss", 0, "exit 1 when more lines than this are missing")

@@ -52,18 +52,24 @@ type grpcRunner struct {
 	errc chan error // Serve's result
 }
 
-// startGRPC builds the gRPC server and serves it on s.g.ln, if set, with
-// connections counted against the limits of adm (the HTTP listener's). The HTTP
-// listener answers gRPC too (route), so a client given the HTTP address
-// (compare's load, say) reaches the same services.
-func (s *Server) startGRPC(adm *admitListener) *grpcRunner {
+// AckFunc is told of each OTLP/gRPC Export request the server answered OK,
+// after its data was stored: msg is the request as received (protobuf,
+// decompressed), valid only during the call.
+type AckFunc func(sig signal.Signal, msg []byte)
+
+// GRPCServer returns a gRPC server answering the OTLP services with the
+// limits, admission and commit ListenAndServe's gRPC listener has, for a
+// caller that serves it on a listener of its own (as Handler is for HTTP);
+// onAck, if not nil, is called for each request answered OK. The caller
+// stops it (GracefulStop) before Close.
+func (s *Server) GRPCServer(onAck AckFunc) *grpc.Server {
 	c := s.cfg.GRPC.withDefaults(s.cfg)
 	gs := grpc.NewServer(
 		grpc.ForceServerCodecV2(otlpgrpc.Codec{}),
 		grpc.MaxRecvMsgSize(int(c.MaxRecv)), // at most MaxInt32 (validate)
 		grpc.MaxConcurrentStreams(c.MaxStreams),
 		grpc.InTapHandle(s.grpcTap),
-		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: grpcMinPingInterval, PermitWithoutStream: true}),
+		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: c.minPingInterval, PermitWithoutStream: true}),
 		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: idleTimeout, Time: grpcPingTime, Timeout: grpcPingTimeout}),
 		// An idle connection gives its write buffer back: 1,024 idle
 		// connections would otherwise pin 32 MiB.
@@ -72,8 +78,20 @@ func (s *Server) startGRPC(adm *admitListener) *grpcRunner {
 		grpc.NumStreamWorkers(grpcStreamWorkers),
 	)
 	for _, sig := range signal.All() {
-		gs.RegisterService(s.grpcService(sig), nil)
+		gs.RegisterService(otlpgrpc.ServiceDesc(sig, func(ctx context.Context, dec func(any) error) (any, error) {
+			return s.grpcExport(ctx, sig, dec, onAck)
+		}), nil)
 	}
+	return gs
+}
+
+// startGRPC builds the gRPC server and serves it on s.g.ln, if set, with
+// connections counted against the limits of adm (the HTTP listener's). The HTTP
+// listener answers gRPC too (route), so a client given the HTTP address
+// (compare's load, say) reaches the same services.
+func (s *Server) startGRPC(adm *admitListener) *grpcRunner {
+	c := s.cfg.GRPC.withDefaults(s.cfg)
+	gs := s.GRPCServer(nil)
 	r := &grpcRunner{srv: gs, errc: make(chan error, 1)}
 	if s.g.ln == nil {
 		return r
@@ -147,21 +165,6 @@ func (r *grpcRunner) stop(timeout time.Duration) error {
 	default:
 	}
 	return err
-}
-
-// grpcService describes the OTLP service of sig: one unary method, Export,
-// whose request and answer travel as raw protobuf (otlpgrpc.Codec).
-func (s *Server) grpcService(sig signal.Signal) *grpc.ServiceDesc {
-	return &grpc.ServiceDesc{
-		ServiceName: otlpgrpc.Service(sig),
-		HandlerType: (*any)(nil),
-		Methods: []grpc.MethodDesc{{
-			MethodName: "Export",
-			Handler: func(_ any, ctx context.Context, dec func(any) error, _ grpc.UnaryServerInterceptor) (any, error) {
-				return s.grpcExport(ctx, sig, dec)
-			},
-		}},
-	}
 }
 
 // admittedKey marks the context of a stream that grpcTap let through.

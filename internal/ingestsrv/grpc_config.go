@@ -63,6 +63,11 @@ type GRPCConfig struct {
 	// UNAVAILABLE with RetryInfo at once instead of waiting in the
 	// group-commit queue.
 	MaxRequests int
+
+	// minPingInterval is the keepalive enforcement's shortest permitted
+	// client ping interval (0 means grpcMinPingInterval); tests shorten it
+	// to see the policy act within a second.
+	minPingInterval time.Duration
 }
 
 // validate checks c against the server's defaulted config.
@@ -88,6 +93,9 @@ func (c GRPCConfig) withDefaults(srv Config) GRPCConfig {
 	}
 	if c.MaxStreams == 0 {
 		c.MaxStreams = DefaultGRPCMaxStreams
+	}
+	if c.minPingInterval == 0 {
+		c.minPingInterval = grpcMinPingInterval
 	}
 	return c
 }

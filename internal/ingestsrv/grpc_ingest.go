@@ -51,17 +51,17 @@ func retryStatus(c codes.Code, msg string) *status.Status {
 
 // grpcExport serves one Export RPC of sig and observes its latency, from
 // the handler's start (gRPC has read the message) to its answer.
-func (s *Server) grpcExport(ctx context.Context, sig signal.Signal, dec func(any) error) (any, error) {
+func (s *Server) grpcExport(ctx context.Context, sig signal.Signal, dec func(any) error, onAck AckFunc) (any, error) {
 	start := time.Now()
-	resp, err := s.serveExport(ctx, sig, dec)
+	resp, err := s.serveExport(ctx, sig, dec, onAck)
 	s.latency.observeGRPC(sig, status.Code(err), time.Since(start))
 	return resp, err
 }
 
 // serveExport checks, charges and stores one Export RPC through the same
 // commit as the HTTP handler, answered OK only once Store.Append returned
-// nil.
-func (s *Server) serveExport(ctx context.Context, sig signal.Signal, dec func(any) error) (any, error) {
+// nil (then onAck, if set, sees the request).
+func (s *Server) serveExport(ctx context.Context, sig signal.Signal, dec func(any) error, onAck AckFunc) (any, error) {
 	if ctx.Value(admittedKey{}) == nil { // came through the HTTP listener
 		md, _ := metadata.FromIncomingContext(ctx)
 		if err := s.grpcAdmit(md); err != nil {
@@ -102,6 +102,9 @@ func (s *Server) serveExport(ctx context.Context, sig signal.Signal, dec func(an
 	answer, err := s.commit(ctx, sig, otlpcodec.EncodingProto, body, &ch, &s.g.stats)
 	if err != nil {
 		return nil, s.grpcCommitErr(err)
+	}
+	if onAck != nil {
+		onAck(sig, body)
 	}
 	return otlpgrpc.Raw(answer), nil
 }

@@ -7,11 +7,13 @@
 // latency, write to receipt. Missing lines are what the writer wrote and
 // the sink never saw.
 //
-// Handler is the accounting-only OTLP/HTTP receiver (`--sink count`): it
-// answers 200 once a request is accounted for. Tap wraps another OTLP/HTTP
+// Handler is the accounting-only OTLP/HTTP receiver (`--sink count`), and
+// GRPCServer its OTLP/gRPC twin: they answer 200 (OK) once a request is
+// accounted for. Tap wraps another OTLP/HTTP
 // handler (the durable ingest server, `--sink serve`) and accounts for a
 // request only when that handler answered 2xx, that is when the lines are
-// durable: receipt time is acknowledgement time.
+// durable: receipt time is acknowledgement time; AckGRPC does the same for
+// the ingest server's gRPC serving (ingestsrv.Server.GRPCServer).
 //
 // Record bodies are walked in the protobuf wire format without building
 // pdata objects (internal/otlpwire), so the sink's cost per line stays a

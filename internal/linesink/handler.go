@@ -119,15 +119,28 @@ func (a *Accounting) Tap(next http.Handler, maxBody int64) http.Handler {
 			return // next accepted what this sink cannot read: unreachable with the ingest server
 		}
 		body, err := otlpcodec.ReadBody(nil, bytes.NewReader(raw), comp, DefaultMaxBody, int64(len(raw)), nil)
-		if err == nil {
-			err = a.account(enc, body, now)
-		}
 		if err != nil {
-			a.mu.Lock()
-			a.unparseable++ // acknowledged by next, unreadable here: counted, not lost silently
-			a.mu.Unlock()
+			a.unreadable()
+			return
 		}
+		a.acked(enc, body, now)
 	})
+}
+
+// acked accounts for a logs request body (decompressed) that the server in
+// front of the sink acknowledged at now.
+func (a *Accounting) acked(enc otlpcodec.Encoding, body []byte, now time.Time) {
+	if err := a.account(enc, body, now); err != nil {
+		a.unreadable()
+	}
+}
+
+// unreadable counts a request acknowledged by the server in front of the
+// sink that the sink cannot read: counted, not lost silently.
+func (a *Accounting) unreadable() {
+	a.mu.Lock()
+	a.unparseable++
+	a.mu.Unlock()
 }
 
 // statusWriter records the status code of a response.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -84,14 +85,25 @@ func post(t *testing.T, url string, enc otlpcodec.Encoding, comp otlpcodec.Compr
 // written.
 func sendScript(t *testing.T, url string, enc otlpcodec.Encoding, comp otlpcodec.Compression) {
 	t.Helper()
+	sendScriptWith(t, enc, func(body []byte) error {
+		if code := post(t, url, enc, comp, body); code != http.StatusOK {
+			return fmt.Errorf("status %d, want 200", code)
+		}
+		return nil
+	})
+}
+
+// sendScriptWith sends the script's requests, encoded in enc, with send.
+func sendScriptWith(t *testing.T, enc otlpcodec.Encoding, send func([]byte) error) {
+	t.Helper()
 	bodies := [][]string{
 		{line(logline.JSON, 0, 0), line(logline.Logfmt, 0, 1), "map:" + line(logline.Plain, 0, 2)},
 		{line(logline.JSON, 0, 1), line(logline.JSON, 0, 5), line(logline.JSON, 0, 3), "hello", ""},
 		{line(logline.JSON, 1, 0), line(logline.JSON, 1, 0), line(logline.JSON, 7, 0)},
 	}
 	for _, b := range bodies {
-		if code := post(t, url, enc, comp, request(t, enc, b...)); code != http.StatusOK {
-			t.Fatalf("post: status %d, want 200", code)
+		if err := send(request(t, enc, b...)); err != nil {
+			t.Fatalf("send: %v", err)
 		}
 	}
 }

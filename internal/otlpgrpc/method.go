@@ -1,8 +1,10 @@
 package otlpgrpc
 
 import (
+	"context"
 	"strconv"
 
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 
 	"github.com/otelbench/otelbench/internal/signal"
@@ -49,4 +51,24 @@ var codeNames = [...]string{
 	"OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND", "ALREADY_EXISTS",
 	"PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE",
 	"UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS", "UNAUTHENTICATED",
+}
+
+// ExportFunc serves one Export RPC: dec fills an *otlpgrpc.Message with the
+// request; the answer is a *Message or a status error.
+type ExportFunc func(ctx context.Context, dec func(any) error) (any, error)
+
+// ServiceDesc describes the OTLP service of sig for grpc.Server's
+// RegisterService: one unary method, Export, served by export, whose
+// request and answer travel as raw protobuf (Codec).
+func ServiceDesc(sig signal.Signal, export ExportFunc) *grpc.ServiceDesc {
+	return &grpc.ServiceDesc{
+		ServiceName: Service(sig),
+		HandlerType: (*any)(nil),
+		Methods: []grpc.MethodDesc{{
+			MethodName: "Export",
+			Handler: func(_ any, ctx context.Context, dec func(any) error, _ grpc.UnaryServerInterceptor) (any, error) {
+				return export(ctx, dec)
+			},
+		}},
+	}
 }

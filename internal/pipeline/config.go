@@ -83,8 +83,12 @@ type Config struct {
 	AgentOutput io.Writer
 	// Sink is the receiver mode (default count).
 	Sink SinkMode
-	// SinkAddr is the receiver's listen address (default 127.0.0.1:0).
+	// SinkAddr is the receiver's OTLP/HTTP listen address (default
+	// 127.0.0.1:0).
 	SinkAddr string
+	// SinkGRPCAddr is the receiver's OTLP/gRPC listen address (default
+	// 127.0.0.1:0); {grpc_endpoint} is what it listens on, as host:port.
+	SinkGRPCAddr string
 	// Warmup is the time the agent gets to start before lines are written.
 	Warmup time.Duration
 	// Drain is the longest wait, after the last line is written, for every
@@ -116,6 +120,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.SinkAddr == "" {
 		c.SinkAddr = DefaultSinkAddr
+	}
+	if c.SinkGRPCAddr == "" {
+		c.SinkGRPCAddr = DefaultSinkAddr
 	}
 	if c.Warmup == 0 {
 		c.Warmup = DefaultWarmup

@@ -15,8 +15,9 @@
 // The agent learns where to read and where to send through placeholders
 // in its command line and in an optional config template: {dir} (the log
 // directory), {endpoint} (the sink's base URL, http://{host}:{port}),
-// {host} and {port} (for agents configured with them apart), {files} (the
-// file count),
-// {config} (the rendered template's path) and {work} (a scratch directory
-// for agent state, removed afterwards).
+// {host} and {port} (for agents configured with them apart),
+// {grpc_endpoint} (the sink's OTLP/gRPC address, host:port; the sink
+// listens for both transports), {files} (the file count), {config} (the
+// rendered template's path) and {work} (a scratch directory for agent
+// state, removed afterwards).
 package pipeline

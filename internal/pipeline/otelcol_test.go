@@ -30,26 +30,40 @@ func otelcolWithFilelog(t *testing.T) string {
 	return bin
 }
 
-// TestOtelcolFilelog runs the Collector's filelog receiver and otlphttp
-// exporter as the agent and expects every line, once.
+// TestOtelcolFilelog runs the Collector's filelog receiver as the agent,
+// shipping over OTLP/HTTP (otlphttp exporter) and over OTLP/gRPC (otlp
+// exporter) to the sink in each mode, and expects every line, once.
 func TestOtelcolFilelog(t *testing.T) {
 	bin := otelcolWithFilelog(t)
-	out := &syncBuffer{}
-	rep, err := Run(context.Background(), Config{
-		Writer:      logwriter.Config{Files: 2, Rate: 2000, Duration: 2 * time.Second},
-		Agent:       []string{bin, "--config", "{config}"},
-		AgentConfig: "testdata/otelcol-filelog.yaml", AgentOutput: out,
-		Warmup: 3 * time.Second, Drain: 30 * time.Second,
-	})
-	if err != nil {
-		t.Fatalf("run: %v (collector output: %s)", err, out)
+	tests := []struct {
+		name   string
+		config string
+		sink   SinkMode
+	}{
+		{"http count", "testdata/otelcol-filelog.yaml", SinkCount},
+		{"grpc count", "testdata/otelcol-filelog-grpc.yaml", SinkCount},
+		{"grpc serve", "testdata/otelcol-filelog-grpc.yaml", SinkServe},
 	}
-	tot := rep.Totals
-	if tot.Written != 4000 || tot.Missing != 0 || tot.Duplicates != 0 || rep.Sink.Unparseable != 0 {
-		t.Errorf("got written %d missing %d duplicates %d unparseable %d; want 4000, 0, 0, 0 (collector output: %s)",
-			tot.Written, tot.Missing, tot.Duplicates, rep.Sink.Unparseable, out)
-	}
-	if rep.Agent.CPUPer1000Lines <= 0 || rep.Agent.PeakRSSBytes <= 0 {
-		t.Errorf("agent figures %+v: want CPU and RSS", rep.Agent)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out := &syncBuffer{}
+			rep, err := Run(context.Background(), Config{
+				Writer:      logwriter.Config{Files: 2, Rate: 2000, Duration: 2 * time.Second},
+				Agent:       []string{bin, "--config", "{config}"},
+				AgentConfig: tt.config, AgentOutput: out, Sink: tt.sink,
+				Warmup: 3 * time.Second, Drain: 30 * time.Second,
+			})
+			if err != nil {
+				t.Fatalf("run: %v (collector output: %s)", err, out)
+			}
+			tot := rep.Totals
+			if tot.Written != 4000 || tot.Missing != 0 || tot.Duplicates != 0 || rep.Sink.Unparseable != 0 || rep.Sink.Requests == 0 {
+				t.Errorf("got written %d missing %d duplicates %d unparseable %d requests %d; want 4000, 0, 0, 0, >0 (collector output: %s)",
+					tot.Written, tot.Missing, tot.Duplicates, rep.Sink.Unparseable, rep.Sink.Requests, out)
+			}
+			if rep.Agent.CPUPer1000Lines <= 0 || rep.Agent.PeakRSSBytes <= 0 {
+				t.Errorf("agent figures %+v: want CPU and RSS", rep.Agent)
+			}
+		})
 	}
 }

@@ -48,6 +48,7 @@ type ReportConfig struct {
 	IntervalMs    float64  `json:"write_interval_ms"`
 	Sink          string   `json:"sink"`
 	Endpoint      string   `json:"endpoint"`
+	GRPCEndpoint  string   `json:"grpc_endpoint,omitempty"`
 	WarmupSeconds float64  `json:"warmup_seconds"`
 	DrainSeconds  float64  `json:"drain_timeout_seconds"`
 	Agent         []string `json:"agent,omitempty"` // rendered command line
@@ -173,11 +174,12 @@ func ReadReport(rd io.Reader) (*Report, error) {
 	return &r, nil
 }
 
-func reportConfig(c Config, w logwriter.Config, endpoint string, agentArgv []string) ReportConfig {
+func reportConfig(c Config, w logwriter.Config, sk *sink, agentArgv []string) ReportConfig {
 	rc := ReportConfig{
 		Files: w.Files, Rate: w.Rate, LineBytes: w.LineBytes.String(), Format: string(w.Format),
 		Layout: string(w.Layout), RotateEvery: w.RotateEvery.Seconds(), Fsync: string(w.Fsync),
-		IntervalMs: float64(w.Interval) / 1e6, Sink: string(c.Sink), Endpoint: endpoint,
+		IntervalMs: float64(w.Interval) / 1e6, Sink: string(c.Sink), Endpoint: sk.endpoint,
+		GRPCEndpoint:  sk.grpcEndpoint,
 		WarmupSeconds: c.Warmup.Seconds(), DrainSeconds: c.Drain.Seconds(),
 		Agent: agentArgv, AgentConfig: c.AgentConfig,
 	}

@@ -31,7 +31,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if wcfg.Dir == "" {
 		wcfg.Dir = filepath.Join(work, "logs")
 	}
-	sk, err := startSink(ctx, cfg.Sink, cfg.SinkAddr, work, cfg.Logger)
+	sk, err := startSink(ctx, cfg.Sink, cfg.SinkAddr, cfg.SinkGRPCAddr, work, cfg.Logger)
 	if err != nil {
 		return nil, err
 	}
@@ -43,7 +43,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	defer wr.Close()
 	wcfg = wr.Config()
 	ph := placeholders{"dir": wcfg.Dir, "endpoint": sk.endpoint, "host": sk.host, "port": sk.port,
-		"files": strconv.Itoa(wcfg.Files), "work": work}
+		"grpc_endpoint": sk.grpcEndpoint, "files": strconv.Itoa(wcfg.Files), "work": work}
 	ag, argv, err := launch(cfg, ph, work)
 	if err != nil {
 		return nil, err
@@ -56,7 +56,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 	}
 	defer stopAgent()
-	cfg.Logger.Info("agent started", "pid", ag.pid, "endpoint", sk.endpoint, "dir", wcfg.Dir)
+	cfg.Logger.Info("agent started", "pid", ag.pid, "endpoint", sk.endpoint, "grpc_endpoint", sk.grpcEndpoint, "dir", wcfg.Dir)
 	if err := ag.waitWarmup(ctx, cfg.Warmup); err != nil {
 		return nil, err
 	}
@@ -75,7 +75,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err := sk.close(); err != nil {
 		cfg.Logger.Warn("sink close", "err", err)
 	}
-	rep.Config = reportConfig(cfg, wcfg, sk.endpoint, argv)
+	rep.Config = reportConfig(cfg, wcfg, sk, argv)
 	rep.evaluate(cfg.MaxLoss, cfg.SLO)
 	return rep, nil
 }

@@ -196,7 +196,7 @@ func TestAgentExitsEarly(t *testing.T) {
 // TestPlaceholders renders a config template and a command line.
 func TestPlaceholders(t *testing.T) {
 	tmpl := filepath.Join(t.TempDir(), "agent.yaml")
-	if err := os.WriteFile(tmpl, []byte("read: {dir}\nsend: {endpoint}/v1/logs\nfiles: {files}\nport: {port}\n"), 0o644); err != nil {
+	if err := os.WriteFile(tmpl, []byte("read: {dir}\nsend: {endpoint}/v1/logs\nfiles: {files}\nport: {port}\ngrpc: {grpc_endpoint}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	out := &syncBuffer{}
@@ -211,9 +211,12 @@ func TestPlaceholders(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := out.String()
+	if _, _, err := net.SplitHostPort(rep.Config.GRPCEndpoint); err != nil || rep.Config.GRPCEndpoint == rep.Config.Endpoint {
+		t.Errorf("grpc endpoint %q: want host:port of its own (%v)", rep.Config.GRPCEndpoint, err)
+	}
 	_, port, _ := net.SplitHostPort(strings.TrimPrefix(rep.Config.Endpoint, "http://"))
 	for _, want := range []string{"read: " + dir + "\n", "send: " + rep.Config.Endpoint + "/v1/logs\n", "files: 2\n",
-		"port: " + port + "\n", "argv " + dir + " 2\n"} {
+		"port: " + port + "\n", "grpc: " + rep.Config.GRPCEndpoint + "\n", "argv " + dir + " 2\n"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("agent output %q lacks %q", got, want)
 		}
