@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
@@ -18,14 +17,7 @@ import (
 // request is answered 200 or 507 (with a google.rpc.Status), the 200s are
 // exactly what the stats count, and once space is freed ingest succeeds again.
 func TestDiskFull507(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to mount a tmpfs")
-	}
-	mnt := t.TempDir()
-	if err := syscall.Mount("tmpfs", mnt, "tmpfs", 0, "size=2m"); err != nil {
-		t.Skipf("mount tmpfs: %v (needs root and mount permission)", err)
-	}
-	defer syscall.Unmount(mnt, syscall.MNT_DETACH)
+	mnt := mountTmpfs(t, 0, "2m")
 	filler := filepath.Join(mnt, "filler")
 	if err := os.WriteFile(filler, make([]byte, 512<<10), 0o644); err != nil {
 		t.Fatal(err)
@@ -80,14 +72,7 @@ func noisyLogs(t testing.TB, rng *rand.Rand) func(i int) []byte {
 // once retention and raw pruning have freed space it answers 200 again, without a restart;
 // every request answered 200 is counted in the durable totals and projected.
 func TestMaxDiskRecovers(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to mount a tmpfs")
-	}
-	mnt := t.TempDir()
-	if err := syscall.Mount("tmpfs", mnt, "tmpfs", 0, "size=8m"); err != nil {
-		t.Skipf("mount tmpfs: %v (needs root and mount permission)", err)
-	}
-	defer syscall.Unmount(mnt, syscall.MNT_DETACH)
+	mnt := mountTmpfs(t, 0, "8m")
 	ts := startServer(t, Config{DataDir: filepath.Join(mnt, "data"), MaxDiskShare: 0.5})
 	body := noisyLogs(t, rand.New(rand.NewPCG(3, 4)))
 	const want = 4 << 10 // ~9 MB acknowledged: more than the disk

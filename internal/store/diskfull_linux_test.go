@@ -20,14 +20,7 @@ import (
 // after reopening, or returns an error (ErrDiskFull once space runs out); after space is freed,
 // appends succeed again and the database passes integrity_check.
 func TestDiskFull(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to mount a tmpfs")
-	}
-	mnt := t.TempDir()
-	if err := syscall.Mount("tmpfs", mnt, "tmpfs", 0, "size=2m"); err != nil {
-		t.Skipf("mount tmpfs: %v (needs root and mount permission)", err)
-	}
-	defer syscall.Unmount(mnt, syscall.MNT_DETACH)
+	mnt := mountTmpfs(t, "2m")
 	// Reserve space to free later, so the test can show recovery.
 	filler := filepath.Join(mnt, "filler")
 	if err := os.WriteFile(filler, make([]byte, 512<<10), 0o644); err != nil {
@@ -126,14 +119,7 @@ func TestDiskFull(t *testing.T) {
 // (conn.go, sqlitec): the error is ErrDiskFull to the store, the transaction rolls back, the
 // database stays intact, and once space is freed the same connection commits again.
 func TestDiskFullProjectorConn(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to mount a tmpfs")
-	}
-	mnt := t.TempDir()
-	if err := syscall.Mount("tmpfs", mnt, "tmpfs", 0, "size=1m"); err != nil {
-		t.Skipf("mount tmpfs: %v (needs root and mount permission)", err)
-	}
-	defer syscall.Unmount(mnt, syscall.MNT_DETACH)
+	mnt := mountTmpfs(t, "1m")
 	filler := filepath.Join(mnt, "filler")
 	if err := os.WriteFile(filler, make([]byte, 256<<10), 0o644); err != nil {
 		t.Fatal(err)
@@ -231,4 +217,19 @@ func TestDiskFullProjectorConn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// mountTmpfs mounts a tmpfs of size (mount(8)'s size=, "2m") on a temporary directory until the
+// test ends, or skips the test where that is not permitted (it needs root).
+func mountTmpfs(t *testing.T, size string) string {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to mount a tmpfs")
+	}
+	mnt := t.TempDir()
+	if err := syscall.Mount("tmpfs", mnt, "tmpfs", 0, "size="+size); err != nil {
+		t.Skipf("mount tmpfs: %v (needs root and mount permission)", err)
+	}
+	t.Cleanup(func() { _ = syscall.Unmount(mnt, syscall.MNT_DETACH) })
+	return mnt
 }

@@ -23,14 +23,7 @@ import (
 // not keep the disk from filling) are followed by appends that succeed, without a reopen, and
 // the durable totals count every acknowledged record.
 func TestMaxDiskRecovers(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to mount a tmpfs")
-	}
-	mnt := t.TempDir()
-	if err := syscall.Mount("tmpfs", mnt, "tmpfs", 0, "size=8m"); err != nil {
-		t.Skipf("mount tmpfs: %v (needs root and mount permission)", err)
-	}
-	defer syscall.Unmount(mnt, syscall.MNT_DETACH)
+	mnt := mountTmpfs(t, "8m")
 	dir := filepath.Join(mnt, "data")
 	s, err := Open(context.Background(), Config{Dir: dir, MaxDiskShare: 0.5,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
