@@ -35,22 +35,7 @@ func TestDiskFull(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	var acked []string
 	diskFull := 0
-	payload := func(i int) (string, []byte) {
-		// Random hex keeps the payload incompressible and large: the disk fills in a few
-		// hundred appends.
-		noise := make([]byte, 2048)
-		for j := range noise {
-			noise[j] = "0123456789abcdef"[rng.IntN(16)]
-		}
-		body := fmt.Sprintf("full-%d-%s", i, noise)
-		ld := makeLogs("disk", "", 1)
-		ld.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0).Body().SetStr(body)
-		b, err := logsMarshaler.MarshalLogs(ld)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return body, b
-	}
+	payload := func(i int) (string, []byte) { return noisyLogs(t, rng, fmt.Sprintf("full-%d-", i)) }
 	for i := 0; i < 3000 && diskFull < 20; i++ {
 		body, b := payload(i)
 		err := s.Append(context.Background(), signal.Logs, b, 1)
@@ -232,4 +217,22 @@ func mountTmpfs(t *testing.T, size string) string {
 	}
 	t.Cleanup(func() { _ = syscall.Unmount(mnt, syscall.MNT_DETACH) })
 	return mnt
+}
+
+// noisyLogs returns a one-record logs request whose body is prefix and 2 KiB of random hex, and
+// the body: incompressible and large, so a small disk fills in a few hundred appends.
+func noisyLogs(t *testing.T, rng *rand.Rand, prefix string) (string, []byte) {
+	t.Helper()
+	noise := make([]byte, 2048)
+	for j := range noise {
+		noise[j] = "0123456789abcdef"[rng.IntN(16)]
+	}
+	body := prefix + string(noise)
+	ld := makeLogs("disk", "", 1)
+	ld.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0).Body().SetStr(body)
+	b, err := logsMarshaler.MarshalLogs(ld)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return body, b
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -25,24 +23,14 @@ import (
 func TestMaxDiskRecovers(t *testing.T) {
 	mnt := mountTmpfs(t, "8m")
 	dir := filepath.Join(mnt, "data")
-	s, err := Open(context.Background(), Config{Dir: dir, MaxDiskShare: 0.5,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	s, err := Open(context.Background(), Config{Dir: dir, MaxDiskShare: 0.5, Logger: quietLogger})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close(context.Background())
 	rng := rand.New(rand.NewPCG(5, 6))
 	payload := func(i int64) []byte {
-		noise := make([]byte, 2048)
-		for j := range noise {
-			noise[j] = "0123456789abcdef"[rng.IntN(16)]
-		}
-		ld := makeLogs("disk", "", 1)
-		ld.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0).Body().SetStr(fmt.Sprintf("%d %s", i, noise))
-		b, err := logsMarshaler.MarshalLogs(ld)
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, b := noisyLogs(t, rng, fmt.Sprintf("%d ", i))
 		return b
 	}
 	// Acknowledged payloads of more than twice the disk: retention and raw pruning must free
