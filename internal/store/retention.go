@@ -34,9 +34,10 @@ import (
 // stop growing once retention is reached (scripts/soak-serve.sh).
 //
 // Size. The used size is each database's pages minus its free pages, plus the WAL files. Over
-// the bound, a step deletes up to the next mark whatever its age, and the writer prunes
-// projected raw rows without waiting for Config.RawRetention; so when the disk fills (ingest
-// answers 507) the projector, the raw pruning and then ingest recover by themselves.
+// the bound, a step deletes the oldest rows whatever their age or marks, and the writer prunes
+// projected raw rows without waiting for Config.RawRetention; meanwhile Append answers
+// ErrDiskFull (serve's 507), so the filesystem keeps room for that to run (diskbound.go), and
+// ingest resumes by itself once it has freed space.
 // Resources, scopes and metric streams are kept: they are deduplicated, so they grow with
 // cardinality, not with time, and the projector's caches hold their ids.
 
@@ -286,10 +287,10 @@ func (s *Store) overDisk() (used, admit, bounded bool, err error) {
 // ones (which later rows reuse), plus their WAL files.
 func (s *Store) UsedBytes() (int64, error) { return s.sizes(false) }
 
-// sizes returns the bytes of the databases' pages and WAL files, without the free pages of raw.db
-// and, unless onlyRaw, of the projected databases: the free pages of a file are room for its own
-// rows only, so what ingest may still add is bounded by the projected files' full size.
-func (s *Store) sizes(onlyRaw bool) (int64, error) {
+// sizes returns the bytes of the databases' pages, less their free pages, and of their WAL files.
+// With rawFreeOnly only raw.db's free pages are left out, as Append's bound counts them: the free
+// pages of a file are room for its own rows only, so ingest cannot use the projected files'.
+func (s *Store) sizes(rawFreeOnly bool) (int64, error) {
 	var used int64
 	for _, schema := range []string{"main", "raw", "traces"} {
 		if schema == "traces" && len(s.shards) < 2 {
@@ -301,7 +302,7 @@ func (s *Store) sizes(onlyRaw bool) (int64, error) {
 				return 0, fmt.Errorf("read the pages of %s: %w", schema, err)
 			}
 		}
-		if onlyRaw && schema != "raw" {
+		if rawFreeOnly && schema != "raw" {
 			n[1] = 0
 		}
 		used += (n[0] - n[1]) * n[2]
