@@ -50,7 +50,8 @@ JSON; gzip or zstd) and OTLP/gRPC (--grpc-addr, and on --addr too), and answers
 --sync). Overload, shutdown and connections past --max-conns get 503 +
 Retry-After (gRPC: UNAVAILABLE + RetryInfo); hostile input a 4xx naming the
 limit (gRPC codes: docs/grpc.md). Raw payloads go --raw-retention after
-projection; projected data --retention after arrival, sooner past --max-disk.
+projection; projected data --retention after arrival, sooner past --max-disk,
+where ingest answers 507 until that has freed space.
 /healthz, /api/v1/stats and /metrics report what was stored and rejected;
 /healthz is 503 for good once an fsync failed. SIGINT/SIGTERM drain and exit 0.
 Dashboard /ui/, query API /api/v1/.
@@ -129,7 +130,7 @@ Sizes take units (8MiB, 1GB). Tuning flags: docs/serve-tuning.md.`,
 	f.DurationVar(&cfg.RawRetention, "raw-retention", store.DefaultRawRetention, "delete raw payloads this long after their projection is durable")
 	f.BoolVar(&cfg.KeepRaw, "keep-raw", false, "never delete raw payloads (raw.db grows without bound)")
 	f.DurationVar(&cfg.Retention, "retention", store.DefaultRetention, "delete projected data (logs, spans, points) this long after it arrived (0: keep forever)")
-	f.StringVar(&maxDisk, "max-disk", "", "bound on the data directory's used size: a size (10GiB) or a share of its filesystem (80%); past it the oldest data goes first")
+	f.StringVar(&maxDisk, "max-disk", "", "bound on the data directory's used size: a size (10GiB) or a share of its filesystem (80%); past it the oldest data goes first and ingest answers 507 until space is freed")
 	f.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", ingestsrv.DefaultShutdownTimeout, "bound on the drain at shutdown")
 
 	// Tuning knobs, hidden from --help and documented in docs/serve-tuning.md.

@@ -20,14 +20,7 @@ import (
 // after reopening, or returns an error (ErrDiskFull once space runs out); after space is freed,
 // appends succeed again and the database passes integrity_check.
 func TestDiskFull(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to mount a tmpfs")
-	}
-	mnt := t.TempDir()
-	if err := syscall.Mount("tmpfs", mnt, "tmpfs", 0, "size=2m"); err != nil {
-		t.Skipf("mount tmpfs: %v (needs root and mount permission)", err)
-	}
-	defer syscall.Unmount(mnt, syscall.MNT_DETACH)
+	mnt := mountTmpfs(t, "2m")
 	// Reserve space to free later, so the test can show recovery.
 	filler := filepath.Join(mnt, "filler")
 	if err := os.WriteFile(filler, make([]byte, 512<<10), 0o644); err != nil {
@@ -42,22 +35,7 @@ func TestDiskFull(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	var acked []string
 	diskFull := 0
-	payload := func(i int) (string, []byte) {
-		// Random hex keeps the payload incompressible and large: the disk fills in a few
-		// hundred appends.
-		noise := make([]byte, 2048)
-		for j := range noise {
-			noise[j] = "0123456789abcdef"[rng.IntN(16)]
-		}
-		body := fmt.Sprintf("full-%d-%s", i, noise)
-		ld := makeLogs("disk", "", 1)
-		ld.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0).Body().SetStr(body)
-		b, err := logsMarshaler.MarshalLogs(ld)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return body, b
-	}
+	payload := func(i int) (string, []byte) { return noisyLogs(t, rng, fmt.Sprintf("full-%d-", i)) }
 	for i := 0; i < 3000 && diskFull < 20; i++ {
 		body, b := payload(i)
 		err := s.Append(context.Background(), signal.Logs, b, 1)
@@ -126,14 +104,7 @@ func TestDiskFull(t *testing.T) {
 // (conn.go, sqlitec): the error is ErrDiskFull to the store, the transaction rolls back, the
 // database stays intact, and once space is freed the same connection commits again.
 func TestDiskFullProjectorConn(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to mount a tmpfs")
-	}
-	mnt := t.TempDir()
-	if err := syscall.Mount("tmpfs", mnt, "tmpfs", 0, "size=1m"); err != nil {
-		t.Skipf("mount tmpfs: %v (needs root and mount permission)", err)
-	}
-	defer syscall.Unmount(mnt, syscall.MNT_DETACH)
+	mnt := mountTmpfs(t, "1m")
 	filler := filepath.Join(mnt, "filler")
 	if err := os.WriteFile(filler, make([]byte, 256<<10), 0o644); err != nil {
 		t.Fatal(err)
@@ -231,4 +202,37 @@ func TestDiskFullProjectorConn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// mountTmpfs mounts a tmpfs of size (mount(8)'s size=, "2m") on a temporary directory until the
+// test ends, or skips the test where that is not permitted (it needs root).
+func mountTmpfs(t *testing.T, size string) string {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to mount a tmpfs")
+	}
+	mnt := t.TempDir()
+	if err := syscall.Mount("tmpfs", mnt, "tmpfs", 0, "size="+size); err != nil {
+		t.Skipf("mount tmpfs: %v (needs root and mount permission)", err)
+	}
+	t.Cleanup(func() { _ = syscall.Unmount(mnt, syscall.MNT_DETACH) })
+	return mnt
+}
+
+// noisyLogs returns a one-record logs request whose body is prefix and 2 KiB of random hex, and
+// the body: incompressible and large, so a small disk fills in a few hundred appends.
+func noisyLogs(t *testing.T, rng *rand.Rand, prefix string) (string, []byte) {
+	t.Helper()
+	noise := make([]byte, 2048)
+	for j := range noise {
+		noise[j] = "0123456789abcdef"[rng.IntN(16)]
+	}
+	body := prefix + string(noise)
+	ld := makeLogs("disk", "", 1)
+	ld.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0).Body().SetStr(body)
+	b, err := logsMarshaler.MarshalLogs(ld)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return body, b
 }

@@ -368,7 +368,7 @@ func (p *projector) fill(rows *[]rawRow, st *stage, readAt *time.Time, after, ne
 		st.payloads, st.strs = byteArena{}, nil
 	}
 	st.wire.strs = st.strs
-	if err := p.readRaw(rows, arena, after, limit+1, maxSliceRecords, maxSliceBytes); err != nil {
+	if err := p.readRaw(rows, arena, after, limit+1, maxSliceRecords, p.s.bound.sliceBytes()); err != nil {
 		return 0, err
 	}
 	rs := *rows
@@ -386,7 +386,7 @@ func (p *projector) fill(rows *[]rawRow, st *stage, readAt *time.Time, after, ne
 		if !p.sh.takes(r.sig) {
 			continue
 		}
-		if own == limit || own > 0 && (records+r.sliceWeight() > maxSliceRecords || bytes+int64(len(r.payload)) > maxSliceBytes) {
+		if own == limit || own > 0 && (records+r.sliceWeight() > maxSliceRecords || bytes+int64(len(r.payload)) > p.s.bound.sliceBytes()) {
 			break
 		}
 		own++

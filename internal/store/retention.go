@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"sync/atomic"
@@ -33,9 +34,10 @@ import (
 // stop growing once retention is reached (scripts/soak-serve.sh).
 //
 // Size. The used size is each database's pages minus its free pages, plus the WAL files. Over
-// the bound, a step deletes up to the next mark whatever its age, and the writer prunes
-// projected raw rows without waiting for Config.RawRetention; so when the disk fills (ingest
-// answers 507) the projector, the raw pruning and then ingest recover by themselves.
+// the bound, a step deletes the oldest rows whatever their age or marks, and the writer prunes
+// projected raw rows without waiting for Config.RawRetention; meanwhile Append answers
+// ErrDiskFull (serve's 507), so the filesystem keeps room for that to run (diskbound.go), and
+// ingest resumes by itself once it has freed space.
 // Resources, scopes and metric streams are kept: they are deduplicated, so they grow with
 // cardinality, not with time, and the projector's caches hold their ids.
 
@@ -96,6 +98,9 @@ func (s *Store) startRetainer() {
 	s.retain.done = make(chan struct{})
 	ctx, cancel := context.WithCancel(context.Background())
 	s.retain.stop = cancel
+	if limit, err := s.maxDisk(); err == nil {
+		s.bound.limit.Store(limit) // the projector's slices size to it from the first
+	}
 	if s.cfg.NoProjection || s.cfg.Retention < 0 {
 		close(s.retain.done)
 		return
@@ -116,11 +121,11 @@ func (s *Store) runRetainer(ctx context.Context) {
 	defer close(s.retain.done)
 	lastMark := make([]time.Time, len(s.shards))
 	for ctx.Err() == nil {
-		over, err := s.overDisk()
+		over, admitOver, bounded, err := s.overDisk()
 		if err != nil {
 			s.cfg.Logger.Warn("store: retention: measure the data directory", "err", err)
 		}
-		s.retain.overDisk.Store(over)
+		s.retain.overDisk.Store(over || admitOver)
 		busy := false
 		for i, sh := range s.shards {
 			if time.Since(lastMark[i]) >= s.cfg.markEvery() {
@@ -135,10 +140,18 @@ func (s *Store) runRetainer(ctx context.Context) {
 				s.cfg.Logger.Warn("store: retention: delete", "db", sh.name, "err", err)
 			}
 			busy = busy || n > 0
+			if over || admitOver {
+				if err := s.truncateWAL(sh); err != nil {
+					s.cfg.Logger.Warn("store: retention: checkpoint", "db", sh.name, "err", err)
+				}
+			}
 		}
 		wait := retainEvery
-		if busy {
+		switch {
+		case busy:
 			wait = 0
+		case bounded:
+			wait = boundEvery
 		}
 		select {
 		case <-ctx.Done():
@@ -169,18 +182,17 @@ func (s *Store) retainStep(sh *shard, over bool) (int64, error) {
 	var deleted int64
 	err := sh.conn.do(func(c *sqlitec.Conn) error {
 		cutoff := time.Now().Add(-s.cfg.Retention).UnixNano()
-		q := fmt.Sprintf(`SELECT max(at_unix_nano) FROM retention_marks WHERE at_unix_nano <= %d`, cutoff)
-		if over {
-			q = `SELECT min(at_unix_nano) FROM retention_marks`
-		}
-		at, err := c.QueryInt64("SELECT COALESCE((" + q + "), 0)")
-		if err != nil || at == 0 {
+		at, err := c.QueryInt64(fmt.Sprintf(`SELECT COALESCE((SELECT max(at_unix_nano) FROM retention_marks WHERE at_unix_nano <= %d), 0)`, cutoff))
+		if err != nil || at == 0 && !over {
 			return err
 		}
 		if err := c.Exec("BEGIN IMMEDIATE"); err != nil {
 			return err
 		}
-		if deleted, err = deleteTo(c, sh.parts, at); err == nil {
+		if over { // the oldest rows, marked or not: a mark may be minutes away
+			at = 0
+		}
+		if deleted, err = deleteTo(c, sh.parts, at); err == nil && at > 0 {
 			err = c.Exec(fmt.Sprintf(`DELETE FROM retention_marks WHERE at_unix_nano < %d`, at))
 		}
 		if err == nil {
@@ -197,8 +209,8 @@ func (s *Store) retainStep(sh *shard, over bool) (int64, error) {
 }
 
 // deleteTo deletes, inside a transaction, up to retainStep rows of each table of ps at or below
-// the mark written at at, never a table's newest row. When every such row is gone the mark
-// itself goes, so that the next one becomes due.
+// the mark written at at (at 0: the oldest rows, whatever the marks), never a table's newest
+// row. When every such row is gone the mark itself goes, so that the next one becomes due.
 func deleteTo(c *sqlitec.Conn, ps parts, at int64) (int64, error) {
 	var deleted int64
 	left := false
@@ -206,7 +218,7 @@ func deleteTo(c *sqlitec.Conn, ps parts, at int64) (int64, error) {
 		if ps&t.part == 0 {
 			continue
 		}
-		bound, err := c.QueryInt64(fmt.Sprintf(`SELECT %s FROM retention_marks WHERE at_unix_nano = %d`, t.col, at))
+		bound, err := c.QueryInt64(fmt.Sprintf(`SELECT COALESCE((SELECT %s FROM retention_marks WHERE at_unix_nano = %d), %d)`, t.col, at, int64(math.MaxInt64)))
 		if err != nil {
 			return 0, err
 		}
@@ -228,7 +240,7 @@ func deleteTo(c *sqlitec.Conn, ps parts, at int64) (int64, error) {
 		}
 		deleted += hi - lo + 1
 	}
-	if !left {
+	if !left && at > 0 {
 		if err := c.Exec(fmt.Sprintf(`DELETE FROM retention_marks WHERE at_unix_nano = %d`, at)); err != nil {
 			return 0, err
 		}
@@ -251,19 +263,34 @@ func (s *Store) maxDisk() (int64, error) {
 	return limit, nil
 }
 
-// overDisk reports whether the data directory uses more than its size bound.
-func (s *Store) overDisk() (bool, error) {
+// overDisk reports whether the data directory is past its size bound (used: the projected
+// data is due whatever its age; admit: see diskBound), and whether there is a bound. It
+// publishes the measure to Append (diskbound.go).
+func (s *Store) overDisk() (used, admit, bounded bool, err error) {
 	limit, err := s.maxDisk()
 	if err != nil || limit == 0 {
-		return false, err
+		return false, false, false, err
 	}
-	used, err := s.UsedBytes()
-	return used > limit, err
+	u, err := s.UsedBytes()
+	if err != nil {
+		return false, false, true, err
+	}
+	a, err := s.sizes(true)
+	if err != nil {
+		return false, false, true, err
+	}
+	s.bound.measure(limit, a)
+	return u > limit, a > limit, true, nil
 }
 
 // UsedBytes returns the bytes the data directory's databases use: their pages but the free
 // ones (which later rows reuse), plus their WAL files.
-func (s *Store) UsedBytes() (int64, error) {
+func (s *Store) UsedBytes() (int64, error) { return s.sizes(false) }
+
+// sizes returns the bytes of the databases' pages, less their free pages, and of their WAL files.
+// With rawFreeOnly only raw.db's free pages are left out, as Append's bound counts them: the free
+// pages of a file are room for its own rows only, so ingest cannot use the projected files'.
+func (s *Store) sizes(rawFreeOnly bool) (int64, error) {
 	var used int64
 	for _, schema := range []string{"main", "raw", "traces"} {
 		if schema == "traces" && len(s.shards) < 2 {
@@ -274,6 +301,9 @@ func (s *Store) UsedBytes() (int64, error) {
 			if err := s.readDB.QueryRow("PRAGMA " + schema + "." + pragma).Scan(&n[i]); err != nil {
 				return 0, fmt.Errorf("read the pages of %s: %w", schema, err)
 			}
+		}
+		if rawFreeOnly && schema != "raw" {
+			n[1] = 0
 		}
 		used += (n[0] - n[1]) * n[2]
 	}

@@ -1,10 +1,13 @@
 package store
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
 
+	"github.com/otelbench/otelbench/internal/signal"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 )
 
@@ -77,19 +80,35 @@ func TestRetentionDeletesOldData(t *testing.T) {
 }
 
 // TestMaxDiskDeletesOldest: past MaxDiskBytes the oldest data goes whatever its age (all but
-// each table's newest row, under a bound of one byte), and projected raw rows are pruned
-// without waiting for the raw retention.
+// each table's newest row, under a bound of one byte), projected raw rows are pruned without
+// waiting for the raw retention, and Append answers ErrDiskFull without writing. The data is
+// written before the bound is set: under it, no append is taken.
 func TestMaxDiskDeletesOldest(t *testing.T) {
-	s := openTest(t, Config{Retention: time.Hour, RawRetention: time.Hour, MaxDiskBytes: 1, Logger: quietLogger})
+	dir := t.TempDir()
+	first, err := Open(context.Background(), Config{Dir: dir, Retention: time.Hour, RawRetention: time.Hour, Logger: quietLogger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendMixed(t, first, "old", 10)
+	appendLogs(t, first, makeLogs("svc", "trigger", 1))
+	waitDurable(t, first)
+	if err := first.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	s := openTest(t, Config{Dir: dir, Retention: time.Hour, RawRetention: time.Hour, MaxDiskBytes: 1, Logger: quietLogger})
 	used, err := s.UsedBytes()
 	if err != nil || used <= 1 {
 		t.Fatalf("UsedBytes: %d, %v; want > 1", used, err)
 	}
-	appendMixed(t, s, "old", 10)
-	waitDurable(t, s)
-	appendLogs(t, s, makeLogs("svc", "trigger", 1))
 	waitFor(t, "all but the newest rows to go", func() bool {
 		return countRows(t, s, "logs") == 1 && countRows(t, s, "spans") == 1 && countRows(t, s, "number_points") == 1
 	})
 	waitFor(t, "raw rows pruned at once", func() bool { return s.PrunedRawID() > 0 })
+	b, err := logsMarshaler.MarshalLogs(makeLogs("svc", "over", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Append(context.Background(), signal.Logs, b, 1); !errors.Is(err, ErrDiskFull) {
+		t.Errorf("Append past the bound: %v, want ErrDiskFull", err)
+	}
 }

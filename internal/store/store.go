@@ -216,6 +216,7 @@ type Store struct {
 	projectStop context.CancelFunc
 	prune       pruneState
 	retain      retainState
+	bound       diskBound
 	pruneStop   context.CancelFunc
 	pruneDone   chan struct{}
 	closeOnce   sync.Once
@@ -408,7 +409,7 @@ func (s *Store) openDBs(ctx context.Context) error {
 	if rawSync == SyncFull {
 		rawSync = SyncNormal
 	}
-	s.writeDB, err = openOne(ctx, dsn(s.rawPath, append(commonPragmas, "cache_size(-1024)", "synchronous("+string(rawSync)+")")...))
+	s.writeDB, err = openOne(ctx, dsn(s.rawPath, append(s.rawWALPragmas(), "cache_size(-1024)", "synchronous("+string(rawSync)+")")...))
 	if err != nil {
 		return classify("open raw database", err)
 	}
@@ -464,14 +465,15 @@ func (s *Store) openDBs(ctx context.Context) error {
 		if err := sh.db.QueryRowContext(ctx, "PRAGMA page_size").Scan(&pageSize); err != nil {
 			return classify("read "+sh.name+" page size", err)
 		}
-		checkpoint := projectorCheckpoint(s.pruneConfigured(), pageSize)
+		checkpoint := s.walPages(projectorCheckpoint(s.pruneConfigured(), pageSize), pageSize)
 		if _, err := sh.db.ExecContext(ctx, fmt.Sprintf("PRAGMA wal_autocheckpoint = %d", checkpoint)); err != nil {
 			return classify("set "+sh.name+" checkpoint threshold", err)
 		}
 		if err := applySchema(ctx, sh.db, sh.parts); err != nil {
 			return err
 		}
-		sh.conn, err = openConn(sh.path, "synchronous(normal)", fmt.Sprintf("wal_autocheckpoint(%d)", checkpoint), "cache_size(-2048)", "cache_spill(false)")
+		sh.conn, err = openConn(sh.path, append([]string{"synchronous(normal)", fmt.Sprintf("wal_autocheckpoint(%d)", checkpoint), "cache_size(-2048)", "cache_spill(false)"},
+			s.walLimitPragmas(checkpoint, pageSize)...)...)
 		if err != nil {
 			return classify("open "+sh.name+" database for projection", err)
 		}

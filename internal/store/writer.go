@@ -35,6 +35,9 @@ func (s *Store) Append(ctx context.Context, sig signal.Signal, payload []byte, r
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if s.bound.over() { // keep headroom for what frees space (diskbound.go)
+		return fmt.Errorf("store: append: the data directory is past its size bound (--max-disk): %w", ErrDiskFull)
+	}
 	r := &request{sig: sig, payload: payload, records: records, received: time.Now().UnixNano(), done: make(chan error, 1)}
 	if err := s.q.push(r); err != nil {
 		if errors.Is(err, ErrQueueFull) {
@@ -106,7 +109,9 @@ func (s *Store) runWriter() {
 				err = sy.failed() // logged once, when the fsync failed
 			}
 			if err == nil {
-				if err = w.commit(live); err != nil {
+				if err = w.commit(live); err == nil {
+					s.bound.committed(live)
+				} else {
 					s.cfg.Logger.Warn("store: group commit failed", "requests", len(live), "err", err)
 				}
 			}
