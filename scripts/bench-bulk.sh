@@ -25,7 +25,7 @@
 # port; the target order rotates from round to round. Per run: 2xx/s,
 # records/s (2xx only), p50/p99 latency, 503s (counted apart: overload is an
 # answer), other non-2xx and socket errors (any makes the script exit 1 once
-# the table is printed), the server's CPU-seconds per 1,000 requests answered
+# the table is printed), the server's CPU-seconds per 1,000 2xx answers
 # (user+sys from /proc/PID/stat: robust on a shared machine where req/s
 # mostly measures the CPU share the server got) and peak RSS (VmHWM). Last,
 # the medians over rounds of serve's ratios to each Collector.
@@ -38,6 +38,8 @@
 #        BODY_ARGS="--attrs 0 --body-bytes 32" `otelbench load` payload flags (split on spaces)
 #        SERVE_ARGS="--pprof" extra `otelbench serve` flags (split on spaces)
 #        OUT=dir for logs and bodies (default: a temp dir, printed)
+#        PROFILE=1 runs serve with --pprof and keeps a CPU profile of each serve
+#        run, from its 2nd second to 1 s before its end, in OUT/ROUND-SHAPE-serve/cpu.pprof
 # Needs: wrk (apt-get install wrk), jq, python3.
 set -euo pipefail
 
@@ -69,7 +71,7 @@ if [[ -z ${BIN:-} ]]; then
 	(cd "$root" && go build -o "$BIN" ./cmd/otelbench)
 fi
 (cd "$root" && go build -o "$out/sink" ./scripts/sink)
-[[ -x $otelcol ]] || "$root/scripts/build-otelcol.sh" "$otelcol" >/dev/null
+[[ $targets != *otelcol* || -x $otelcol ]] || "$root/scripts/build-otelcol.sh" "$otelcol" >/dev/null 2>&1
 secs=${dur%s}
 [[ $secs =~ ^[0-9]+$ ]] || { echo "DURATION must be whole seconds (8s), got $dur" >&2; exit 2; }
 
@@ -122,7 +124,9 @@ start_target() { # start_target TARGET PORT DIR
 	case $1 in
 	serve)
 		# shellcheck disable=SC2086 # SERVE_ARGS is a list of flags
-		"$BIN" serve --addr "127.0.0.1:$2" --grpc-addr "" --data "$3/data" --sync full ${SERVE_ARGS:-} 2>"$3/server.log" &
+		local prof=
+		[[ ${PROFILE:-0} == 1 ]] && prof=--pprof
+		"$BIN" serve --addr "127.0.0.1:$2" --grpc-addr "" --data "$3/data" --sync full $prof ${SERVE_ARGS:-} 2>"$3/server.log" &
 		;;
 	otelcol-nop | otelcol-fsq)
 		local exp="nop: {}" ext="" svcext=""
@@ -167,9 +171,16 @@ run() { # run ROUND SHAPE TARGET
 	start_target "$3" "$port" "$dir"
 	tck=$(getconf CLK_TCK)
 	t0=$(awk '{print $14+$15}' "/proc/$pid/stat")
+	local prof_pid=
+	if [[ $3 == serve && ${PROFILE:-0} == 1 ]]; then
+		# One CPU profile over the run but its first and last second.
+		(sleep 1 && curl -sf -o "$dir/cpu.pprof" "http://127.0.0.1:$port/debug/pprof/profile?seconds=$((secs - 2))") &
+		prof_pid=$!
+	fi
 	BULK_BODY=$out/body-$2.bin timeout $((secs + 30)) wrk -t"$threads" -c"$conc" -d"$dur" --timeout 10s \
 		-s "$out/post.lua" "http://127.0.0.1:$port/v1/logs" >"$dir/wrk.txt" 2>&1 || true
 	t1=$(awk '{print $14+$15}' "/proc/$pid/stat")
+	[[ -z $prof_pid ]] || wait "$prof_pid" || echo "$key: no CPU profile" >&2
 	stop_target
 	local drained=
 	if [[ -n $sink_pid ]]; then
@@ -190,8 +201,9 @@ run() { # run ROUND SHAPE TARGET
 	local rps cpu_ms
 	rps=$(python3 -c "print(f'{$ok * 1e6 / $durus:.0f}')")
 	rec[$key]=$(python3 -c "print(f'{$ok * $2 * 1e6 / $durus:.0f}')")
-	# CPU-seconds per 1,000 answered requests (2xx and 503).
-	cpuk[$key]=$(python3 -c "print(f'{($t1 - $t0) / $tck * 1000 / max(1, $ok + $busy):.3f}')")
+	# CPU-seconds per 1,000 acknowledged (2xx) requests: a peer answering 503 does less
+	# work for the same load, and the 503s are counted apart.
+	cpuk[$key]=$(python3 -c "print(f'{($t1 - $t0) / $tck * 1000 / max(1, $ok):.3f}')")
 	cpu_ms=$(python3 -c "print(f'{($t1 - $t0) / $tck:.2f}')")
 	printf '| %d | %5s | %-11s | %6s | %9s | %7.1f | %7.1f | %4s | %5s | %6s | %6s | %6s |\n' \
 		"$1" "$2" "$3" "$rps" "${rec[$key]}" "$(awk "BEGIN{print $p50/1000}")" "$(awk "BEGIN{print $p99/1000}")" \
@@ -204,7 +216,7 @@ done
 
 echo "# bench-bulk $(date -u +%FT%TZ) $(uname -r) $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg); wrk -t$threads -c$conc -d$dur; bodies: $(for s in $shapes; do printf '%s records %s B; ' "$s" "$(stat -c %s "$out/body-$s.bin")"; done)logs in $out"
 echo
-echo '| round | records/req | target | 2xx/s | records/s | p50 ms | p99 ms | 503 | errors | CPU s | CPU s/1k req | RSS MB |'
+echo '| round | records/req | target | 2xx/s | records/s | p50 ms | p99 ms | 503 | errors | CPU s | CPU s/1k 2xx | RSS MB |'
 echo '|---|---|---|---|---|---|---|---|---|---|---|---|'
 declare -A ratio cpuratio
 for i in $(seq "$runs"); do
