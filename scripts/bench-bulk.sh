@@ -25,7 +25,7 @@
 # port; the target order rotates from round to round. Per run: 2xx/s,
 # records/s (2xx only), p50/p99 latency, 503s (counted apart: overload is an
 # answer), other non-2xx and socket errors (any makes the script exit 1 once
-# the table is printed), the server's CPU-seconds per 1,000 2xx answers
+# the table is printed), the server's CPU time per 2xx answer
 # (user+sys from /proc/PID/stat: robust on a shared machine where req/s
 # mostly measures the CPU share the server got) and peak RSS (VmHWM). Last,
 # the medians over rounds of serve's ratios to each Collector.
@@ -161,7 +161,7 @@ YAML
 	wait_port "$2"
 }
 
-declare -A rec cpuk
+declare -A rec cpuk recs cpus p99s rsss
 failures=0
 run() { # run ROUND SHAPE TARGET
 	local key=$1-$2-$3 port dir tck t0 t1
@@ -201,10 +201,14 @@ run() { # run ROUND SHAPE TARGET
 	local rps cpu_ms
 	rps=$(python3 -c "print(f'{$ok * 1e6 / $durus:.0f}')")
 	rec[$key]=$(python3 -c "print(f'{$ok * $2 * 1e6 / $durus:.0f}')")
-	# CPU-seconds per 1,000 acknowledged (2xx) requests: a peer answering 503 does less
-	# work for the same load, and the 503s are counted apart.
-	cpuk[$key]=$(python3 -c "print(f'{($t1 - $t0) / $tck * 1000 / max(1, $ok):.3f}')")
+	# CPU µs per acknowledged (2xx) request: a peer answering 503 does less work for the
+	# same load, and the 503s are counted apart.
+	cpuk[$key]=$(python3 -c "print(f'{($t1 - $t0) / $tck * 1e6 / max(1, $ok):.0f}')")
 	cpu_ms=$(python3 -c "print(f'{($t1 - $t0) / $tck:.2f}')")
+	recs[$2-$3]+=" ${rec[$key]}"
+	cpus[$2-$3]+=" ${cpuk[$key]}"
+	p99s[$2-$3]+=" $p99"
+	rsss[$2-$3]+=" $hwm"
 	printf '| %d | %5s | %-11s | %6s | %9s | %7.1f | %7.1f | %4s | %5s | %6s | %6s | %6s |\n' \
 		"$1" "$2" "$3" "$rps" "${rec[$key]}" "$(awk "BEGIN{print $p50/1000}")" "$(awk "BEGIN{print $p99/1000}")" \
 		"$busy" "$((other + sockerr))" "$cpu_ms" "${cpuk[$key]}" "$hwm"
@@ -216,7 +220,7 @@ done
 
 echo "# bench-bulk $(date -u +%FT%TZ) $(uname -r) $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg); wrk -t$threads -c$conc -d$dur; bodies: $(for s in $shapes; do printf '%s records %s B; ' "$s" "$(stat -c %s "$out/body-$s.bin")"; done)logs in $out"
 echo
-echo '| round | records/req | target | 2xx/s | records/s | p50 ms | p99 ms | 503 | errors | CPU s | CPU s/1k 2xx | RSS MB |'
+echo '| round | records/req | target | 2xx/s | records/s | p50 ms | p99 ms | 503 | errors | CPU s | CPU µs/2xx | RSS MB |'
 echo '|---|---|---|---|---|---|---|---|---|---|---|---|'
 declare -A ratio cpuratio
 for i in $(seq "$runs"); do
@@ -234,6 +238,16 @@ for i in $(seq "$runs"); do
 			ratio[$s-$peer]+=" $(python3 -c "print(f'{${rec[$i-$s-serve]}/max(1,${rec[$i-$s-$peer]}):.2f}')")"
 			cpuratio[$s-$peer]+=" $(python3 -c "print(f'{${cpuk[$i-$s-serve]}/max(1e-9,${cpuk[$i-$s-$peer]}):.2f}')")"
 		done
+	done
+done
+echo
+echo '| records/req | target | records/s (median) | CPU µs/2xx (median) | p99 ms (median) | peak RSS MB (max) |'
+echo '|---|---|---|---|---|---|'
+for s in $shapes; do
+	for t in $targets; do
+		# shellcheck disable=SC2086 # lists of numbers
+		printf '| %s | %s | %.0f | %.0f | %.1f | %s |\n' "$s" "$t" "$(median ${recs[$s-$t]})" "$(median ${cpus[$s-$t]})" \
+			"$(awk "BEGIN{print $(median ${p99s[$s-$t]})/1000}")" "$(tr ' ' '\n' <<<"${rsss[$s-$t]}" | sort -n | tail -1)"
 	done
 done
 echo
