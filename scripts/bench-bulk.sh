@@ -123,9 +123,9 @@ LUA
 start_target() { # start_target TARGET PORT DIR
 	case $1 in
 	serve)
-		# shellcheck disable=SC2086 # SERVE_ARGS is a list of flags
 		local prof=
 		[[ ${PROFILE:-0} == 1 ]] && prof=--pprof
+		# shellcheck disable=SC2086 # SERVE_ARGS is a list of flags; prof is one or none
 		"$BIN" serve --addr "127.0.0.1:$2" --grpc-addr "" --data "$3/data" --sync full $prof ${SERVE_ARGS:-} 2>"$3/server.log" &
 		;;
 	otelcol-nop | otelcol-fsq)
