@@ -52,6 +52,7 @@ targets=${TARGETS:-serve otelcol-nop otelcol-fsq}
 otelcol=${OTELCOL:-${OTELBENCH_OTELCOL:-/tmp/otelbench-otelcol/otelcol}}
 out=${OUT:-$(mktemp -d /tmp/bench-bulk.XXXXXX)}
 root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=scripts/lib/target.sh
 . "$root/scripts/lib/target.sh" # pid, cleanup, free_port, wait_port, median, stop_target
 mkdir -p "$out"
 command -v wrk >/dev/null || { echo "wrk not found (apt-get install wrk)" >&2; exit 2; }
