@@ -19,7 +19,7 @@
 # the client shares the 2 cores with the server. The bodies are realistic OTLP
 # logs from internal/otlpgen, sent once by `otelbench load` to a capturing
 # scripts/sink; by default without extra attributes and with ~32-byte bodies,
-# which gives 12.5 KB for 100 records and 122 KB for 1,000 (BODY_ARGS).
+# which gives 12.5 KB for 100 records and 112 KB for 1,000 (BODY_ARGS).
 #
 # Every target starts fresh for each (round, shape) run on a free loopback
 # port; the target order rotates from round to round. Per run: 2xx/s,
@@ -40,7 +40,7 @@
 #        OUT=dir for logs and bodies (default: a temp dir, printed)
 #        PROFILE=1 runs serve with --pprof and keeps a CPU profile of each serve
 #        run, from its 2nd second to 1 s before its end, in OUT/ROUND-SHAPE-serve/cpu.pprof
-# Needs: wrk (apt-get install wrk), jq, python3.
+# Needs: wrk (apt-get install wrk), python3, curl (PROFILE=1).
 set -euo pipefail
 
 dur=${DURATION:-8s}
