@@ -1,0 +1,155 @@
+package seglog
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+)
+
+// recover lists the segments, scans them and opens the last for writing. Sealed segments are
+// checked record by record without their payloads (lengths chain to the file's end, ids are
+// consecutive): a roll fdatasyncs the segment it seals, so a defect there is corruption, and
+// recover refuses it naming the file and offset (ErrCorrupt). Readers verify every payload's
+// checksum as they read it. The last segment is verified in full, checksums included, and cut at
+// its first defect: that is a torn tail, written after the last fsync and never acknowledged.
+func (l *Log) recover() error {
+	ents, err := os.ReadDir(l.cfg.Dir)
+	if err != nil {
+		return fmt.Errorf("seglog: list segments: %w", err)
+	}
+	for _, e := range ents {
+		if first, ok := parseSegmentName(e.Name()); ok && e.Type().IsRegular() {
+			l.segs = append(l.segs, &segment{first: first, path: filepath.Join(l.cfg.Dir, e.Name())})
+		}
+	}
+	slices.SortFunc(l.segs, func(a, b *segment) int { return int(a.first - b.first) })
+	if len(l.segs) == 0 {
+		seg, f, err := createSegment(l.cfg, 1)
+		if err != nil {
+			return err
+		}
+		l.segs, l.cur, l.next = []*segment{seg}, f, 1
+		return nil
+	}
+	var buf []byte
+	for i, seg := range l.segs {
+		if i > 0 && seg.first != l.segs[i-1].last+1 {
+			return fmt.Errorf("seglog: %s: first id %d does not follow the previous segment's last id %d: %w",
+				seg.path, seg.first, l.segs[i-1].last, ErrCorrupt)
+		}
+		if buf, err = l.scan(seg, i == len(l.segs)-1, buf); err != nil {
+			return err
+		}
+	}
+	last := l.segs[len(l.segs)-1]
+	if l.cur, err = os.OpenFile(last.path, os.O_RDWR, 0); err != nil {
+		return fmt.Errorf("seglog: open last segment: %w", err)
+	}
+	// After a process crash the page cache may hold whole records that were never fsynced (their
+	// writes were never acknowledged); sync them before readers may see them.
+	if l.cfg.Sync != SyncOff {
+		if err := fdatasync(l.cur); err != nil {
+			l.cur.Close()
+			return fmt.Errorf("seglog: sync last segment: %w: %w", ErrSyncFailed, err)
+		}
+	}
+	l.next = last.last + 1
+	l.durable.Store(last.last)
+	return nil
+}
+
+// scan reads seg's records, fills its end, last and index, and for the last segment verifies
+// checksums and cuts a torn tail. buf is reused across calls and returned.
+func (l *Log) scan(seg *segment, active bool, buf []byte) ([]byte, error) {
+	f, err := os.OpenFile(seg.path, os.O_RDWR, 0)
+	if err != nil {
+		return buf, fmt.Errorf("seglog: open segment: %w", err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return buf, fmt.Errorf("seglog: stat segment: %w", err)
+	}
+	size := st.Size()
+	seg.last, seg.end = seg.first-1, fileHeaderSize
+	var fh [fileHeaderSize]byte
+	if _, err := f.ReadAt(fh[:], 0); err != nil || parseFileHeader(fh[:], seg.first) != nil {
+		if active && size <= fileHeaderSize { // torn while being created by a roll: write it again
+			putFileHeader(fh[:], seg.first)
+			if _, err := f.WriteAt(fh[:], 0); err != nil {
+				return buf, classify("rewrite segment header", err)
+			}
+			return buf, f.Truncate(fileHeaderSize)
+		}
+		if err == nil {
+			err = parseFileHeader(fh[:], seg.first)
+		}
+		return buf, fmt.Errorf("seglog: %s at offset 0: %w: %w", seg.path, ErrCorrupt, err)
+	}
+	var hb [headerSize]byte
+	off, sinceBytes, sinceRecs := int64(fileHeaderSize), int64(0), 0
+	for off < size {
+		defect := func() error {
+			if _, err := f.ReadAt(hb[:], off); err != nil {
+				return fmt.Errorf("short header: %w", err)
+			}
+			h, err := parseHeader(hb[:])
+			if err != nil {
+				return err
+			}
+			if h.id != seg.last+1 {
+				return fmt.Errorf("id %d, want %d", h.id, seg.last+1)
+			}
+			n := int64(h.length)
+			if off+headerSize+n > size {
+				return fmt.Errorf("payload of %d bytes runs past the end (%d)", n, size)
+			}
+			if active {
+				buf = slices.Grow(buf[:0], int(n))[:n]
+				if _, err := f.ReadAt(buf, off+headerSize); err != nil && !errors.Is(err, io.EOF) {
+					return err
+				}
+				if got := recordCRC(hb[:], buf); got != h.crc {
+					return fmt.Errorf("checksum %08x, want %08x", got, h.crc)
+				}
+			}
+			seg.lastReceived = h.received
+			return nil
+		}()
+		if defect != nil {
+			if !active {
+				return buf, fmt.Errorf("seglog: %s at offset %d (record %d): %w: %w", seg.path, off, seg.last+1, ErrCorrupt, defect)
+			}
+			l.cfg.Logger.Warn("seglog: cutting a torn tail", "segment", seg.path, "offset", off, "dropped_bytes", size-off, "reason", defect.Error())
+			if err := f.Truncate(off); err != nil {
+				return buf, fmt.Errorf("seglog: cut torn tail of %s at %d: %w", seg.path, off, err)
+			}
+			if err := fdatasync(f); err != nil {
+				return buf, fmt.Errorf("seglog: sync cut tail of %s: %w", seg.path, err)
+			}
+			break
+		}
+		if sinceBytes >= l.cfg.IndexBytes || sinceRecs >= l.cfg.IndexRecords {
+			seg.index = append(seg.index, indexEntry{id: seg.last + 1, off: off})
+			sinceBytes, sinceRecs = 0, 0
+		}
+		n := headerSize + int64(binaryLen(hb[:]))
+		off += n
+		sinceBytes += n
+		sinceRecs++
+		seg.last++
+		seg.end = off
+	}
+	if active {
+		l.idxBytes, l.idxRecs = sinceBytes, sinceRecs
+	}
+	return buf, nil
+}
+
+// binaryLen is a record header's payload length.
+func binaryLen(hdr []byte) uint32 {
+	return uint32(hdr[0]) | uint32(hdr[1])<<8 | uint32(hdr[2])<<16 | uint32(hdr[3])<<24
+}
