@@ -64,6 +64,9 @@ func (r *Reader) Read(after int64, lim Limits, dst []Row) (rows []Row, through i
 			return rows, through, nil
 		}
 		if err := r.open(seg); err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				continue // deleted since locate: the next locate finds the oldest left
+			}
 			return rows, through, err
 		}
 		rows, through, err = r.readSegment(&seg, through, min(durable, seg.last), lim, rows)
