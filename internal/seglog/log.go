@@ -144,6 +144,7 @@ type segment struct {
 	first        int64
 	path         string
 	end          int64 // bytes of whole records (the file's valid length)
+	size         int64 // the file size: end, or more while zero-filled ahead
 	last         int64 // last id in the segment; first-1 if empty
 	lastReceived int64 // the last record's received time, for retention
 	index        []indexEntry
@@ -240,7 +241,7 @@ func (l *Log) Stats() Stats {
 	l.mu.Lock()
 	st := Stats{Segments: len(l.segs), Durable: l.durable.Load()}
 	for _, s := range l.segs {
-		st.DiskBytes += s.end
+		st.DiskBytes += s.size
 		if st.First == 0 && s.last >= s.first {
 			st.First = s.first
 		}

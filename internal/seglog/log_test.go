@@ -183,8 +183,8 @@ func TestDeleteThrough(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := l.Stats()
-	if st.Segments != 1 || st.First != 0 || st.DiskBytes != fileHeaderSize {
-		t.Errorf("after deleting all: got %d segments, first %d, %d bytes, want 1, 0, %d", st.Segments, st.First, st.DiskBytes, fileHeaderSize)
+	if st.Segments != 1 || st.First != 0 || st.DiskBytes != cfg.SegmentBytes {
+		t.Errorf("after deleting all: got %d segments, first %d, %d bytes, want 1, 0, %d (one empty zero-filled segment)", st.Segments, st.First, st.DiskBytes, cfg.SegmentBytes)
 	}
 	checkRows(t, l, 0, Limits{}, 301, 300)
 	l.Close()
@@ -194,24 +194,28 @@ func TestDeleteThrough(t *testing.T) {
 	checkRows(t, l, 0, Limits{}, 301, 310)
 }
 
+var tornCfg = Config{SegmentBytes: 4 << 10}
+
 // lastRecord writes n records in one segment, closes the log and returns the segment's path
-// and the offset of its last record.
-func lastRecord(t *testing.T, dir string, n int64) (string, int64) {
+// and the offsets of its last record's start and end (zeros follow up to the segment size).
+func lastRecord(t *testing.T, dir string, n int64) (path string, off, end int64) {
 	t.Helper()
-	l := openLog(t, Config{Dir: dir})
+	cfg := tornCfg
+	cfg.Dir = dir
+	l := openLog(t, cfg)
 	appendN(t, l, 1, n-1, 1)
-	off := l.Segments()[0].Bytes
+	off = l.Segments()[0].Bytes
 	appendN(t, l, n, n, 1)
-	path := l.Segments()[0].Path
+	path, end = l.Segments()[0].Path, l.Segments()[0].Bytes
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}
-	return path, off
+	return path, off, end
 }
 
 func TestTornTail(t *testing.T) {
 	src := t.TempDir()
-	path, off := lastRecord(t, src, 5)
+	path, off, end := lastRecord(t, src, 5)
 	whole, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -221,10 +225,10 @@ func TestTornTail(t *testing.T) {
 		data []byte
 	}
 	var tests []tc
-	for cut := off; cut < int64(len(whole)); cut++ {
+	for cut := off; cut < end; cut++ {
 		tests = append(tests, tc{fmt.Sprintf("cut at %d", cut), whole[:cut]})
 	}
-	for i := off; i < int64(len(whole)); i++ {
+	for i := off; i < end; i++ {
 		b := bytes.Clone(whole)
 		b[i] ^= 0x40
 		tests = append(tests, tc{fmt.Sprintf("flip byte %d", i), b})
@@ -235,7 +239,9 @@ func TestTornTail(t *testing.T) {
 		if err := os.WriteFile(p, tt.data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		l, err := Open(Config{Dir: dir})
+		cfg := tornCfg
+		cfg.Dir = dir
+		l, err := Open(cfg)
 		if err != nil {
 			t.Fatalf("%s: open: %v", tt.name, err)
 		}
@@ -421,4 +427,33 @@ func TestConfigValidate(t *testing.T) {
 			t.Errorf("%s: got %v, want ok=%v", tt.name, err, tt.ok)
 		}
 	}
+}
+
+// TestStaleRecordAfterZeroHeader: after a crash, a later record can be on disk while the page
+// before it is still zeros. Recovery ends the log at the zero header; a new record of the same
+// length written there must not make the stale one after it readable.
+func TestStaleRecordAfterZeroHeader(t *testing.T) {
+	dir := t.TempDir()
+	cfg := Config{Dir: dir, SegmentBytes: 64 << 10}
+	l := openLog(t, cfg)
+	appendN(t, l, 1, 2, 1)
+	off := l.Segments()[0].Bytes
+	appendN(t, l, 3, 5, 1)
+	path := l.Segments()[0].Path
+	l.Close()
+	b, _ := os.ReadFile(path)
+	clear(b[off : off+headerSize]) // record 3's header never reached the disk; 4 and 5 did
+	os.WriteFile(path, b, 0o644)
+	l = openLog(t, cfg)
+	if got := l.Durable(); got != 2 {
+		t.Fatalf("durable after recovery: got %d, want 2", got)
+	}
+	appendN(t, l, 3, 3, 1) // the same length as the lost record 3
+	l.Close()
+	l = openLog(t, cfg)
+	defer l.Close()
+	if got := l.Durable(); got != 3 {
+		t.Fatalf("durable after the second reopen: got %d, want 3 (stale 4 and 5 must stay gone)", got)
+	}
+	checkRows(t, l, 0, Limits{}, 1, 3)
 }

@@ -74,7 +74,7 @@ func (l *Log) scan(seg *segment, active bool, buf []byte) ([]byte, error) {
 		return buf, fmt.Errorf("seglog: stat segment: %w", err)
 	}
 	size := st.Size()
-	seg.last, seg.end = seg.first-1, fileHeaderSize
+	seg.last, seg.end, seg.size = seg.first-1, fileHeaderSize, size
 	var fh [fileHeaderSize]byte
 	if _, err := f.ReadAt(fh[:], 0); err != nil || parseFileHeader(fh[:], seg.first) != nil {
 		if active && size <= fileHeaderSize { // torn while being created by a roll: write it again
@@ -95,6 +95,9 @@ func (l *Log) scan(seg *segment, active bool, buf []byte) ([]byte, error) {
 		defect := func() error {
 			if _, err := f.ReadAt(hb[:], off); err != nil {
 				return fmt.Errorf("short header: %w", err)
+			}
+			if hb == ([headerSize]byte{}) {
+				return errZeroFill
 			}
 			h, err := parseHeader(hb[:])
 			if err != nil {
@@ -119,11 +122,21 @@ func (l *Log) scan(seg *segment, active bool, buf []byte) ([]byte, error) {
 			seg.lastReceived = h.received
 			return nil
 		}()
+		if defect == errZeroFill && active {
+			// The zero-filled space ahead of the writer. Records written after a later page of it
+			// may have reached the disk without this one: scrub them, or a record the writer
+			// puts here next, of the same length, would make a stale one after it look whole.
+			if err := scrubTail(f, off, size); err != nil {
+				return buf, fmt.Errorf("seglog: clear the tail of %s after %d: %w", seg.path, off, err)
+			}
+			break
+		}
 		if defect != nil {
 			if !active {
 				return buf, fmt.Errorf("seglog: %s at offset %d (record %d): %w: %w", seg.path, off, seg.last+1, ErrCorrupt, defect)
 			}
 			l.cfg.Logger.Warn("seglog: cutting a torn tail", "segment", seg.path, "offset", off, "dropped_bytes", size-off, "reason", defect.Error())
+			seg.size = max(off, fileHeaderSize)
 			if err := f.Truncate(off); err != nil {
 				return buf, fmt.Errorf("seglog: cut torn tail of %s at %d: %w", seg.path, off, err)
 			}
@@ -148,6 +161,38 @@ func (l *Log) scan(seg *segment, active bool, buf []byte) ([]byte, error) {
 	}
 	return buf, nil
 }
+
+// scrubTail overwrites with zeros every 1 MiB chunk of f between off and size that is not all
+// zeros already, and fdatasyncs f if it wrote any.
+func scrubTail(f *os.File, off, size int64) error {
+	chunk := make([]byte, 1<<20)
+	dirty := false
+	for off < size {
+		b := chunk[:min(int64(len(chunk)), size-off)]
+		if _, err := f.ReadAt(b, off); err != nil && !errors.Is(err, io.EOF) {
+			return err
+		}
+		for _, c := range b {
+			if c != 0 {
+				clear(b)
+				if _, err := f.WriteAt(b, off); err != nil {
+					return err
+				}
+				dirty = true
+				break
+			}
+		}
+		off += int64(len(b))
+	}
+	if dirty {
+		return fdatasync(f)
+	}
+	return nil
+}
+
+// errZeroFill marks an all-zero record header: the end of the records in the active segment,
+// whose file is zero-filled ahead of the writer (createSegment).
+var errZeroFill = errors.New("zero header")
 
 // binaryLen is a record header's payload length.
 func binaryLen(hdr []byte) uint32 {

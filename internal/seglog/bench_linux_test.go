@@ -1,0 +1,128 @@
+package seglog
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/otelbench/otelbench/internal/signal"
+	"github.com/otelbench/otelbench/internal/store"
+)
+
+// The payload sizes of 100- and 1,000-record OTLP log requests (docs/BENCHMARKS.md's bulk shapes).
+var benchShapes = []struct {
+	name  string
+	bytes int
+}{{"12KB", 12 << 10}, {"122KB", 122 << 10}}
+
+// cpuMeter reports CPU-seconds (user+system, the whole process) per GB of payload.
+type cpuMeter struct{ start time.Duration }
+
+func cpuNow() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func (m *cpuMeter) report(b *testing.B, bytes int64) {
+	cpu := cpuNow() - m.start
+	b.ReportMetric(cpu.Seconds()/(float64(bytes)/1e9), "cpu-s/GB")
+}
+
+func randomPayload(n int) []byte {
+	rng := rand.New(rand.NewPCG(7, 7))
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(rng.Uint32())
+	}
+	return b
+}
+
+// BenchmarkAppend writes groups of group records with SyncFull on the test's temporary
+// directory (a real disk, not tmpfs) the way a server's writer would: write a group, then wait
+// for the previous group's fsync, so each fsync overlaps the next write.
+func BenchmarkAppend(b *testing.B) {
+	for _, sh := range benchShapes {
+		for _, group := range []int{1, 16} {
+			b.Run(fmt.Sprintf("seglog/%s/group=%d", sh.name, group), func(b *testing.B) {
+				l, err := Open(Config{Dir: b.TempDir()})
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer l.Close()
+				payload := randomPayload(sh.bytes)
+				batch := make([]Entry, group)
+				for i := range batch {
+					batch[i] = Entry{Signal: signal.Logs, Records: 100, Payload: payload}
+				}
+				b.SetBytes(int64(sh.bytes * group))
+				b.ReportAllocs()
+				m := cpuMeter{start: cpuNow()}
+				var prev int64
+				for b.Loop() {
+					_, last, err := l.Write(batch)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if err := l.WaitDurable(context.Background(), prev); err != nil {
+						b.Fatal(err)
+					}
+					prev = last
+				}
+				if err := l.WaitDurable(context.Background(), prev); err != nil {
+					b.Fatal(err)
+				}
+				m.report(b, int64(b.N)*int64(sh.bytes*group))
+				b.ReportMetric(float64(l.Stats().Syncs)/float64(b.N), "fsyncs/op")
+			})
+		}
+		// The SQLite raw log today, for comparison: 16 goroutines Append concurrently and the
+		// store's writer groups them.
+		b.Run(fmt.Sprintf("store/%s/conc=16", sh.name), func(b *testing.B) {
+			s, err := store.Open(context.Background(), store.Config{Dir: b.TempDir(), NoProjection: true})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close(context.Background())
+			payload := randomPayload(sh.bytes)
+			b.SetBytes(int64(sh.bytes))
+			b.ReportAllocs()
+			m := cpuMeter{start: cpuNow()}
+			start := time.Now()
+			var wg sync.WaitGroup
+			var next sync.Mutex
+			n := 0
+			for range 16 {
+				wg.Go(func() {
+					for {
+						next.Lock()
+						if n >= b.N {
+							next.Unlock()
+							return
+						}
+						n++
+						next.Unlock()
+						for {
+							err := s.Append(context.Background(), signal.Logs, payload, 100)
+							if err == nil {
+								break
+							}
+							if err != store.ErrQueueFull {
+								b.Error(err)
+								return
+							}
+							time.Sleep(100 * time.Microsecond)
+						}
+					}
+				})
+			}
+			wg.Wait()
+			b.ReportMetric(float64(b.N*sh.bytes)/1e6/time.Since(start).Seconds(), "MB/s-wall")
+			m.report(b, int64(b.N)*int64(sh.bytes))
+		})
+	}
+}
