@@ -89,77 +89,96 @@ func (l *Log) scan(seg *segment, active bool, buf []byte) ([]byte, error) {
 		}
 		return buf, fmt.Errorf("seglog: %s at offset 0: %w: %w", seg.path, ErrCorrupt, err)
 	}
-	var hb [headerSize]byte
+	rs := recordScan{f: f, size: size, verify: active, buf: buf}
 	off, sinceBytes, sinceRecs := int64(fileHeaderSize), int64(0), 0
 	for off < size {
-		defect := func() error {
-			if _, err := f.ReadAt(hb[:], off); err != nil {
-				return fmt.Errorf("short header: %w", err)
-			}
-			if hb == ([headerSize]byte{}) {
-				return errZeroFill
-			}
-			h, err := parseHeader(hb[:])
-			if err != nil {
-				return err
-			}
-			if h.id != seg.last+1 {
-				return fmt.Errorf("id %d, want %d", h.id, seg.last+1)
-			}
-			n := int64(h.length)
-			if off+headerSize+n > size {
-				return fmt.Errorf("payload of %d bytes runs past the end (%d)", n, size)
-			}
-			if active {
-				buf = slices.Grow(buf[:0], int(n))[:n]
-				if _, err := f.ReadAt(buf, off+headerSize); err != nil && !errors.Is(err, io.EOF) {
-					return err
-				}
-				if got := recordCRC(hb[:], buf); got != h.crc {
-					return fmt.Errorf("checksum %08x, want %08x", got, h.crc)
-				}
-			}
-			seg.lastReceived = h.received
-			return nil
-		}()
-		if defect == errZeroFill && active {
-			// The zero-filled space ahead of the writer. Records written after a later page of it
-			// may have reached the disk without this one: scrub them, or a record the writer
-			// puts here next, of the same length, would make a stale one after it look whole.
-			if err := scrubTail(f, off, size); err != nil {
-				return buf, fmt.Errorf("seglog: clear the tail of %s after %d: %w", seg.path, off, err)
-			}
-			break
-		}
+		h, defect := rs.check(off, seg.last+1)
 		if defect != nil {
-			if !active {
-				return buf, fmt.Errorf("seglog: %s at offset %d (record %d): %w: %w", seg.path, off, seg.last+1, ErrCorrupt, defect)
-			}
-			l.cfg.Logger.Warn("seglog: cutting a torn tail", "segment", seg.path, "offset", off, "dropped_bytes", size-off, "reason", defect.Error())
-			seg.size = max(off, fileHeaderSize)
-			if err := f.Truncate(off); err != nil {
-				return buf, fmt.Errorf("seglog: cut torn tail of %s at %d: %w", seg.path, off, err)
-			}
-			if err := fdatasync(f); err != nil {
-				return buf, fmt.Errorf("seglog: sync cut tail of %s: %w", seg.path, err)
-			}
-			break
+			return rs.buf, l.endScan(seg, f, off, size, active, defect)
 		}
 		if sinceBytes >= l.cfg.IndexBytes || sinceRecs >= l.cfg.IndexRecords {
 			seg.index = append(seg.index, indexEntry{id: seg.last + 1, off: off})
 			sinceBytes, sinceRecs = 0, 0
 		}
-		n := headerSize + int64(binaryLen(hb[:]))
+		n := headerSize + int64(h.length)
 		off += n
 		sinceBytes += n
 		sinceRecs++
 		seg.last++
 		seg.end = off
+		seg.lastReceived = h.received
+		if active {
+			l.idxBytes, l.idxRecs = sinceBytes, sinceRecs
+		}
 	}
-	if active {
-		l.idxBytes, l.idxRecs = sinceBytes, sinceRecs
+	return rs.buf, nil
+}
+
+// endScan handles the defect found at off: corruption in a sealed segment; the zero-filled space
+// or a torn tail in the active one.
+func (l *Log) endScan(seg *segment, f *os.File, off, size int64, active bool, defect error) error {
+	switch {
+	case !active:
+		return fmt.Errorf("seglog: %s at offset %d (record %d): %w: %w", seg.path, off, seg.last+1, ErrCorrupt, defect)
+	case defect == errZeroFill:
+		// Records written after a later page of the zero-filled space may have reached the disk
+		// without this one: scrub them, or a record the writer puts here next, of the same
+		// length, would make a stale one after it look whole.
+		if err := scrubTail(f, off, size); err != nil {
+			return fmt.Errorf("seglog: clear the tail of %s after %d: %w", seg.path, off, err)
+		}
+		return nil
 	}
-	return buf, nil
+	l.cfg.Logger.Warn("seglog: cutting a torn tail", "segment", seg.path, "offset", off, "dropped_bytes", size-off, "reason", defect.Error())
+	seg.size = max(off, fileHeaderSize)
+	if err := f.Truncate(off); err != nil {
+		return fmt.Errorf("seglog: cut torn tail of %s at %d: %w", seg.path, off, err)
+	}
+	if err := fdatasync(f); err != nil {
+		return fmt.Errorf("seglog: sync cut tail of %s: %w", seg.path, err)
+	}
+	return nil
+}
+
+// recordScan checks records of one segment file of size bytes, their payloads' checksums too
+// when verify is set; buf is reused for payloads.
+type recordScan struct {
+	f      *os.File
+	size   int64
+	verify bool
+	hb     [headerSize]byte
+	buf    []byte
+}
+
+// check reads the record at off and checks that it is whole and has id want.
+func (rs *recordScan) check(off, want int64) (header, error) {
+	if _, err := rs.f.ReadAt(rs.hb[:], off); err != nil {
+		return header{}, fmt.Errorf("short header: %w", err)
+	}
+	if rs.hb == ([headerSize]byte{}) {
+		return header{}, errZeroFill
+	}
+	h, err := parseHeader(rs.hb[:])
+	if err != nil {
+		return h, err
+	}
+	if h.id != want {
+		return h, fmt.Errorf("id %d, want %d", h.id, want)
+	}
+	n := int64(h.length)
+	if off+headerSize+n > rs.size {
+		return h, fmt.Errorf("payload of %d bytes runs past the end (%d)", n, rs.size)
+	}
+	if rs.verify {
+		rs.buf = slices.Grow(rs.buf[:0], int(n))[:n]
+		if _, err := rs.f.ReadAt(rs.buf, off+headerSize); err != nil && !errors.Is(err, io.EOF) {
+			return h, err
+		}
+		if got := recordCRC(rs.hb[:], rs.buf); got != h.crc {
+			return h, fmt.Errorf("checksum %08x, want %08x", got, h.crc)
+		}
+	}
+	return h, nil
 }
 
 // scrubTail overwrites with zeros every 1 MiB chunk of f between off and size that is not all
@@ -193,8 +212,3 @@ func scrubTail(f *os.File, off, size int64) error {
 // errZeroFill marks an all-zero record header: the end of the records in the active segment,
 // whose file is zero-filled ahead of the writer (createSegment).
 var errZeroFill = errors.New("zero header")
-
-// binaryLen is a record header's payload length.
-func binaryLen(hdr []byte) uint32 {
-	return uint32(hdr[0]) | uint32(hdr[1])<<8 | uint32(hdr[2])<<16 | uint32(hdr[3])<<24
-}
