@@ -12,22 +12,8 @@ import (
 // iovMax is Linux's IOV_MAX: pwritev takes at most this many buffers a call.
 const iovMax = 1024
 
-// iovecs is a reusable list of buffers for one vectored write.
-type iovecs struct {
-	bufs [][]byte
-	vec  []unix.Iovec
-}
-
-func (v *iovecs) reset() {
-	clear(v.bufs)
-	v.bufs = v.bufs[:0]
-}
-
-func (v *iovecs) add(b []byte) {
-	if len(b) > 0 {
-		v.bufs = append(v.bufs, b)
-	}
-}
+// sysIovecs is the kernel's form of an iovecs' buffers, reused across writes.
+type sysIovecs = []unix.Iovec
 
 // writeVec writes v's buffers contiguously at off with pwritev, resuming after short writes.
 func writeVec(f *os.File, v *iovecs, off int64) error {

@@ -8,21 +8,8 @@ import (
 	"syscall"
 )
 
-// iovecs is a reusable list of buffers for one write; outside Linux they are written one by one.
-type iovecs struct {
-	bufs [][]byte
-}
-
-func (v *iovecs) reset() {
-	clear(v.bufs)
-	v.bufs = v.bufs[:0]
-}
-
-func (v *iovecs) add(b []byte) {
-	if len(b) > 0 {
-		v.bufs = append(v.bufs, b)
-	}
-}
+// sysIovecs is unused outside Linux: buffers are written one by one.
+type sysIovecs = struct{}
 
 // writeVec writes v's buffers contiguously at off.
 func writeVec(f *os.File, v *iovecs, off int64) error {

@@ -198,6 +198,23 @@ func zeroFill(f *os.File, off, end int64) error {
 	return nil
 }
 
+// iovecs is a reusable list of buffers for one vectored write.
+type iovecs struct {
+	bufs [][]byte
+	vec  sysIovecs
+}
+
+func (v *iovecs) reset() {
+	clear(v.bufs)
+	v.bufs = v.bufs[:0]
+}
+
+func (v *iovecs) add(b []byte) {
+	if len(b) > 0 {
+		v.bufs = append(v.bufs, b)
+	}
+}
+
 // classify wraps err from action, marking lack of space as ErrDiskFull.
 func classify(action string, err error) error {
 	if isNoSpace(err) {
