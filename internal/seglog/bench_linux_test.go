@@ -47,9 +47,14 @@ func randomPayload(n int) []byte {
 // for the previous group's fsync, so each fsync overlaps the next write.
 func BenchmarkAppend(b *testing.B) {
 	for _, sh := range benchShapes {
-		for _, group := range []int{1, 16} {
-			b.Run(fmt.Sprintf("seglog/%s/group=%d", sh.name, group), func(b *testing.B) {
-				l, err := Open(Config{Dir: b.TempDir()})
+		for _, v := range []struct {
+			name    string
+			group   int
+			growing bool
+		}{{"seglog", 1, false}, {"seglog", 16, false}, {"seglog-growing", 1, true}, {"seglog-growing", 16, true}} {
+			group := v.group
+			b.Run(fmt.Sprintf("%s/%s/group=%d", v.name, sh.name, group), func(b *testing.B) {
+				l, err := Open(Config{Dir: b.TempDir(), growing: v.growing})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -163,4 +168,40 @@ func BenchmarkOpen(b *testing.B) {
 	}
 	b.ReportMetric(float64(st.Requests), "records")
 	b.ReportMetric(float64(st.Segments), "segments")
+}
+
+// BenchmarkRead reads a 256 MiB log of 12 KB records from start to end, 4 MiB a Read, as a
+// projector would: pread into the Reader's buffer and a checksum of every payload.
+func BenchmarkRead(b *testing.B) {
+	l, err := Open(Config{Dir: b.TempDir(), Sync: SyncOff})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+	payload := randomPayload(12 << 10)
+	batch := make([]Entry, 64)
+	for i := range batch {
+		batch[i] = Entry{Signal: signal.Logs, Records: 100, Payload: payload}
+	}
+	for l.Stats().Bytes < 256<<20 {
+		if _, _, err := l.Write(batch); err != nil {
+			b.Fatal(err)
+		}
+	}
+	total := l.Stats().Bytes
+	b.SetBytes(total)
+	b.ReportAllocs()
+	m := cpuMeter{start: cpuNow()}
+	r := l.NewReader()
+	defer r.Close()
+	var rows []Row
+	for b.Loop() {
+		var after int64
+		for after < l.Durable() {
+			if rows, after, err = r.Read(after, Limits{Bytes: 4 << 20}, rows); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	m.report(b, int64(b.N)*total)
 }

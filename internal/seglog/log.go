@@ -69,6 +69,10 @@ type Config struct {
 	Sync SyncMode
 	// Logger receives recovery's notes (a cut torn tail); nil discards them.
 	Logger *slog.Logger
+
+	// growing skips the zero-fill of new segments: BenchmarkAppend's "growing" rows measure
+	// what the zero-fill buys.
+	growing bool
 }
 
 // Validate reports a Config that Open would refuse.

@@ -168,7 +168,7 @@ func createSegment(cfg Config, first int64) (*segment, *os.File, error) {
 	var hdr [fileHeaderSize]byte
 	putFileHeader(hdr[:], first)
 	_, err = f.WriteAt(hdr[:], 0)
-	if err == nil {
+	if err == nil && !cfg.growing {
 		err = zeroFill(f, fileHeaderSize, cfg.SegmentBytes)
 	}
 	if err == nil && cfg.Sync != SyncOff {
@@ -181,7 +181,10 @@ func createSegment(cfg Config, first int64) (*segment, *os.File, error) {
 		os.Remove(path)
 		return nil, nil, classify("create segment "+path, err)
 	}
-	seg := &segment{first: first, path: path, end: fileHeaderSize, last: first - 1, size: max(cfg.SegmentBytes, fileHeaderSize)}
+	seg := &segment{first: first, path: path, end: fileHeaderSize, last: first - 1, size: fileHeaderSize}
+	if !cfg.growing {
+		seg.size = max(cfg.SegmentBytes, fileHeaderSize)
+	}
 	return seg, f, nil
 }
 
