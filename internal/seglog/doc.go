@@ -17,7 +17,7 @@
 // segment to segment, and are never reused: not after a restart, and not after every record is
 // deleted (an empty segment named after the next id keeps the count). New segments are
 // zero-filled to Config.SegmentBytes before use, so appends overwrite allocated blocks and an
-// fdatasync need not commit a file-size change (design/seglog.md has the measurement).
+// fdatasync need not commit a file-size change (docs/design/seglog.md has the measurement).
 //
 // # Durability
 //

@@ -16,7 +16,7 @@ import (
 const (
 	// DefaultSegmentBytes is the size at which the writer starts a new segment. Deletion frees
 	// whole segments, so this is also the granularity of retention; at 64 MiB one roll (one extra
-	// fdatasync and a directory fsync) comes every ~5,000 requests of 12 KB (design/seglog.md).
+	// fdatasync and a directory fsync) comes every ~5,000 requests of 12 KB (docs/design/seglog.md).
 	DefaultSegmentBytes = 64 << 20
 	// DefaultIndexBytes is the spacing in bytes of the sparse offset index: a reader seeks to
 	// within this many bytes of any id, then reads headers forward.
