@@ -92,7 +92,7 @@ func TestCrashKill9(t *testing.T) {
 	dir := t.TempDir()
 	var maxAcked int64
 	for round := range 3 {
-		acked := crashChild(t, dir, 300)
+		acked := crashChild(t, dir, 3000) // ~2 MB: several rolls of 256 KiB segments
 		l := openLog(t, Config{Dir: dir, SegmentBytes: 256 << 10})
 		durable := l.Durable()
 		prevMax := maxAcked
