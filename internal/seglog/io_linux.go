@@ -1,0 +1,84 @@
+package seglog
+
+import (
+	"errors"
+	"os"
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// iovMax is Linux's IOV_MAX: pwritev takes at most this many buffers a call.
+const iovMax = 1024
+
+// sysIovecs is the kernel's form of an iovecs' buffers, reused across writes.
+type sysIovecs = []unix.Iovec
+
+// writeVec writes v's buffers contiguously at off with pwritev, resuming after short writes.
+func writeVec(f *os.File, v *iovecs, off int64) error {
+	fd := int(f.Fd())
+	bufs, skip := v.bufs, 0
+	for len(bufs) > 0 {
+		v.vec = v.vec[:0]
+		for i, b := range bufs[:min(len(bufs), iovMax)] {
+			if i == 0 {
+				b = b[skip:]
+			}
+			iv := unix.Iovec{Base: &b[0]}
+			iv.SetLen(len(b))
+			v.vec = append(v.vec, iv)
+		}
+		r, _, e := unix.Syscall6(unix.SYS_PWRITEV, uintptr(fd), uintptr(unsafe.Pointer(&v.vec[0])),
+			uintptr(len(v.vec)), uintptr(off), uintptr(uint64(off)>>32>>32), 0)
+		if e == syscall.EINTR {
+			continue
+		}
+		if e != 0 {
+			return os.NewSyscallError("pwritev", e)
+		}
+		n := int(r)
+		if n == 0 {
+			return os.NewSyscallError("pwritev", syscall.EIO)
+		}
+		off += int64(n)
+		for n > 0 && len(bufs) > 0 {
+			if rest := len(bufs[0]) - skip; n >= rest {
+				n -= rest
+				bufs, skip = bufs[1:], 0
+			} else {
+				skip += n
+				n = 0
+			}
+		}
+	}
+	return nil
+}
+
+// fdatasync flushes f's data and the metadata needed to read it back (its size), not its times.
+func fdatasync(f *os.File) error {
+	for {
+		err := unix.Fdatasync(int(f.Fd()))
+		if err != unix.EINTR {
+			return err
+		}
+	}
+}
+
+// syncDir fsyncs a directory, making created and removed names in it durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// isNoSpace reports whether err means the filesystem or the user's quota is full.
+func isNoSpace(err error) bool {
+	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)
+}
