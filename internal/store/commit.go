@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/otelbench/otelbench/internal/diskfull"
 	"github.com/otelbench/otelbench/internal/sqlitec"
 )
 
@@ -180,28 +181,28 @@ func (p *projector) commitStage(hwm int64) error {
 		if p.ins == nil {
 			ins, err := newInserts(c, p.sh.parts)
 			if err != nil {
-				return classify("prepare projection", err)
+				return diskfull.Classify("prepare projection", err)
 			}
 			p.ins = ins
 		}
 		if p.stage.huge != nil { // its windows spill (window.go)
 			defer p.ins.window.spill(false)
 			if err := p.ins.window.spill(true); err != nil {
-				return classify("let the page cache spill", err)
+				return diskfull.Classify("let the page cache spill", err)
 			}
 		}
 		if err := c.Exec("BEGIN IMMEDIATE"); err != nil {
-			return classify("begin projection", err)
+			return diskfull.Classify("begin projection", err)
 		}
 		if err := p.writeStage(hwm); err != nil {
 			_ = c.Exec("ROLLBACK")
-			return classify("project", err)
+			return diskfull.Classify("project", err)
 		}
 		if err := c.Exec("COMMIT"); err != nil {
 			// A COMMIT that fails may leave the transaction open (SQLITE_BUSY does): end it,
 			// so the retry can begin another.
 			_ = c.Exec("ROLLBACK")
-			return classify("commit projection", err)
+			return diskfull.Classify("commit projection", err)
 		}
 		return nil
 	})

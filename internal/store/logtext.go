@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/otelbench/otelbench/internal/diskfull"
 	"github.com/otelbench/otelbench/internal/sqlitec"
 )
 
@@ -180,7 +181,7 @@ var textStep int64 = 2048
 func catchUpLogText(ctx context.Context, db *sql.DB) error {
 	var old int
 	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE name = 'logs_fts'`).Scan(&old); err != nil {
-		return classify("look for logs_fts", err)
+		return diskfull.Classify("look for logs_fts", err)
 	}
 	if old == 0 {
 		return nil
@@ -189,7 +190,7 @@ func catchUpLogText(ctx context.Context, db *sql.DB) error {
 		return err
 	}
 	if _, err := db.ExecContext(ctx, `DROP TABLE logs_fts`); err != nil {
-		return classify("drop logs_fts", err)
+		return diskfull.Classify("drop logs_fts", err)
 	}
 	return nil
 }
@@ -205,14 +206,14 @@ func catchUpLogGrams(ctx context.Context, db *sql.DB, version int) error {
 	}
 	var def string
 	if err := db.QueryRowContext(ctx, `SELECT sql FROM sqlite_master WHERE name = 'log_text'`).Scan(&def); err != nil {
-		return classify("read the log_text definition", err)
+		return diskfull.Classify("read the log_text definition", err)
 	}
 	if strings.Contains(def, "'trigram'") {
 		if _, err := db.ExecContext(ctx, `DROP TABLE log_text`); err != nil {
-			return classify("drop the trigram log_text", err)
+			return diskfull.Classify("drop the trigram log_text", err)
 		}
 		if _, err := db.ExecContext(ctx, schemaSQL); err != nil { // creates log_text anew
-			return classify("create log_text", err)
+			return diskfull.Classify("create log_text", err)
 		}
 	}
 	return indexFrom(ctx, db)
@@ -225,11 +226,11 @@ func indexFrom(ctx context.Context, db *sql.DB) error {
 	err := db.QueryRowContext(ctx, `SELECT coalesce((SELECT max(rowid) FROM log_text), 0),
 		coalesce((SELECT max(id) FROM logs), 0) >> `+fmt.Sprint(LogTextShift)).Scan(&next, &last)
 	if err != nil {
-		return classify("read log text state", err)
+		return diskfull.Classify("read log text state", err)
 	}
 	for ; next <= last; next += textStep {
 		if err := indexGroups(ctx, db, next, min(next+textStep, last+1)); err != nil {
-			return classify("index log bodies", err)
+			return diskfull.Classify("index log bodies", err)
 		}
 	}
 	return nil

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/otelbench/otelbench/internal/diskfull"
 )
 
 // The schema's parts, each idempotent (IF NOT EXISTS throughout): commonSQL the tables every
@@ -104,7 +106,7 @@ func Schema() string {
 func applySchema(ctx context.Context, db *sql.DB, ps parts) error {
 	schema := "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);\n" + ps.sql()
 	if _, err := db.ExecContext(ctx, schema); err != nil {
-		return classify("apply schema", err)
+		return diskfull.Classify("apply schema", err)
 	}
 	var v int
 	err := db.QueryRowContext(ctx, "SELECT version FROM schema_version").Scan(&v)
@@ -112,10 +114,10 @@ func applySchema(ctx context.Context, db *sql.DB, ps parts) error {
 	switch {
 	case fresh:
 		if _, err := db.ExecContext(ctx, "INSERT INTO schema_version(version) VALUES (?)", SchemaVersion); err != nil {
-			return classify("write schema version", err)
+			return diskfull.Classify("write schema version", err)
 		}
 	case err != nil:
-		return classify("read schema version", err)
+		return diskfull.Classify("read schema version", err)
 	case v > SchemaVersion:
 		return fmt.Errorf("store: database schema version %d is newer than this build's %d", v, SchemaVersion)
 	}
@@ -136,7 +138,7 @@ func applySchema(ctx context.Context, db *sql.DB, ps parts) error {
 		}
 		// Version 5: schema.sql has just built logs_trace_block, which replaces logs_trace.
 		if _, err := db.ExecContext(ctx, `DROP INDEX IF EXISTS logs_trace`); err != nil {
-			return classify("drop the version 4 log trace index", err)
+			return diskfull.Classify("drop the version 4 log trace index", err)
 		}
 		// Version 9: the points tables' block column and the indexes keyed by it.
 		for _, t := range pointTables {
@@ -145,11 +147,11 @@ func applySchema(ctx context.Context, db *sql.DB, ps parts) error {
 			}
 		}
 		if _, err := db.ExecContext(ctx, pointIndexesSQL); err != nil {
-			return classify("index the points tables by block", err)
+			return diskfull.Classify("index the points tables by block", err)
 		}
 		for _, t := range pointTables {
 			if _, err := db.ExecContext(ctx, `DROP INDEX IF EXISTS `+t+`_metric_time`); err != nil {
-				return classify("drop the version 8 index of "+t, err)
+				return diskfull.Classify("drop the version 8 index of "+t, err)
 			}
 		}
 	}
@@ -157,7 +159,7 @@ func applySchema(ctx context.Context, db *sql.DB, ps parts) error {
 		// Version 5: spans_trace_block replaces spans_trace; trace_chunks gains errors (NULL in
 		// older rows). Version 6: spans_root_service_start replaces spans_service_start.
 		if _, err := db.ExecContext(ctx, `DROP INDEX IF EXISTS spans_trace; DROP INDEX IF EXISTS spans_service_start`); err != nil {
-			return classify("drop the version 4 and 5 span indexes", err)
+			return diskfull.Classify("drop the version 4 and 5 span indexes", err)
 		}
 		if err := addColumn(ctx, db, "trace_chunks", "errors", "INTEGER"); err != nil {
 			return err
@@ -165,7 +167,7 @@ func applySchema(ctx context.Context, db *sql.DB, ps parts) error {
 	}
 	if !fresh && v < SchemaVersion {
 		if _, err := db.ExecContext(ctx, "UPDATE schema_version SET version = ?", SchemaVersion); err != nil {
-			return classify("write schema version", err)
+			return diskfull.Classify("write schema version", err)
 		}
 	}
 	return nil
@@ -175,13 +177,13 @@ func applySchema(ctx context.Context, db *sql.DB, ps parts) error {
 func addColumn(ctx context.Context, db *sql.DB, table, col, typ string) error {
 	var n int
 	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM pragma_table_info(?) WHERE name = ?`, table, col).Scan(&n); err != nil {
-		return classify("read the columns of "+table, err)
+		return diskfull.Classify("read the columns of "+table, err)
 	}
 	if n > 0 {
 		return nil
 	}
 	if _, err := db.ExecContext(ctx, "ALTER TABLE "+table+" ADD COLUMN "+col+" "+typ); err != nil {
-		return classify("add "+table+"."+col, err)
+		return diskfull.Classify("add "+table+"."+col, err)
 	}
 	return nil
 }
@@ -191,13 +193,13 @@ func (s *Store) loadState(ctx context.Context) error {
 	var maxRaw, top, lag int64
 	err := s.writeDB.QueryRowContext(ctx, `SELECT COALESCE(max(id), 0) FROM raw`).Scan(&maxRaw)
 	if err != nil {
-		return classify("read raw state", err)
+		return diskfull.Classify("read raw state", err)
 	}
 	for _, sh := range s.shards {
 		var hwm, backlog, oldest int64
 		err = sh.db.QueryRowContext(ctx, `SELECT raw_id FROM projection_state WHERE id = 1`).Scan(&hwm)
 		if err != nil {
-			return classify("read "+sh.name+" projection state", err)
+			return diskfull.Classify("read "+sh.name+" projection state", err)
 		}
 		// oldest counts every signal's rows: the projector passes them all (readRaw).
 		takes := "records"
@@ -207,7 +209,7 @@ func (s *Store) loadState(ctx context.Context) error {
 		err = s.writeDB.QueryRowContext(ctx, `SELECT COALESCE(sum(`+takes+`), 0),
 			COALESCE(min(received_unix_nano), 0) FROM raw WHERE id > ?`, hwm).Scan(&backlog, &oldest)
 		if err != nil {
-			return classify("read "+sh.name+" projection backlog", err)
+			return diskfull.Classify("read "+sh.name+" projection backlog", err)
 		}
 		top, lag = max(top, hwm), lag+backlog
 		s.stats.projectedRawID[sh.index].Store(hwm)

@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"database/sql"
+
+	"github.com/otelbench/otelbench/internal/diskfull"
 )
 
 // LogBlockShift is log_blocks' block size as a shift: block = logs.id >> LogBlockShift. The
@@ -75,14 +77,14 @@ func catchUpSummaries(ctx context.Context, db *sql.DB, ps parts) error {
 			err := db.QueryRowContext(ctx, `SELECT (SELECT `+t.stateCol+` FROM summary_state WHERE id = 1),
 				coalesce((SELECT max(id) FROM `+t.table+`), 0)`).Scan(&done, &last)
 			if err != nil {
-				return classify("read summary state", err)
+				return diskfull.Classify("read summary state", err)
 			}
 			if done >= last {
 				break
 			}
 			hi := min(done+summaryStep, last)
 			if err := summarizeRange(ctx, db, t, done, hi); err != nil {
-				return classify("summarize "+t.table, err)
+				return diskfull.Classify("summarize "+t.table, err)
 			}
 		}
 	}

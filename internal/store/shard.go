@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/otelbench/otelbench/internal/diskfull"
 	"github.com/otelbench/otelbench/internal/signal"
 )
 
@@ -123,12 +124,12 @@ func tracesFile(ctx context.Context, dir string, want bool) (bool, error) {
 	}
 	db, err := openOne(ctx, dsn(path, append(commonPragmas, "query_only(true)")...))
 	if err != nil {
-		return false, classify("open telemetry database", err)
+		return false, diskfull.Classify("open telemetry database", err)
 	}
 	defer db.Close()
 	var n int
 	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'spans'`).Scan(&n); err != nil {
-		return false, classify("read the telemetry database's tables", err)
+		return false, diskfull.Classify("read the telemetry database's tables", err)
 	}
 	return n == 0, nil
 }

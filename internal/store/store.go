@@ -15,6 +15,7 @@ import (
 
 	"modernc.org/sqlite" // also registers the "sqlite" database/sql driver
 
+	"github.com/otelbench/otelbench/internal/diskfull"
 	"github.com/otelbench/otelbench/internal/signal"
 )
 
@@ -48,7 +49,7 @@ var (
 	ErrClosed = errors.New("store: closed")
 	// ErrDiskFull means the commit failed for lack of space (SQLITE_FULL or ENOSPC); the batch
 	// was rolled back, nothing is corrupted, and later appends succeed once space returns.
-	ErrDiskFull = errors.New("store: disk full")
+	ErrDiskFull = diskfull.ErrDiskFull
 	// ErrSyncFailed means an fsync of raw.db-wal failed (SyncFull). It is final: that group's
 	// appends and every later one fail until the store is reopened (Failed; walsync.go).
 	ErrSyncFailed = errors.New("store: fsync of raw.db-wal failed")
@@ -262,7 +263,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		sh.db = nil
 		if err != nil {
 			s.closeDBs()
-			return nil, classify("close "+sh.name+" setup connection", err)
+			return nil, diskfull.Classify("close "+sh.name+" setup connection", err)
 		}
 	}
 	var pruneDBs []*sql.DB
@@ -276,7 +277,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 					db.Close()
 				}
 				s.closeDBs()
-				return nil, classify("open prune watch", err)
+				return nil, diskfull.Classify("open prune watch", err)
 			}
 			pruneDBs = append(pruneDBs, db)
 		}
@@ -411,7 +412,7 @@ func (s *Store) openDBs(ctx context.Context) error {
 	}
 	s.writeDB, err = openOne(ctx, dsn(s.rawPath, append(s.rawWALPragmas(), "cache_size(-1024)", "synchronous("+string(rawSync)+")")...))
 	if err != nil {
-		return classify("open raw database", err)
+		return diskfull.Classify("open raw database", err)
 	}
 	// page_size takes effect only before the file's first write, so it precedes journal_mode
 	// (the DSN would apply pragmas in lexical order); a raw.db created with other pages keeps
@@ -423,7 +424,7 @@ func (s *Store) openDBs(ctx context.Context) error {
 	// do not fit modernc.org/memory's slab classes (each cached page took its own 64 KiB
 	// region: ~200 MiB peak RSS with the projector reading raw.db).
 	if _, err := s.writeDB.ExecContext(ctx, "PRAGMA page_size = 8192; PRAGMA journal_mode = wal"); err != nil {
-		return classify("set raw journal mode", err)
+		return diskfull.Classify("set raw journal mode", err)
 	}
 	if err := applySchema(ctx, s.writeDB, partRaw); err != nil {
 		return err
@@ -455,19 +456,19 @@ func (s *Store) openDBs(ctx context.Context) error {
 	for _, sh := range s.shards {
 		sh.db, err = openOne(ctx, dsn(sh.path, append(commonPragmas, "synchronous(normal)", "cache_size(-2048)", "cache_spill(false)")...))
 		if err != nil {
-			return classify("open "+sh.name+" database", err)
+			return diskfull.Classify("open "+sh.name+" database", err)
 		}
 		// page_size first, as for raw.db: it takes effect only before the file's first write.
 		if _, err := sh.db.ExecContext(ctx, fmt.Sprintf("PRAGMA page_size = %d; PRAGMA journal_mode = wal", projectedPageSize)); err != nil {
-			return classify("set "+sh.name+" journal mode", err)
+			return diskfull.Classify("set "+sh.name+" journal mode", err)
 		}
 		var pageSize int64
 		if err := sh.db.QueryRowContext(ctx, "PRAGMA page_size").Scan(&pageSize); err != nil {
-			return classify("read "+sh.name+" page size", err)
+			return diskfull.Classify("read "+sh.name+" page size", err)
 		}
 		checkpoint := s.walPages(projectorCheckpoint(s.pruneConfigured(), pageSize), pageSize)
 		if _, err := sh.db.ExecContext(ctx, fmt.Sprintf("PRAGMA wal_autocheckpoint = %d", checkpoint)); err != nil {
-			return classify("set "+sh.name+" checkpoint threshold", err)
+			return diskfull.Classify("set "+sh.name+" checkpoint threshold", err)
 		}
 		if err := applySchema(ctx, sh.db, sh.parts); err != nil {
 			return err
@@ -475,11 +476,11 @@ func (s *Store) openDBs(ctx context.Context) error {
 		sh.conn, err = openConn(sh.path, append([]string{"synchronous(normal)", fmt.Sprintf("wal_autocheckpoint(%d)", checkpoint), "cache_size(-2048)", "cache_spill(false)"},
 			s.walLimitPragmas(checkpoint, pageSize)...)...)
 		if err != nil {
-			return classify("open "+sh.name+" database for projection", err)
+			return diskfull.Classify("open "+sh.name+" database for projection", err)
 		}
 		sh.raw, err = openConn(s.rawPath, "cache_size(-256)", "query_only(true)")
 		if err != nil {
-			return classify("open raw reader", err)
+			return diskfull.Classify("open raw reader", err)
 		}
 	}
 	conn, err := sqlite.NewConnector(dsn(s.path, append(commonPragmas, "cache_size(-2048)", "query_only(true)")...))

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/otelbench/otelbench/internal/diskfull"
 	"github.com/otelbench/otelbench/internal/signal"
 	"github.com/otelbench/otelbench/internal/sqlitec"
 )
@@ -169,13 +170,13 @@ func (s *Store) loadUnprojectable(ctx context.Context) error {
 			c.unprojectableRecords.Add(uint64(records))
 		})
 		if err != nil {
-			return classify("read "+sh.name+" unprojectable rows", err)
+			return diskfull.Classify("read "+sh.name+" unprojectable rows", err)
 		}
 		err = scanInt64s(ctx, sh.db, `SELECT signal, records FROM projected_totals WHERE signal BETWEEN 1 AND 3`, func(sig, records int64) {
 			c.baseProjected[sig] += uint64(records)
 		})
 		if err != nil {
-			return classify("read "+sh.name+" projected totals", err)
+			return diskfull.Classify("read "+sh.name+" projected totals", err)
 		}
 	}
 	return nil
