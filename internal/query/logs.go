@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/otelbench/otelbench/internal/schema"
 	"github.com/otelbench/otelbench/internal/store"
 )
 
@@ -136,7 +137,7 @@ func (r *Reader) traceBlocks(ctx context.Context, q *LogQuery) ([]int64, error) 
 // a subquery (IN (SELECT block FROM log_blocks)) SQLite scans the whole index instead.
 func tracePred(blocks []int64) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "(l.id >> %d) IN (", store.LogBlockShift)
+	fmt.Fprintf(&b, "(l.id >> %d) IN (", schema.LogBlockShift)
 	for i, block := range blocks {
 		if i > 0 {
 			b.WriteByte(',')

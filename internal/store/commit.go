@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/otelbench/otelbench/internal/diskfull"
+	"github.com/otelbench/otelbench/internal/schema"
 	"github.com/otelbench/otelbench/internal/sqlitec"
 )
 
@@ -30,7 +31,7 @@ type inserts struct {
 }
 
 // newInserts prepares the statements of the tables in ps (the others stay nil).
-func newInserts(c *sqlitec.Conn, ps parts) (*inserts, error) {
+func newInserts(c *sqlitec.Conn, ps schema.Parts) (*inserts, error) {
 	ins := &inserts{}
 	var errs []error
 	prep := func(q string) *sqlitec.Stmt {
@@ -57,7 +58,7 @@ func newInserts(c *sqlitec.Conn, ps parts) (*inserts, error) {
 	ins.upsertServiceCount = prep(`INSERT INTO service_counts(service, signal, records, last_seen_unix_nano) VALUES (?,?,?,?)
 		ON CONFLICT(service, signal) DO UPDATE SET records = records + excluded.records,
 			last_seen_unix_nano = max(last_seen_unix_nano, excluded.last_seen_unix_nano)`)
-	if ps&partLogsMetrics != 0 {
+	if ps&schema.LogsMetrics != 0 {
 		ins.upsertLogBlock = prep(`INSERT INTO log_blocks(block, min_time_unix_nano, max_time_unix_nano, logs) VALUES (?,?,?,?)
 			ON CONFLICT(block) DO UPDATE SET
 				min_time_unix_nano = min(min_time_unix_nano, excluded.min_time_unix_nano),
@@ -76,10 +77,10 @@ func newInserts(c *sqlitec.Conn, ps parts) (*inserts, error) {
 		ins.logsState = prep(`UPDATE summary_state SET log_id = max(log_id, ?),
 			metric_id = coalesce((SELECT max(id) FROM metrics), metric_id) WHERE id = 1`)
 	}
-	if ps&partTraces != 0 {
+	if ps&schema.Traces != 0 {
 		ins.spansState = prep(`UPDATE summary_state SET span_id = max(span_id, ?) WHERE id = 1`)
 	}
-	if ps&partLogsMetrics != 0 {
+	if ps&schema.LogsMetrics != 0 {
 		ins.upsertMetric = prep(`INSERT INTO metrics(hash, resource_id, scope_id, service, name, description, unit, type, temporality, monotonic)
 			VALUES (?,?,?,?,?,?,?,?,?,?) ON CONFLICT(hash) DO UPDATE SET hash = excluded.hash RETURNING id`)
 		// logs and spans rows take the rowid SQLite gives them, the largest one plus one, which is
@@ -101,7 +102,7 @@ func newInserts(c *sqlitec.Conn, ps parts) (*inserts, error) {
 		ins.summaries = bulk("summary_points", "metric_id", "raw_id", "time_unix_nano", "start_time_unix_nano", "attributes",
 			"count", "sum", "quantiles", "flags", "block")
 	}
-	if ps&partTraces != 0 {
+	if ps&schema.Traces != 0 {
 		ins.spans = bulk("spans", "raw_id", "resource_id", "scope_id", "service", "trace_id", "span_id", "parent_span_id",
 			"trace_state", "name", "kind", "start_time_unix_nano", "end_time_unix_nano", "duration_nano", "status_code",
 			"status_message", "attributes", "flags", "dropped_attributes", "dropped_events", "dropped_links")
@@ -303,7 +304,7 @@ type serviceCount struct {
 }
 
 // summarize adds the slice's logs to log_blocks (oldest and newest time per block of
-// 1<<LogBlockShift ids), its points to point_blocks (the same per block of each points table,
+// 1<<schema.LogBlockShift ids), its points to point_blocks (the same per block of each points table,
 // gathered by writePoints) and its logs, spans and new metrics to service_counts, and moves
 // summary_state past them, in the slice's transaction: the summaries the query side reads
 // instead of scanning the tables. Schema 8's triggers on projection_state (Open drops them) did
@@ -320,7 +321,7 @@ func (p *projector) summarize() error {
 		var lastLog int64
 		for i := range st.logs {
 			l := &st.logs[i]
-			b := l.id >> LogBlockShift
+			b := l.id >> schema.LogBlockShift
 			if n := len(blocks); n == 0 || blocks[n-1].block != b {
 				blocks = append(blocks, logBlock{block: b, minTime: l.time, maxTime: l.time})
 			}
@@ -346,7 +347,7 @@ func (p *projector) summarize() error {
 		}
 	}
 	for _, b := range ins.pointBlocks {
-		if _, err := ins.upsertPointBlock.Exec(pointTables[b.table], b.block, b.minTime, b.maxTime, b.count); err != nil {
+		if _, err := ins.upsertPointBlock.Exec(schema.PointTables[b.table], b.block, b.minTime, b.maxTime, b.count); err != nil {
 			return fmt.Errorf("point blocks: %w", err)
 		}
 	}
@@ -459,7 +460,7 @@ func (p *projector) writeSpans(resIDs, scopeIDs []int64) error {
 
 // writePoints inserts the slice's points. Each row takes the rowid SQLite gives it, the table's
 // next one (p.nextPoint: max(rowid) + 1 at load, then counted, as for logs), and stores its
-// block (rowid >> PointBlockShift), which the points indexes are keyed by first (schema.sql);
+// block (rowid >> schema.PointBlockShift), which the points indexes are keyed by first (schema.sql);
 // the blocks' times go to point_blocks (summarize).
 func (p *projector) writePoints(metricIDs []int64) error {
 	st, ins := &p.stage, p.ins
@@ -523,16 +524,16 @@ func (p *projector) writePoints(metricIDs []int64) error {
 	return checkPointRowids(3, ins.summaries, id, p.nextPoint[3])
 }
 
-// pointBlock is a slice's addition to a point_blocks row: table is an index into pointTables.
+// pointBlock is a slice's addition to a point_blocks row: table is an index into schema.PointTables.
 type pointBlock struct {
 	table                          int
 	block, minTime, maxTime, count int64
 }
 
-// addPointBlock counts the point of pointTables[table] with rowid id and time t into the slice's
+// addPointBlock counts the point of schema.PointTables[table] with rowid id and time t into the slice's
 // point blocks and returns its block.
 func (ins *inserts) addPointBlock(table int, id, t int64) int64 {
-	b := id >> PointBlockShift
+	b := id >> schema.PointBlockShift
 	if n := len(ins.pointBlocks); n == 0 || ins.pointBlocks[n-1].table != table || ins.pointBlocks[n-1].block != b {
 		ins.pointBlocks = append(ins.pointBlocks, pointBlock{table: table, block: b, minTime: t, maxTime: t})
 	}

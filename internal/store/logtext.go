@@ -8,12 +8,9 @@ import (
 	"strings"
 
 	"github.com/otelbench/otelbench/internal/diskfull"
+	"github.com/otelbench/otelbench/internal/schema"
 	"github.com/otelbench/otelbench/internal/sqlitec"
 )
-
-// LogTextShift sizes the groups log_text indexes: one document per 1<<LogTextShift consecutive
-// log ids, rowid = id >> LogTextShift. A match names a group; its rows are the candidates.
-const LogTextShift = 4
 
 // groupBodiesSQL reads the logs with a body whose ids lie in [?, ?), in document order.
 const groupBodiesSQL = `SELECT id, body FROM logs WHERE id >= ? AND id < ? AND body != '' ORDER BY id`
@@ -38,7 +35,7 @@ type textDocs struct {
 // add adds the body of log id, emitting the previous group's document when id starts a new
 // group.
 func (d *textDocs) add(id int64, body string) error {
-	if g := id >> LogTextShift; !d.open || g != d.g {
+	if g := id >> schema.LogTextShift; !d.open || g != d.g {
 		if err := d.finish(); err != nil {
 			return err
 		}
@@ -115,8 +112,8 @@ func (st *stage) packTexts() {
 	if len(logs) == 0 {
 		return
 	}
-	if g := logs[0].id >> LogTextShift; g<<LogTextShift < logs[0].id {
-		for st.textFrom < len(logs) && logs[st.textFrom].id>>LogTextShift == g {
+	if g := logs[0].id >> schema.LogTextShift; g<<schema.LogTextShift < logs[0].id {
+		for st.textFrom < len(logs) && logs[st.textFrom].id>>schema.LogTextShift == g {
 			st.textFrom++
 		}
 	}
@@ -150,7 +147,7 @@ func (x *textIndexer) index(ins *inserts, st *stage) error {
 		x.docs.emit = func(g int64, text string) error { return ins.text.add(sqlitec.Int(g), sqlitec.Text(text)) }
 		// The read-back stays inside the group, so emit (which may execute a bulk insert on
 		// this connection) is not called while its rows are open.
-		start := logs[0].id >> LogTextShift << LogTextShift
+		start := logs[0].id >> schema.LogTextShift << schema.LogTextShift
 		if err := x.docs.addConnRows(ins.groupBodies, start, logs[0].id); err != nil {
 			return fmt.Errorf("read group bodies: %w", err)
 		}
@@ -171,14 +168,26 @@ func (x *textIndexer) index(ins *inserts, st *stage) error {
 	return ins.text.flush()
 }
 
-// textStep is how many groups one transaction of catchUpLogText indexes (a variable for tests).
+// textStep is how many groups one transaction of catchUpLogFTS indexes (a variable for tests).
 var textStep int64 = 2048
 
-// catchUpLogText moves a database of schema version 3 or older, whose log bodies are indexed
+// catchUpLogText is the schema's LogTextCatchUp: catchUpLogFTS, then, for a database not just
+// created, catchUpLogGrams.
+func catchUpLogText(ctx context.Context, db *sql.DB, fresh bool, version int) error {
+	if err := catchUpLogFTS(ctx, db); err != nil {
+		return err
+	}
+	if fresh {
+		return nil
+	}
+	return catchUpLogGrams(ctx, db, version)
+}
+
+// catchUpLogFTS moves a database of schema version 3 or older, whose log bodies are indexed
 // per row in logs_fts, to log_text: it indexes every group in bounded steps, then drops
 // logs_fts. Each step is one transaction and REPLACEs its groups, so an interrupted upgrade
 // resumes at the next Open from the last group written.
-func catchUpLogText(ctx context.Context, db *sql.DB) error {
+func catchUpLogFTS(ctx context.Context, db *sql.DB) error {
 	var old int
 	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE name = 'logs_fts'`).Scan(&old); err != nil {
 		return diskfull.Classify("look for logs_fts", err)
@@ -212,7 +221,7 @@ func catchUpLogGrams(ctx context.Context, db *sql.DB, version int) error {
 		if _, err := db.ExecContext(ctx, `DROP TABLE log_text`); err != nil {
 			return diskfull.Classify("drop the trigram log_text", err)
 		}
-		if _, err := db.ExecContext(ctx, schemaSQL); err != nil { // creates log_text anew
+		if _, err := db.ExecContext(ctx, schema.LogsMetricsSQL()); err != nil { // creates log_text anew
 			return diskfull.Classify("create log_text", err)
 		}
 	}
@@ -224,7 +233,7 @@ func catchUpLogGrams(ctx context.Context, db *sql.DB, version int) error {
 func indexFrom(ctx context.Context, db *sql.DB) error {
 	var next, last int64
 	err := db.QueryRowContext(ctx, `SELECT coalesce((SELECT max(rowid) FROM log_text), 0),
-		coalesce((SELECT max(id) FROM logs), 0) >> `+fmt.Sprint(LogTextShift)).Scan(&next, &last)
+		coalesce((SELECT max(id) FROM logs), 0) >> `+fmt.Sprint(schema.LogTextShift)).Scan(&next, &last)
 	if err != nil {
 		return diskfull.Classify("read log text state", err)
 	}
@@ -268,7 +277,7 @@ func indexGroups(ctx context.Context, db *sql.DB, lo, hi int64) (err error) {
 		docs = append(docs, doc{g, text})
 		return nil
 	}}
-	if err := d.addRows(ctx, read, lo<<LogTextShift, hi<<LogTextShift); err != nil {
+	if err := d.addRows(ctx, read, lo<<schema.LogTextShift, hi<<schema.LogTextShift); err != nil {
 		return err
 	}
 	if err := d.finish(); err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 	sqlite3 "modernc.org/sqlite/lib"
 
+	"github.com/otelbench/otelbench/internal/schema"
 	"github.com/otelbench/otelbench/internal/signal"
 	"github.com/otelbench/otelbench/internal/sqlitec"
 )
@@ -143,7 +144,7 @@ type projector struct {
 	hwm        int64 // projected raw id, as committed
 	nextLogID  int64
 	nextSpanID int64
-	nextPoint  [len(pointTables)]int64 // the rowid the next row of each points table takes
+	nextPoint  [len(schema.PointTables)]int64 // the rowid the next row of each points table takes
 	loaded     bool
 
 	selectRaw *sqlitec.Stmt // on the shard's raw.db reader (readRaw)
@@ -241,16 +242,16 @@ func (p *projector) reset() {
 
 // load reads the high-water mark and the next row ids from the database.
 func (p *projector) load() error {
-	next := func(table string, part parts) string {
+	next := func(table string, part schema.Parts) string {
 		if p.sh.parts&part == 0 {
 			return "1"
 		}
 		return "COALESCE((SELECT max(id) FROM " + table + "), 0) + 1"
 	}
-	q := `SELECT (SELECT raw_id FROM projection_state WHERE id = 1), ` + next("logs", partLogsMetrics) + ", " +
-		next("spans", partTraces)
-	for _, t := range pointTables {
-		if p.sh.parts&partLogsMetrics == 0 {
+	q := `SELECT (SELECT raw_id FROM projection_state WHERE id = 1), ` + next("logs", schema.LogsMetrics) + ", " +
+		next("spans", schema.Traces)
+	for _, t := range schema.PointTables {
+		if p.sh.parts&schema.LogsMetrics == 0 {
 			q += ", 1"
 		} else {
 			q += ", COALESCE((SELECT max(rowid) FROM " + t + "), 0) + 1"

@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/otelbench/otelbench/internal/otlpgen"
+	"github.com/otelbench/otelbench/internal/schema"
 	"github.com/otelbench/otelbench/internal/tracechunk"
 )
 
@@ -163,7 +164,7 @@ func TestTraceChunksUpgrade(t *testing.T) {
 	}
 	s = openTest(t, Config{Dir: dir})
 	got := queryRows(t, s.ReadDB(), `SELECT (SELECT version FROM schema_version), (SELECT span_id FROM trace_chunks_start), (SELECT count(*) FROM trace_chunks)`)
-	if diff := cmp.Diff([][]string{{fmt.Sprint(SchemaVersion), "3", "0"}}, got); diff != "" {
+	if diff := cmp.Diff([][]string{{fmt.Sprint(schema.Version), "3", "0"}}, got); diff != "" {
 		t.Errorf("after upgrade: version, chunk start, chunks (-want +got):\n%s", diff)
 	}
 	appendTraces(t, s, interleavedTraces(4))

@@ -19,6 +19,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/otelbench/otelbench/internal/schema"
 	"github.com/otelbench/otelbench/internal/signal"
 )
 
@@ -924,8 +925,8 @@ func TestProjectedRowidsChecked(t *testing.T) {
 		t.Errorf("ids of the later logs (min max count): %s, want 1001 1005 5", got)
 	}
 	groups := queryRows(t, s.ReadDB(), `SELECT rowid FROM log_text WHERE log_text MATCH ?`, TextQuery("aft"))
-	if len(groups) != 1 || groups[0][0] != fmt.Sprint(1001>>LogTextShift) {
-		t.Errorf("log_text groups matching the later bodies: %v, want [[%d]]", groups, 1001>>LogTextShift)
+	if len(groups) != 1 || groups[0][0] != fmt.Sprint(1001>>schema.LogTextShift) {
+		t.Errorf("log_text groups matching the later bodies: %v, want [[%d]]", groups, 1001>>schema.LogTextShift)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/otelbench/otelbench/internal/diskfull"
+	"github.com/otelbench/otelbench/internal/schema"
 	"github.com/otelbench/otelbench/internal/signal"
 )
 
@@ -72,7 +73,7 @@ type shard struct {
 	index   int    // in Store.shards, and in the counters' per-shard atomics
 	name    string // "telemetry" or "traces"
 	path    string
-	parts   parts
+	parts   schema.Parts
 	signals signalSet     // the signals whose rows it projects
 	others  signalSet     // the signals the other shards project (takes)
 	db      *sql.DB       // Open's connection: journal mode, schema, state; closed when Open returns

@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/otelbench/otelbench/internal/schema"
 	"github.com/otelbench/otelbench/internal/signal"
 )
 
@@ -190,8 +191,8 @@ func (st *stage) pack() {
 	st.packTexts()
 }
 
-// pointCounts returns the number of points staged for each of pointTables.
-func (st *stage) pointCounts() [len(pointTables)]int64 {
+// pointCounts returns the number of points staged for each of schema.PointTables.
+func (st *stage) pointCounts() [len(schema.PointTables)]int64 {
 	return [...]int64{int64(len(st.numbers)), int64(len(st.hists)), int64(len(st.exps)), int64(len(st.sums))}
 }
 

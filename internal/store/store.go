@@ -16,6 +16,7 @@ import (
 	"modernc.org/sqlite" // also registers the "sqlite" database/sql driver
 
 	"github.com/otelbench/otelbench/internal/diskfull"
+	"github.com/otelbench/otelbench/internal/schema"
 	"github.com/otelbench/otelbench/internal/signal"
 )
 
@@ -331,7 +332,7 @@ func uriPath(path string) string {
 
 // addShard adds a projected database to the store (openDBs opens it) and tells the shards before
 // it that it takes sigs.
-func (s *Store) addShard(name, path string, ps parts, sigs signalSet) {
+func (s *Store) addShard(name, path string, ps schema.Parts, sigs signalSet) {
 	for _, sh := range s.shards {
 		sh.others |= sigs
 	}
@@ -426,7 +427,7 @@ func (s *Store) openDBs(ctx context.Context) error {
 	if _, err := s.writeDB.ExecContext(ctx, "PRAGMA page_size = 8192; PRAGMA journal_mode = wal"); err != nil {
 		return diskfull.Classify("set raw journal mode", err)
 	}
-	if err := applySchema(ctx, s.writeDB, partRaw); err != nil {
+	if err := schema.Apply(ctx, s.writeDB, schema.Raw, catchUpLogText); err != nil {
 		return err
 	}
 	split, err := tracesFile(ctx, s.cfg.Dir, s.cfg.TracesFile)
@@ -434,10 +435,10 @@ func (s *Store) openDBs(ctx context.Context) error {
 		return err
 	}
 	if !split {
-		s.addShard("telemetry", s.path, partLogsMetrics|partTraces, allSignals)
+		s.addShard("telemetry", s.path, schema.LogsMetrics|schema.Traces, allSignals)
 	} else {
-		s.addShard("telemetry", s.path, partLogsMetrics, signalsOf(signal.Logs, signal.Metrics))
-		s.addShard("traces", filepath.Join(s.cfg.Dir, TracesFileName), partTraces, signalsOf(signal.Traces))
+		s.addShard("telemetry", s.path, schema.LogsMetrics, signalsOf(signal.Logs, signal.Metrics))
+		s.addShard("traces", filepath.Join(s.cfg.Dir, TracesFileName), schema.Traces, signalsOf(signal.Traces))
 	}
 	s.stats.shards = len(s.shards)
 	// The projected databases' commits need not be durable: projection is re-derived from raw,
@@ -470,7 +471,7 @@ func (s *Store) openDBs(ctx context.Context) error {
 		if _, err := sh.db.ExecContext(ctx, fmt.Sprintf("PRAGMA wal_autocheckpoint = %d", checkpoint)); err != nil {
 			return diskfull.Classify("set "+sh.name+" checkpoint threshold", err)
 		}
-		if err := applySchema(ctx, sh.db, sh.parts); err != nil {
+		if err := schema.Apply(ctx, sh.db, sh.parts, catchUpLogText); err != nil {
 			return err
 		}
 		sh.conn, err = openConn(sh.path, append([]string{"synchronous(normal)", fmt.Sprintf("wal_autocheckpoint(%d)", checkpoint), "cache_size(-2048)", "cache_spill(false)"},
