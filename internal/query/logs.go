@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/otelbench/otelbench/internal/schema"
-	"github.com/otelbench/otelbench/internal/store"
+	"github.com/otelbench/otelbench/internal/stage"
 )
 
 // Reader answers queries from the store's read-only pool. Safe for
@@ -164,9 +164,9 @@ func isASCII(s string) bool {
 }
 
 // trigramQuery returns the FTS5 query on log_text matching every group that holds all
-// trigrams of each of runs (store.TextQuery: one token per case-folded trigram, ANDed). It is
+// trigrams of each of runs (stage.TextQuery: one token per case-folded trigram, ANDed). It is
 // "" when no run has 3 characters.
-func trigramQuery(runs ...string) string { return store.TextQuery(runs...) }
+func trigramQuery(runs ...string) string { return stage.TextQuery(runs...) }
 
 // LogPlan names the strategy Logs chose (reported for benchmarks).
 type LogPlan string

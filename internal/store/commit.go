@@ -229,38 +229,38 @@ func (p *projector) writeStage(hwm int64) error {
 // writeRows writes the staged rows and adds them to the summaries.
 func (p *projector) writeRows() error {
 	st, ins := &p.stage, p.ins
-	resIDs := make([]int64, len(st.resources))
-	for i := range st.resources {
-		r := &st.resources[i]
-		id, ok := p.resCache[r.hash]
+	resIDs := make([]int64, len(st.Resources))
+	for i := range st.Resources {
+		r := &st.Resources[i]
+		id, ok := p.resCache[r.Hash]
 		if !ok {
 			var err error
-			if id, err = upsertID(p.resCache, r.hash, ins.upsertResource, r.hash[:], r.service, r.schemaURL, r.attrs); err != nil {
+			if id, err = upsertID(p.resCache, r.Hash, ins.upsertResource, r.Hash[:], r.Service, r.SchemaURL, r.Attrs); err != nil {
 				return fmt.Errorf("upsert resource: %w", err)
 			}
 		}
 		resIDs[i] = id
 	}
-	scopeIDs := make([]int64, len(st.scopes))
-	for i := range st.scopes {
-		sc := &st.scopes[i]
-		id, ok := p.scopeCache[sc.hash]
+	scopeIDs := make([]int64, len(st.Scopes))
+	for i := range st.Scopes {
+		sc := &st.Scopes[i]
+		id, ok := p.scopeCache[sc.Hash]
 		if !ok {
 			var err error
-			if id, err = upsertID(p.scopeCache, sc.hash, ins.upsertScope, sc.hash[:], sc.name, sc.version, sc.schemaURL, sc.attrs); err != nil {
+			if id, err = upsertID(p.scopeCache, sc.Hash, ins.upsertScope, sc.Hash[:], sc.Name, sc.Version, sc.SchemaURL, sc.Attrs); err != nil {
 				return fmt.Errorf("upsert scope: %w", err)
 			}
 		}
 		scopeIDs[i] = id
 	}
-	metricIDs := make([]int64, len(st.metrics))
-	for i := range st.metrics {
-		m := &st.metrics[i]
-		id, ok := p.metricCache[m.hash]
+	metricIDs := make([]int64, len(st.Metrics))
+	for i := range st.Metrics {
+		m := &st.Metrics[i]
+		id, ok := p.metricCache[m.Hash]
 		if !ok {
 			var err error
-			if id, err = upsertID(p.metricCache, m.hash, ins.upsertMetric, m.hash[:], resIDs[m.res], scopeIDs[m.scope],
-				st.resources[m.res].service, m.name, m.description, m.unit, m.typ, m.temporality, m.monotonic); err != nil {
+			if id, err = upsertID(p.metricCache, m.Hash, ins.upsertMetric, m.Hash[:], resIDs[m.Res], scopeIDs[m.Scope],
+				st.Resources[m.Res].Service, m.Name, m.Description, m.Unit, m.Typ, m.Temporality, m.Monotonic); err != nil {
 				return fmt.Errorf("upsert metric: %w", err)
 			}
 		}
@@ -315,20 +315,20 @@ type serviceCount struct {
 // database written before the summaries existed.
 func (p *projector) summarize() error {
 	st, ins := &p.stage, p.ins
-	if ins.upsertLogBlock != nil && (len(st.logs) > 0 || len(st.metrics) > 0) {
+	if ins.upsertLogBlock != nil && (len(st.Logs) > 0 || len(st.Metrics) > 0) {
 		blocks := ins.blocks[:0]
 		services := ins.services[:0]
 		var lastLog int64
-		for i := range st.logs {
-			l := &st.logs[i]
-			b := l.id >> schema.LogBlockShift
+		for i := range st.Logs {
+			l := &st.Logs[i]
+			b := l.ID >> schema.LogBlockShift
 			if n := len(blocks); n == 0 || blocks[n-1].block != b {
-				blocks = append(blocks, logBlock{block: b, minTime: l.time, maxTime: l.time})
+				blocks = append(blocks, logBlock{block: b, minTime: l.Time, maxTime: l.Time})
 			}
 			lb := &blocks[len(blocks)-1]
-			lb.minTime, lb.maxTime, lb.logs = min(lb.minTime, l.time), max(lb.maxTime, l.time), lb.logs+1
-			services = countService(services, st.resources[l.res].service, l.time)
-			lastLog = l.id
+			lb.minTime, lb.maxTime, lb.logs = min(lb.minTime, l.Time), max(lb.maxTime, l.Time), lb.logs+1
+			services = countService(services, st.Resources[l.Res].Service, l.Time)
+			lastLog = l.ID
 		}
 		ins.blocks, ins.services = blocks, services
 		for _, b := range blocks {
@@ -351,17 +351,17 @@ func (p *projector) summarize() error {
 			return fmt.Errorf("point blocks: %w", err)
 		}
 	}
-	if ins.spansState != nil && len(st.spans) > 0 {
+	if ins.spansState != nil && len(st.Spans) > 0 {
 		services := ins.services[:0]
-		for i := range st.spans {
-			s := &st.spans[i]
-			services = countService(services, st.resources[s.res].service, s.start)
+		for i := range st.Spans {
+			s := &st.Spans[i]
+			services = countService(services, st.Resources[s.Res].Service, s.Start)
 		}
 		ins.services = services
 		if err := ins.addServiceCounts("spans", services); err != nil {
 			return err
 		}
-		if _, err := ins.spansState.Exec(st.spans[len(st.spans)-1].id); err != nil {
+		if _, err := ins.spansState.Exec(st.Spans[len(st.Spans)-1].ID); err != nil {
 			return fmt.Errorf("summary state: %w", err)
 		}
 	}
@@ -394,22 +394,22 @@ func (ins *inserts) addServiceCounts(signal string, counts []serviceCount) error
 
 func (p *projector) writeLogs(resIDs, scopeIDs []int64) error {
 	st, ins := &p.stage, p.ins
-	for i := range st.logs {
-		l := &st.logs[i]
-		if err := ins.logs.add(sqlitec.Int(l.rawID), sqlitec.Int(resIDs[l.res]), sqlitec.Int(scopeIDs[l.scope]),
-			sqlitec.Value(st.resources[l.res].service), sqlitec.Int(l.time), sqlitec.Int(l.observed), sqlitec.Int(l.severity),
-			sqlitec.Text(l.severityText), sqlitec.Text(l.body), sqlitec.Text(l.attrs), optText(l.traceID),
-			optText(l.spanID), sqlitec.Int(l.flags), sqlitec.Text(l.event)); err != nil {
+	for i := range st.Logs {
+		l := &st.Logs[i]
+		if err := ins.logs.add(sqlitec.Int(l.RawID), sqlitec.Int(resIDs[l.Res]), sqlitec.Int(scopeIDs[l.Scope]),
+			sqlitec.Value(st.Resources[l.Res].Service), sqlitec.Int(l.Time), sqlitec.Int(l.Observed), sqlitec.Int(l.Severity),
+			sqlitec.Text(l.SeverityText), sqlitec.Text(l.Body), sqlitec.Text(l.Attrs), optText(l.TraceID),
+			optText(l.SpanID), sqlitec.Int(l.Flags), sqlitec.Text(l.Event)); err != nil {
 			return fmt.Errorf("insert logs: %w", err)
 		}
 	}
-	if len(st.logs) == 0 {
+	if len(st.Logs) == 0 {
 		return nil
 	}
 	if err := ins.logs.flush(); err != nil {
 		return fmt.Errorf("insert logs: %w", err)
 	}
-	if err := checkRowids("logs", ins.logs, st.logs[len(st.logs)-1].id); err != nil {
+	if err := checkRowids("logs", ins.logs, st.Logs[len(st.Logs)-1].ID); err != nil {
 		return err
 	}
 	if err := p.text.index(ins, st); err != nil {
@@ -420,38 +420,38 @@ func (p *projector) writeLogs(resIDs, scopeIDs []int64) error {
 
 func (p *projector) writeSpans(resIDs, scopeIDs []int64) error {
 	st, ins := &p.stage, p.ins
-	for i := range st.spans {
-		s := &st.spans[i]
-		if err := ins.spans.add(sqlitec.Int(s.rawID), sqlitec.Int(resIDs[s.res]), sqlitec.Int(scopeIDs[s.scope]),
-			sqlitec.Value(st.resources[s.res].service), optText(s.traceID), optText(s.spanID),
-			optText(s.parent), sqlitec.Text(s.traceState), sqlitec.Text(s.name), sqlitec.Int(s.kind),
-			sqlitec.Int(s.start), sqlitec.Int(s.end), sqlitec.Int(s.end-s.start), sqlitec.Int(s.statusCode),
-			sqlitec.Text(s.statusMsg), sqlitec.Text(s.attrs), sqlitec.Int(s.flags), sqlitec.Int(s.dropAttrs),
-			sqlitec.Int(s.dropEv), sqlitec.Int(s.dropLink)); err != nil {
+	for i := range st.Spans {
+		s := &st.Spans[i]
+		if err := ins.spans.add(sqlitec.Int(s.RawID), sqlitec.Int(resIDs[s.Res]), sqlitec.Int(scopeIDs[s.Scope]),
+			sqlitec.Value(st.Resources[s.Res].Service), optText(s.TraceID), optText(s.SpanID),
+			optText(s.Parent), sqlitec.Text(s.TraceState), sqlitec.Text(s.Name), sqlitec.Int(s.Kind),
+			sqlitec.Int(s.Start), sqlitec.Int(s.End), sqlitec.Int(s.End-s.Start), sqlitec.Int(s.StatusCode),
+			sqlitec.Text(s.StatusMsg), sqlitec.Text(s.Attrs), sqlitec.Int(s.Flags), sqlitec.Int(s.DropAttrs),
+			sqlitec.Int(s.DropEv), sqlitec.Int(s.DropLink)); err != nil {
 			return fmt.Errorf("insert spans: %w", err)
 		}
 	}
-	if len(st.spans) > 0 {
+	if len(st.Spans) > 0 {
 		if err := ins.spans.flush(); err != nil {
 			return fmt.Errorf("insert spans: %w", err)
 		}
-		if err := checkRowids("spans", ins.spans, st.spans[len(st.spans)-1].id); err != nil {
+		if err := checkRowids("spans", ins.spans, st.Spans[len(st.Spans)-1].ID); err != nil {
 			return err
 		}
 	}
 	// Events and links reference spans rows, which must exist first only logically (no foreign
 	// key enforcement), so they can be flushed in any order.
-	for i := range st.events {
-		e := &st.events[i]
-		if err := ins.events.add(sqlitec.Int(e.spanRow), sqlitec.Int(e.time), sqlitec.Text(e.name), sqlitec.Text(e.attrs),
-			sqlitec.Int(e.dropped)); err != nil {
+	for i := range st.Events {
+		e := &st.Events[i]
+		if err := ins.events.add(sqlitec.Int(e.SpanRow), sqlitec.Int(e.Time), sqlitec.Text(e.Name), sqlitec.Text(e.Attrs),
+			sqlitec.Int(e.Dropped)); err != nil {
 			return fmt.Errorf("insert span events: %w", err)
 		}
 	}
-	for i := range st.links {
-		l := &st.links[i]
-		if err := ins.links.add(sqlitec.Int(l.spanRow), optText(l.traceID), optText(l.spanID),
-			sqlitec.Text(l.traceState), sqlitec.Text(l.attrs), sqlitec.Int(l.flags), sqlitec.Int(l.dropped)); err != nil {
+	for i := range st.Links {
+		l := &st.Links[i]
+		if err := ins.links.add(sqlitec.Int(l.SpanRow), optText(l.TraceID), optText(l.SpanID),
+			sqlitec.Text(l.TraceState), sqlitec.Text(l.Attrs), sqlitec.Int(l.Flags), sqlitec.Int(l.Dropped)); err != nil {
 			return fmt.Errorf("insert span links: %w", err)
 		}
 	}
@@ -466,11 +466,11 @@ func (p *projector) writePoints(metricIDs []int64) error {
 	st, ins := &p.stage, p.ins
 	ins.pointBlocks = ins.pointBlocks[:0]
 	id := p.nextPoint[0]
-	for i := range st.numbers {
-		n := &st.numbers[i]
-		b := ins.addPointBlock(0, id, n.time)
-		if err := ins.numbers.add(sqlitec.Int(metricIDs[n.metric]), sqlitec.Int(n.rawID), sqlitec.Int(n.time),
-			sqlitec.Int(n.start), sqlitec.Text(n.attrs), sqlitec.Value(n.vint), sqlitec.Value(n.vdouble), sqlitec.Int(n.flags),
+	for i := range st.Numbers {
+		n := &st.Numbers[i]
+		b := ins.addPointBlock(0, id, n.Time)
+		if err := ins.numbers.add(sqlitec.Int(metricIDs[n.Metric]), sqlitec.Int(n.RawID), sqlitec.Int(n.Time),
+			sqlitec.Int(n.Start), sqlitec.Text(n.Attrs), sqlitec.Value(n.Vint), sqlitec.Value(n.Vdouble), sqlitec.Int(n.Flags),
 			sqlitec.Int(b)); err != nil {
 			return fmt.Errorf("insert number points: %w", err)
 		}
@@ -480,12 +480,12 @@ func (p *projector) writePoints(metricIDs []int64) error {
 		return err
 	}
 	id = p.nextPoint[1]
-	for i := range st.hists {
-		h := &st.hists[i]
-		b := ins.addPointBlock(1, id, h.time)
-		if err := ins.hists.add(sqlitec.Int(metricIDs[h.metric]), sqlitec.Int(h.rawID), sqlitec.Int(h.time),
-			sqlitec.Int(h.start), sqlitec.Text(h.attrs), sqlitec.Int(h.count), sqlitec.Value(h.sum), sqlitec.Value(h.min),
-			sqlitec.Value(h.max), sqlitec.Text(h.buckets), sqlitec.Text(h.bounds), sqlitec.Int(h.flags),
+	for i := range st.Hists {
+		h := &st.Hists[i]
+		b := ins.addPointBlock(1, id, h.Time)
+		if err := ins.hists.add(sqlitec.Int(metricIDs[h.Metric]), sqlitec.Int(h.RawID), sqlitec.Int(h.Time),
+			sqlitec.Int(h.Start), sqlitec.Text(h.Attrs), sqlitec.Int(h.Count), sqlitec.Value(h.Sum), sqlitec.Value(h.Min),
+			sqlitec.Value(h.Max), sqlitec.Text(h.Buckets), sqlitec.Text(h.Bounds), sqlitec.Int(h.Flags),
 			sqlitec.Int(b)); err != nil {
 			return fmt.Errorf("insert histogram points: %w", err)
 		}
@@ -495,14 +495,14 @@ func (p *projector) writePoints(metricIDs []int64) error {
 		return err
 	}
 	id = p.nextPoint[2]
-	for i := range st.exps {
-		e := &st.exps[i]
-		b := ins.addPointBlock(2, id, e.time)
-		if err := ins.exps.add(sqlitec.Int(metricIDs[e.metric]), sqlitec.Int(e.rawID), sqlitec.Int(e.time),
-			sqlitec.Int(e.start), sqlitec.Text(e.attrs), sqlitec.Int(e.count), sqlitec.Value(e.sum), sqlitec.Value(e.min),
-			sqlitec.Value(e.max), sqlitec.Int(e.scale), sqlitec.Int(e.zeroCount), sqlitec.Float(e.zeroThreshold),
-			sqlitec.Int(e.posOffset), sqlitec.Text(e.posBuckets), sqlitec.Int(e.negOffset), sqlitec.Text(e.negBuckets),
-			sqlitec.Int(e.flags), sqlitec.Int(b)); err != nil {
+	for i := range st.Exps {
+		e := &st.Exps[i]
+		b := ins.addPointBlock(2, id, e.Time)
+		if err := ins.exps.add(sqlitec.Int(metricIDs[e.Metric]), sqlitec.Int(e.RawID), sqlitec.Int(e.Time),
+			sqlitec.Int(e.Start), sqlitec.Text(e.Attrs), sqlitec.Int(e.Count), sqlitec.Value(e.Sum), sqlitec.Value(e.Min),
+			sqlitec.Value(e.Max), sqlitec.Int(e.Scale), sqlitec.Int(e.ZeroCount), sqlitec.Float(e.ZeroThreshold),
+			sqlitec.Int(e.PosOffset), sqlitec.Text(e.PosBuckets), sqlitec.Int(e.NegOffset), sqlitec.Text(e.NegBuckets),
+			sqlitec.Int(e.Flags), sqlitec.Int(b)); err != nil {
 			return fmt.Errorf("insert exponential histogram points: %w", err)
 		}
 		id++
@@ -511,12 +511,12 @@ func (p *projector) writePoints(metricIDs []int64) error {
 		return err
 	}
 	id = p.nextPoint[3]
-	for i := range st.sums {
-		s := &st.sums[i]
-		b := ins.addPointBlock(3, id, s.time)
-		if err := ins.summaries.add(sqlitec.Int(metricIDs[s.metric]), sqlitec.Int(s.rawID), sqlitec.Int(s.time),
-			sqlitec.Int(s.start), sqlitec.Text(s.attrs), sqlitec.Int(s.count), sqlitec.Float(s.sum), sqlitec.Text(s.quantiles),
-			sqlitec.Int(s.flags), sqlitec.Int(b)); err != nil {
+	for i := range st.Sums {
+		s := &st.Sums[i]
+		b := ins.addPointBlock(3, id, s.Time)
+		if err := ins.summaries.add(sqlitec.Int(metricIDs[s.Metric]), sqlitec.Int(s.RawID), sqlitec.Int(s.Time),
+			sqlitec.Int(s.Start), sqlitec.Text(s.Attrs), sqlitec.Int(s.Count), sqlitec.Float(s.Sum), sqlitec.Text(s.Quantiles),
+			sqlitec.Int(s.Flags), sqlitec.Int(b)); err != nil {
 			return fmt.Errorf("insert summary points: %w", err)
 		}
 		id++

@@ -14,6 +14,7 @@ import (
 	"github.com/otelbench/otelbench/internal/schema"
 	"github.com/otelbench/otelbench/internal/signal"
 	"github.com/otelbench/otelbench/internal/sqlitec"
+	"github.com/otelbench/otelbench/internal/stage"
 )
 
 // maxSliceRecords bounds the records one projection transaction takes (beyond the first raw
@@ -154,9 +155,9 @@ type projector struct {
 
 	resCache, scopeCache, metricCache map[[16]byte]int64
 
-	stageRes resCache // the stages' resources by their bytes (rescache.go)
+	stageRes stage.ResCache // the stages' resources by their bytes (rescache.go)
 
-	stage stage
+	stage slice
 	ins   *inserts
 	text  textIndexer
 
@@ -186,7 +187,7 @@ type prefetch struct {
 	done    chan struct{}
 	running bool
 	rows    []rawRow
-	stage   stage
+	stage   slice
 	readAt  time.Time
 	n       int
 	err     error
@@ -293,10 +294,10 @@ func (p *projector) load() error {
 // shard's sqlitec connection to raw.db (conn.go), which copies each payload once, into arena
 // when given, else into a buffer of the row's own: through database/sql each was copied twice
 // (~300 bytes of garbage a load-shaped log).
-func (p *projector) readRaw(rows *[]rawRow, arena *byteArena, after int64, limit int, maxRecords, maxBytes int64) error {
+func (p *projector) readRaw(rows *[]rawRow, arena *stage.ByteArena, after int64, limit int, maxRecords, maxBytes int64) error {
 	*rows = (*rows)[:0]
 	if arena != nil {
-		arena.reset()
+		arena.Reset()
 	}
 	return p.sh.raw.do(func(c *sqlitec.Conn) error {
 		if p.selectRaw == nil {
@@ -333,7 +334,7 @@ func (p *projector) readRaw(rows *[]rawRow, arena *byteArena, after int64, limit
 			r := rawRow{id: rs.Int64(0), sig: signal.Signal(rs.Int64(1)), records: rs.Int64(2),
 				received: rs.Int64(3), encoding: rs.Int64(4)}
 			if arena != nil {
-				_, r.payload = rs.AppendBytes(arena.alloc(rs.Len(5)), 5)
+				_, r.payload = rs.AppendBytes(arena.Alloc(rs.Len(5)), 5)
 			} else {
 				r.payload = rs.Bytes(5)
 			}
@@ -355,20 +356,20 @@ func (p *projector) readRaw(rows *[]rawRow, arena *byteArena, after int64, limit
 // means more rows are pending. With reuse (a prefetch: catching up) the payloads are read into
 // st.payloads and the wire path's strings go to st.strs, else each has a buffer of its own and
 // the arenas are let go: they are for catching up, when the slices follow one another.
-func (p *projector) fill(rows *[]rawRow, st *stage, readAt *time.Time, after, nextLogID, nextSpanID int64, reuse bool) (n int, err error) {
+func (p *projector) fill(rows *[]rawRow, st *slice, readAt *time.Time, after, nextLogID, nextSpanID int64, reuse bool) (n int, err error) {
 	limit := p.s.cfg.ProjectSlice
 	*readAt = time.Now()
-	var arena *byteArena
+	var arena *stage.ByteArena
 	if reuse {
-		arena = &st.payloads
-		if st.strs == nil {
-			st.strs = new(byteArena)
+		arena = &st.Payloads
+		if st.Strs == nil {
+			st.Strs = new(stage.ByteArena)
 		}
-		st.strs.reset()
+		st.Strs.Reset()
 	} else {
-		st.payloads, st.strs = byteArena{}, nil
+		st.Payloads, st.Strs = stage.ByteArena{}, nil
 	}
-	st.wire.strs = st.strs
+	st.Wire.Strs = st.Strs
 	if err := p.readRaw(rows, arena, after, limit+1, maxSliceRecords, p.s.bound.sliceBytes()); err != nil {
 		return 0, err
 	}
@@ -378,7 +379,7 @@ func (p *projector) fill(rows *[]rawRow, st *stage, readAt *time.Time, after, ne
 	}
 	// Decode and stage outside the write lock: this is the CPU-heavy part. Rows of other
 	// signals are passed over (another projector takes them).
-	st.resCache = &p.stageRes
+	st.ResCache = &p.stageRes
 	st.reset(nextLogID, nextSpanID)
 	var own int
 	var records, bytes int64
@@ -397,7 +398,7 @@ func (p *projector) fill(rows *[]rawRow, st *stage, readAt *time.Time, after, ne
 		records += r.sliceWeight()
 		bytes += int64(len(r.payload))
 	}
-	st.pack()
+	st.Pack()
 	return n, nil
 }
 
@@ -500,13 +501,13 @@ func (p *projector) projectSlice() (int, error) {
 	commits := p.s.stats.commits.Load()
 	p.backlog = n < len(p.rows) && commits == p.commits && p.stage.huge == nil
 	if p.backlog {
-		p.startPrefetch(last, p.stage.nextLogID, p.stage.nextSpanID)
+		p.startPrefetch(last, p.stage.NextLogID, p.stage.NextSpanID)
 	} else if f := p.next; f != nil && !f.running {
 		// Nothing is staged next (caught up, or under load): let the stager's buffers go, a
 		// whole slice of raw payloads and decoded records. Kept, they sat in the heap under the
 		// 64 MiB soft limit and made the GC run through the queries that followed a catch-up
 		// (the 161,000-span trace tree: ~40 against ~28 ms in scripts/bench-query.sh).
-		f.rows, f.stage = nil, stage{}
+		f.rows, f.stage = nil, slice{}
 	}
 	p.commits = commits
 	if err := p.commitStage(last); err != nil {
@@ -518,14 +519,14 @@ func (p *projector) projectSlice() (int, error) {
 	if sliceHook != nil {
 		sliceHook(p)
 	}
-	p.nextLogID, p.nextSpanID = p.stage.nextLogID, p.stage.nextSpanID
-	for i, n := range p.stage.pointCounts() {
+	p.nextLogID, p.nextSpanID = p.stage.NextLogID, p.stage.NextSpanID
+	for i, n := range p.stage.PointCounts() {
 		p.nextPoint[i] += n
 	}
 	p.countPages()
 	p.account(n)
 	if n == len(p.rows) { // caught up: let the slice's bytes go
-		p.stage.payloads, p.stage.strs, p.stage.wire.strs = byteArena{}, nil, nil
+		p.stage.Payloads, p.stage.Strs, p.stage.Wire.Strs = stage.ByteArena{}, nil, nil
 	}
 	return n, nil
 }

@@ -21,6 +21,7 @@ import (
 
 	"github.com/otelbench/otelbench/internal/schema"
 	"github.com/otelbench/otelbench/internal/signal"
+	"github.com/otelbench/otelbench/internal/stage"
 )
 
 var (
@@ -177,7 +178,7 @@ func TestProjectLogs(t *testing.T) {
 	// The trigram index finds substrings of bodies.
 	fts := queryRows(t, s.ReadDB(), `SELECT l.body FROM log_text f CROSS JOIN logs l
 		ON l.id BETWEEN f.rowid << 4 AND (f.rowid << 4) + 15
-		WHERE log_text MATCH ? AND l.body LIKE '%lo wor%' ORDER BY l.id`, TextQuery("lo wor"))
+		WHERE log_text MATCH ? AND l.body LIKE '%lo wor%' ORDER BY l.id`, stage.TextQuery("lo wor"))
 	if diff := cmp.Diff([][]string{{"hello world 0"}, {"hello world 1"}, {"hello world 2"}}, fts); diff != "" {
 		t.Errorf("FTS match (-want +got):\n%s", diff)
 	}
@@ -470,7 +471,7 @@ func testProjectionRetriesWithoutDuplicates(t *testing.T, oneFile bool) {
 			t.Errorf("%s rows: got %d, want %d", table, got, want)
 		}
 	}
-	if got := textMatches(t, s, TextQuery("retry"), "%retry%"); got != 4 {
+	if got := textMatches(t, s, stage.TextQuery("retry"), "%retry%"); got != 4 {
 		t.Errorf("FTS rows: got %d, want 4", got)
 	}
 	checkIntegrity(t, s)
@@ -541,7 +542,7 @@ func testProjectionPrefetchRetries(t *testing.T, oneFile bool) {
 	if st := s.Stats(); st.Logs.RecordsProjected != 60 || st.Traces.RecordsProjected != 20 || st.LagRecords != 0 {
 		t.Errorf("Stats: %d logs and %d spans projected, lag %d; want 60, 20, 0", st.Logs.RecordsProjected, st.Traces.RecordsProjected, st.LagRecords)
 	}
-	if got := textMatches(t, s, TextQuery("refet"), "%prefetched%"); got != 60 {
+	if got := textMatches(t, s, stage.TextQuery("refet"), "%prefetched%"); got != 60 {
 		t.Errorf("indexed bodies: got %d, want 60", got)
 	}
 	checkIntegrity(t, s)
@@ -617,7 +618,7 @@ func TestAttributesJSON(t *testing.T) {
 	sl.AppendEmpty().SetStr("x")
 	m.PutEmptyMap("m").PutStr("k", "v")
 	m.PutEmpty("nil")
-	got := appendJSONMap(nil, m)
+	got := stage.AppendJSONMap(nil, m)
 	var decoded map[string]any
 	if err := json.Unmarshal(got, &decoded); err != nil {
 		t.Fatalf("invalid JSON %s: %v", got, err)
@@ -874,7 +875,7 @@ func TestPrefetchReleasedWhenCaughtUp(t *testing.T) {
 	seen := make(chan held, 100) // one per slice; 10 raw rows in slices of 2
 	sliceHook = func(p *projector) {
 		if p.next != nil && !p.next.running {
-			seen <- held{1, cap(p.next.rows), cap(p.next.stage.logs)}
+			seen <- held{1, cap(p.next.rows), cap(p.next.stage.Logs)}
 		} else {
 			seen <- held{}
 		}
@@ -924,7 +925,7 @@ func TestProjectedRowidsChecked(t *testing.T) {
 	if got := strings.Join(ids[0], " "); got != "1001 1005 5" {
 		t.Errorf("ids of the later logs (min max count): %s, want 1001 1005 5", got)
 	}
-	groups := queryRows(t, s.ReadDB(), `SELECT rowid FROM log_text WHERE log_text MATCH ?`, TextQuery("aft"))
+	groups := queryRows(t, s.ReadDB(), `SELECT rowid FROM log_text WHERE log_text MATCH ?`, stage.TextQuery("aft"))
 	if len(groups) != 1 || groups[0][0] != fmt.Sprint(1001>>schema.LogTextShift) {
 		t.Errorf("log_text groups matching the later bodies: %v, want [[%d]]", groups, 1001>>schema.LogTextShift)
 	}
@@ -933,16 +934,16 @@ func TestProjectedRowidsChecked(t *testing.T) {
 // TestPayloadArena: the buffers of one slice never overlap, a payload too big for a chunk gets
 // its own, and after reset the same slice fits in the chunks the arena already has.
 func TestPayloadArena(t *testing.T) {
-	sizes := []int{0, 1, 2500, arenaChunk / 4, arenaChunk/4 + 1, 3000, arenaChunk, 17}
+	sizes := []int{0, 1, 2500, stage.ArenaChunk / 4, stage.ArenaChunk/4 + 1, 3000, stage.ArenaChunk, 17}
 	for range 300 {
 		sizes = append(sizes, 100+len(sizes)*37%5000)
 	}
-	var a byteArena
+	var a stage.ByteArena
 	fill := func() [][]byte {
-		a.reset()
+		a.Reset()
 		bufs := make([][]byte, len(sizes))
 		for i, n := range sizes {
-			b := a.alloc(n)
+			b := a.Alloc(n)
 			if len(b) != 0 || cap(b) != n {
 				t.Fatalf("alloc(%d): len %d cap %d", n, len(b), cap(b))
 			}
@@ -956,19 +957,19 @@ func TestPayloadArena(t *testing.T) {
 		return bufs
 	}
 	first := fill()
-	chunks := len(a.chunks)
+	chunks := len(a.Chunks)
 	var small int
 	for _, n := range sizes {
-		if n <= arenaChunk/4 {
+		if n <= stage.ArenaChunk/4 {
 			small += n
 		}
 	}
-	if max := (small/(arenaChunk*3/4) + 1) + 1; chunks > max {
+	if max := (small/(stage.ArenaChunk*3/4) + 1) + 1; chunks > max {
 		t.Errorf("%d chunks for %d bytes of small payloads, want at most %d", chunks, small, max)
 	}
 	inChunk := func(b []byte) bool {
 		at := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
-		for _, c := range a.chunks {
+		for _, c := range a.Chunks {
 			if start := uintptr(unsafe.Pointer(unsafe.SliceData(c))); at >= start && at < start+uintptr(cap(c)) {
 				return true
 			}
@@ -976,12 +977,12 @@ func TestPayloadArena(t *testing.T) {
 		return false
 	}
 	for i, b := range first {
-		if n := sizes[i]; n > 0 && (n > arenaChunk/4) == inChunk(b) {
+		if n := sizes[i]; n > 0 && (n > stage.ArenaChunk/4) == inChunk(b) {
 			t.Errorf("payload %d (%d bytes): in a chunk %v", i, n, inChunk(b))
 		}
 	}
 	fill()
-	if len(a.chunks) != chunks {
-		t.Errorf("the same slice again took %d chunks, had %d", len(a.chunks), chunks)
+	if len(a.Chunks) != chunks {
+		t.Errorf("the same slice again took %d chunks, had %d", len(a.Chunks), chunks)
 	}
 }

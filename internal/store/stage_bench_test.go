@@ -14,7 +14,7 @@ func BenchmarkStage(b *testing.B) {
 		b.Run(fmt.Sprintf("%s/records=10/load-shaped", sig), func(b *testing.B) {
 			payloads := loadShaped(sig)(10)
 			p := &projector{}
-			var st stage
+			var st slice
 			const sliceRows = 512
 			b.ReportAllocs()
 			b.ResetTimer()
@@ -27,8 +27,8 @@ func BenchmarkStage(b *testing.B) {
 						b.Fatal(err)
 					}
 				}
-				st.pack()
-				records += st.records()
+				st.Pack()
+				records += st.Records()
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(records), "ns/record")
 		})

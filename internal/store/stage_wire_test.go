@@ -323,7 +323,7 @@ func TestWireStageMatchesPdata(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		if p.stage.wireRefused != 0 {
+		if p.stage.WireRefused != 0 {
 			t.Errorf("%s: the wire path refused it", name)
 		}
 		if diff := stagedDiff(got, want); diff != "" {
@@ -370,7 +370,7 @@ func TestWireStageRefuses(t *testing.T) {
 			}
 			r := rawRow{id: 8, sig: tc.sig, records: 1, payload: tc.payload}
 			err := p.stageRow(&p.stage, &r)
-			return stagedOf(&p.stage), err
+			return stagedOf(&p.stage.Stage), err
 		}
 		want, wantErr := stageTwo(pathProjector(true))
 		p := pathProjector(false)
@@ -378,8 +378,8 @@ func TestWireStageRefuses(t *testing.T) {
 		if (err != nil) != (wantErr != nil) {
 			t.Fatalf("%s: error %v, pdata's %v", name, err, wantErr)
 		}
-		if p.stage.wireRefused != 1 {
-			t.Errorf("%s: refused %d payloads, want 1", name, p.stage.wireRefused)
+		if p.stage.WireRefused != 1 {
+			t.Errorf("%s: refused %d payloads, want 1", name, p.stage.WireRefused)
 		}
 		if diff := stagedDiff(got, want); diff != "" {
 			t.Errorf("%s: %s", name, diff)

@@ -74,13 +74,13 @@ func (k *keptRaw) has(id int64) bool {
 
 // failed records that r could not be staged: in st, for the slice's transaction, and in the
 // kept set at once, before any commit can make the slice's high-water mark durable.
-func (p *projector) failed(st *stage, r *rawRow, err error) {
+func (p *projector) failed(st *slice, r *rawRow, err error) {
 	st.failed = append(st.failed, failedRow{rawID: r.id, received: r.received, records: r.records, sig: r.sig, err: err.Error()})
 	p.s.prune.kept.add(r.id)
 }
 
 // isFailed reports whether the current slice passed raw row id by.
-func (st *stage) isFailed(id int64) bool {
+func (st *slice) isFailed(id int64) bool {
 	for i := range st.failed {
 		if st.failed[i].rawID == id {
 			return true
