@@ -192,3 +192,8 @@ func addColumn(ctx context.Context, db *sql.DB, table, col, typ string) error {
 	}
 	return nil
 }
+
+// ConnPragmas apply to every connection to otelbench's databases. busy_timeout only matters
+// for other processes (the sqlite3 CLI, say) holding locks: inside the process each database
+// has one writing goroutine.
+var ConnPragmas = []string{"busy_timeout(10000)", "foreign_keys(off)", "temp_store(memory)"}

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/otelbench/otelbench/internal/rawlog"
 	"github.com/otelbench/otelbench/internal/signal"
 	"github.com/otelbench/otelbench/internal/stage"
 )
@@ -40,7 +41,7 @@ func FuzzStageRow(f *testing.F) {
 	f.Fuzz(func(t *testing.T, sig uint8, payload []byte) {
 		p := &projector{}
 		p.stage.reset(1, 1)
-		r := rawRow{id: 1, sig: signal.Signal(sig % 4), records: 1, payload: payload}
+		r := rawlog.Row{ID: 1, Signal: signal.Signal(sig % 4), Records: 1, Payload: payload}
 		if err := p.stageRow(&p.stage, &r); err != nil {
 			return
 		}

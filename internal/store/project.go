@@ -11,8 +11,8 @@ import (
 	"github.com/klauspost/compress/zstd"
 	sqlite3 "modernc.org/sqlite/lib"
 
+	"github.com/otelbench/otelbench/internal/rawlog"
 	"github.com/otelbench/otelbench/internal/schema"
-	"github.com/otelbench/otelbench/internal/signal"
 	"github.com/otelbench/otelbench/internal/sqlitec"
 	"github.com/otelbench/otelbench/internal/stage"
 )
@@ -40,18 +40,8 @@ const skipFactor = 8
 // requests (a few KiB each) never reach it.
 const maxSliceBytes = 8 << 20
 
-// rawRow is one raw request read by the projector.
-type rawRow struct {
-	id       int64
-	sig      signal.Signal
-	records  int64
-	received int64
-	encoding int64
-	payload  []byte
-}
-
 // sliceWeight is what r counts toward maxSliceRecords: its records and sliceRowWeight.
-func (r *rawRow) sliceWeight() int64 { return r.records + sliceRowWeight }
+func sliceWeight(r *rawlog.Row) int64 { return r.Records + sliceRowWeight }
 
 // wakeProjector nudges the projectors after a commit; it never blocks.
 func (s *Store) wakeProjector() {
@@ -148,10 +138,9 @@ type projector struct {
 	nextPoint  [len(schema.PointTables)]int64 // the rowid the next row of each points table takes
 	loaded     bool
 
-	selectRaw *sqlitec.Stmt // on the shard's raw.db reader (readRaw)
-	rows      []rawRow
-	readAt    time.Time // when the current slice read rows
-	zdec      *zstd.Decoder
+	rows   []rawlog.Row
+	readAt time.Time // when the current slice read rows
+	zdec   *zstd.Decoder
 
 	resCache, scopeCache, metricCache map[[16]byte]int64
 
@@ -186,7 +175,7 @@ var sliceHook func(p *projector)
 type prefetch struct {
 	done    chan struct{}
 	running bool
-	rows    []rawRow
+	rows    []rawlog.Row
 	stage   slice
 	readAt  time.Time
 	n       int
@@ -208,10 +197,6 @@ func (p *projector) close() {
 	if p.boost != nil {
 		p.boost.stop()
 		p.boost = nil
-	}
-	if p.selectRaw != nil {
-		_ = p.sh.raw.do(func(*sqlitec.Conn) error { return p.selectRaw.Close() })
-		p.selectRaw = nil
 	}
 	if p.zdec != nil {
 		p.zdec.Close()
@@ -290,65 +275,16 @@ func (p *projector) load() error {
 // payload bytes pass maxBytes: a slice of 1000-record requests uses a handful of rows, and holding the other
 // ~500 payloads in memory cost more than half the server's peak RSS under bulk load. The rows of
 // other signals between them are read too, without their payloads, so that the slice's
-// high-water mark passes them (at most skipFactor times limit rows in all). It reads on the
-// shard's sqlitec connection to raw.db (conn.go), which copies each payload once, into arena
-// when given, else into a buffer of the row's own: through database/sql each was copied twice
-// (~300 bytes of garbage a load-shaped log).
-func (p *projector) readRaw(rows *[]rawRow, arena *stage.ByteArena, after int64, limit int, maxRecords, maxBytes int64) error {
-	*rows = (*rows)[:0]
+// high-water mark passes them (at most skipFactor times limit rows in all). Only durable rows:
+// with SyncFull a committed row is durable once the syncer has advanced LastRawID past it
+// (walsync.go). The payloads are copied once, into arena when given (rawlog.Reader).
+func (p *projector) readRaw(rows *[]rawlog.Row, arena *stage.ByteArena, after int64, limit int, maxRecords, maxBytes int64) error {
+	lim := rawlog.Limits{Rows: limit, SkipFactor: skipFactor, Records: maxRecords, Bytes: maxBytes, RowWeight: sliceRowWeight}
 	if arena != nil {
 		arena.Reset()
+		lim.Alloc = arena.Alloc
 	}
-	return p.sh.raw.do(func(c *sqlitec.Conn) error {
-		if p.selectRaw == nil {
-			payload := "payload"
-			if cond := p.sh.takesSQL(); cond != "" {
-				payload = "CASE WHEN " + cond + " THEN payload END"
-			}
-			st, err := c.Prepare(`SELECT id, signal, records, received_unix_nano, encoding, ` + payload + `
-				FROM raw WHERE id > ? AND id <= ? ORDER BY id LIMIT ?`)
-			if err != nil {
-				return fmt.Errorf("prepare raw select: %w", err)
-			}
-			p.selectRaw = st
-		}
-		scan := int64(limit)
-		if p.sh.takesSQL() != "" {
-			scan *= skipFactor
-		}
-		// Only durable rows: with SyncFull a committed row is durable once the syncer
-		// has advanced LastRawID past it (walsync.go).
-		rs, err := p.selectRaw.Query(after, p.s.stats.lastRawID.Load(), scan)
-		if err != nil {
-			return fmt.Errorf("read raw: %w", err)
-		}
-		defer rs.Close()
-		var own int
-		var records, bytes int64
-		for {
-			if ok, err := rs.Next(); err != nil {
-				return fmt.Errorf("read raw: %w", err)
-			} else if !ok {
-				return nil
-			}
-			r := rawRow{id: rs.Int64(0), sig: signal.Signal(rs.Int64(1)), records: rs.Int64(2),
-				received: rs.Int64(3), encoding: rs.Int64(4)}
-			if arena != nil {
-				_, r.payload = rs.AppendBytes(arena.Alloc(rs.Len(5)), 5)
-			} else {
-				r.payload = rs.Bytes(5)
-			}
-			*rows = append(*rows, r)
-			if !p.sh.takes(r.sig) {
-				continue
-			}
-			if own++; own == limit || records > maxRecords || bytes > maxBytes {
-				return nil // this row may be past the slice: kept so the caller sees more is pending
-			}
-			records += r.sliceWeight()
-			bytes += int64(len(r.payload))
-		}
-	})
+	return p.sh.raw.Read(rows, after, lim)
 }
 
 // fill reads the raw rows after raw id after into rows and stages the first n of them, as many
@@ -356,7 +292,7 @@ func (p *projector) readRaw(rows *[]rawRow, arena *stage.ByteArena, after int64,
 // means more rows are pending. With reuse (a prefetch: catching up) the payloads are read into
 // st.payloads and the wire path's strings go to st.strs, else each has a buffer of its own and
 // the arenas are let go: they are for catching up, when the slices follow one another.
-func (p *projector) fill(rows *[]rawRow, st *slice, readAt *time.Time, after, nextLogID, nextSpanID int64, reuse bool) (n int, err error) {
+func (p *projector) fill(rows *[]rawlog.Row, st *slice, readAt *time.Time, after, nextLogID, nextSpanID int64, reuse bool) (n int, err error) {
 	limit := p.s.cfg.ProjectSlice
 	*readAt = time.Now()
 	var arena *stage.ByteArena
@@ -385,18 +321,18 @@ func (p *projector) fill(rows *[]rawRow, st *slice, readAt *time.Time, after, ne
 	var records, bytes int64
 	for ; n < len(rs); n++ {
 		r := &rs[n]
-		if !p.sh.takes(r.sig) {
+		if !p.sh.takes(r.Signal) {
 			continue
 		}
-		if own == limit || own > 0 && (records+r.sliceWeight() > maxSliceRecords || bytes+int64(len(r.payload)) > p.s.bound.sliceBytes()) {
+		if own == limit || own > 0 && (records+sliceWeight(r) > maxSliceRecords || bytes+int64(len(r.Payload)) > p.s.bound.sliceBytes()) {
 			break
 		}
 		own++
 		if err := p.stageFirst(st, r); err != nil { // a huge row: its first window (window.go)
 			p.failed(st, r, err) // kept, counted and logged, never lost silently (unprojectable.go)
 		}
-		records += r.sliceWeight()
-		bytes += int64(len(r.payload))
+		records += sliceWeight(r)
+		bytes += int64(len(r.Payload))
 	}
 	st.Pack()
 	return n, nil
@@ -495,7 +431,7 @@ func (p *projector) projectSlice() (int, error) {
 	if err != nil || n == 0 {
 		return 0, err
 	}
-	last := p.rows[n-1].id
+	last := p.rows[n-1].ID
 	// Only while ingest is idle (catching up after a load): under a load the staged slice
 	// would hold ~4 MB more live heap while ingest needs the memory, and the CPU.
 	commits := p.s.stats.commits.Load()
@@ -560,11 +496,11 @@ func (p *projector) account(n int) {
 	var lag int64
 	var own bool
 	for _, r := range p.rows[:n] {
-		if p.sh.takes(r.sig) {
-			if !p.stage.isFailed(r.id) {
-				c.projected[r.sig].Add(uint64(r.records))
+		if p.sh.takes(r.Signal) {
+			if !p.stage.isFailed(r.ID) {
+				c.projected[r.Signal].Add(uint64(r.Records))
 			}
-			lag += r.records
+			lag += r.Records
 			own = true
 		}
 	}
@@ -575,7 +511,7 @@ func (p *projector) account(n int) {
 	oldest := &c.oldestUnproj[p.sh.index]
 	switch cur := oldest.Load(); {
 	case n < len(p.rows):
-		oldest.Store(p.rows[n].received)
+		oldest.Store(p.rows[n].Received)
 	case c.lastRawID.Load() <= p.hwm:
 		oldest.CompareAndSwap(cur, 0)
 	default:
@@ -591,10 +527,10 @@ func (p *projector) account(n int) {
 }
 
 // payload returns r's protobuf payload, decompressing it if needed.
-func (p *projector) payload(r *rawRow) ([]byte, error) {
-	switch r.encoding {
+func (p *projector) payload(r *rawlog.Row) ([]byte, error) {
+	switch r.Encoding {
 	case 0:
-		return r.payload, nil
+		return r.Payload, nil
 	case 1:
 		if p.zdec == nil {
 			var err error
@@ -602,7 +538,7 @@ func (p *projector) payload(r *rawRow) ([]byte, error) {
 				return nil, err
 			}
 		}
-		return p.zdec.DecodeAll(r.payload, nil)
+		return p.zdec.DecodeAll(r.Payload, nil)
 	}
-	return nil, fmt.Errorf("unknown raw encoding %d", r.encoding)
+	return nil, fmt.Errorf("unknown raw encoding %d", r.Encoding)
 }

@@ -767,7 +767,7 @@ func TestProjectionBoundsBigPayloads(t *testing.T) {
 	}
 	// 3 rows take the bytes read past maxSliceBytes; one more shows the rest pending.
 	if got := len(p.rows); got != 4 {
-		t.Errorf("readRaw of %d-byte rows held %d payloads, want 4", len(p.rows[0].payload), got)
+		t.Errorf("readRaw of %d-byte rows held %d payloads, want 4", len(p.rows[0].Payload), got)
 	}
 	if err := s.Close(context.Background()); err != nil {
 		t.Fatal(err)

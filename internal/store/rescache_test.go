@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/otelbench/otelbench/internal/otlpgen"
+	"github.com/otelbench/otelbench/internal/rawlog"
 	"github.com/otelbench/otelbench/internal/signal"
 	"github.com/otelbench/otelbench/internal/stage"
 )
@@ -61,7 +62,7 @@ func stagedDiff(a, b staged) string {
 // stageOne stages payload as raw row 7 into p's stage, reset first; p's resource cache is kept.
 func stageOne(p *projector, sig signal.Signal, payload []byte) (staged, error) {
 	p.stage.reset(100, 200)
-	r := rawRow{id: 7, sig: sig, records: 1, payload: payload}
+	r := rawlog.Row{ID: 7, Signal: sig, Records: 1, Payload: payload}
 	err := p.stageRow(&p.stage, &r)
 	return stagedOf(&p.stage.Stage), err
 }

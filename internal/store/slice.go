@@ -1,6 +1,9 @@
 package store
 
-import "github.com/otelbench/otelbench/internal/stage"
+import (
+	"github.com/otelbench/otelbench/internal/rawlog"
+	"github.com/otelbench/otelbench/internal/stage"
+)
 
 // slice is one projection slice as the projector stages and commits it: its staged rows (stage)
 // and what the projector notes beside them of its raw rows.
@@ -18,21 +21,21 @@ func (sl *slice) reset(nextLogID, nextSpanID int64) {
 
 // stageRow decodes one raw row into st: from its bytes (wireStager), or with pdata where the
 // wire path refuses the payload.
-func (p *projector) stageRow(st *slice, r *rawRow) error {
+func (p *projector) stageRow(st *slice, r *rawlog.Row) error {
 	payload, err := p.payload(r)
 	if err != nil {
 		return err
 	}
 	if !st.PdataOnly {
 		m := st.Mark()
-		if st.Wire.Stage(&st.Stage, r.sig, r.id, payload) == nil {
+		if st.Wire.Stage(&st.Stage, r.Signal, r.ID, payload) == nil {
 			return nil
 		}
 		st.Rollback(m)
 		st.WireRefused++
 	}
-	if err := st.StagePdata(r.sig, r.id, payload); err != nil {
-		return st.StageDeep(r.sig, r.id, payload, err)
+	if err := st.StagePdata(r.Signal, r.ID, payload); err != nil {
+		return st.StageDeep(r.Signal, r.ID, payload, err)
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"google.golang.org/protobuf/encoding/protowire"
 
+	"github.com/otelbench/otelbench/internal/rawlog"
 	"github.com/otelbench/otelbench/internal/signal"
 )
 
@@ -368,7 +369,7 @@ func TestWireStageRefuses(t *testing.T) {
 			if _, err := stageOne(p, signal.Logs, benchLogs(3)); err != nil {
 				t.Fatal(err)
 			}
-			r := rawRow{id: 8, sig: tc.sig, records: 1, payload: tc.payload}
+			r := rawlog.Row{ID: 8, Signal: tc.sig, Records: 1, Payload: tc.payload}
 			err := p.stageRow(&p.stage, &r)
 			return stagedOf(&p.stage.Stage), err
 		}

@@ -16,6 +16,7 @@ import (
 	"modernc.org/sqlite" // also registers the "sqlite" database/sql driver
 
 	"github.com/otelbench/otelbench/internal/diskfull"
+	"github.com/otelbench/otelbench/internal/rawlog"
 	"github.com/otelbench/otelbench/internal/schema"
 	"github.com/otelbench/otelbench/internal/signal"
 )
@@ -332,7 +333,7 @@ func uriPath(path string) string {
 
 // addShard adds a projected database to the store (openDBs opens it) and tells the shards before
 // it that it takes sigs.
-func (s *Store) addShard(name, path string, ps schema.Parts, sigs signalSet) {
+func (s *Store) addShard(name, path string, ps schema.Parts, sigs rawlog.Signals) {
 	for _, sh := range s.shards {
 		sh.others |= sigs
 	}
@@ -373,7 +374,7 @@ func openOne(ctx context.Context, dsn string) (*sql.DB, error) {
 // ~2% slower at 1 MiB), and each read connection gets 2 MiB: queries read the OS's page cache
 // well, and 4 connections × 8 MiB let one big read (a 161,000-span trace) raise the server's RSS
 // for good (docs/benchmarks/query.md, docs/benchmarks/serve.md).
-var commonPragmas = []string{"busy_timeout(10000)", "foreign_keys(off)", "temp_store(memory)"}
+var commonPragmas = schema.ConnPragmas
 
 // projectorCheckpoint is the projector connection's automatic checkpoint threshold, given in
 // bytes of WAL and set in pages of the file's own size (8 KiB since 8 KiB pages were adopted, 4 KiB
@@ -435,10 +436,10 @@ func (s *Store) openDBs(ctx context.Context) error {
 		return err
 	}
 	if !split {
-		s.addShard("telemetry", s.path, schema.LogsMetrics|schema.Traces, allSignals)
+		s.addShard("telemetry", s.path, schema.LogsMetrics|schema.Traces, rawlog.AllSignals)
 	} else {
-		s.addShard("telemetry", s.path, schema.LogsMetrics, signalsOf(signal.Logs, signal.Metrics))
-		s.addShard("traces", filepath.Join(s.cfg.Dir, TracesFileName), schema.Traces, signalsOf(signal.Traces))
+		s.addShard("telemetry", s.path, schema.LogsMetrics, rawlog.SignalsOf(signal.Logs, signal.Metrics))
+		s.addShard("traces", filepath.Join(s.cfg.Dir, TracesFileName), schema.Traces, rawlog.SignalsOf(signal.Traces))
 	}
 	s.stats.shards = len(s.shards)
 	// The projected databases' commits need not be durable: projection is re-derived from raw,
@@ -479,7 +480,7 @@ func (s *Store) openDBs(ctx context.Context) error {
 		if err != nil {
 			return diskfull.Classify("open "+sh.name+" database for projection", err)
 		}
-		sh.raw, err = openConn(s.rawPath, "cache_size(-256)", "query_only(true)")
+		sh.raw, err = rawlog.OpenReader(s.rawPath, sh.filter(), &s.stats.lastRawID)
 		if err != nil {
 			return diskfull.Classify("open raw reader", err)
 		}
@@ -506,7 +507,7 @@ func (s *Store) closeDBs() error {
 	dbs := []*sql.DB{s.readDB}
 	for _, sh := range s.shards {
 		dbs = append(dbs, sh.db)
-		errs = append(errs, sh.raw.close(), sh.conn.close())
+		errs = append(errs, sh.raw.Close(), sh.conn.close())
 	}
 	for _, db := range append(dbs, s.writeDB) {
 		if db != nil {

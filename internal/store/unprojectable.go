@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/otelbench/otelbench/internal/diskfull"
+	"github.com/otelbench/otelbench/internal/rawlog"
 	"github.com/otelbench/otelbench/internal/signal"
 	"github.com/otelbench/otelbench/internal/sqlitec"
 )
@@ -74,9 +75,9 @@ func (k *keptRaw) has(id int64) bool {
 
 // failed records that r could not be staged: in st, for the slice's transaction, and in the
 // kept set at once, before any commit can make the slice's high-water mark durable.
-func (p *projector) failed(st *slice, r *rawRow, err error) {
-	st.failed = append(st.failed, failedRow{rawID: r.id, received: r.received, records: r.records, sig: r.sig, err: err.Error()})
-	p.s.prune.kept.add(r.id)
+func (p *projector) failed(st *slice, r *rawlog.Row, err error) {
+	st.failed = append(st.failed, failedRow{rawID: r.ID, received: r.Received, records: r.Records, sig: r.Signal, err: err.Error()})
+	p.s.prune.kept.add(r.ID)
 }
 
 // isFailed reports whether the current slice passed raw row id by.
@@ -128,14 +129,14 @@ func (t *sliceTotals) close() {
 
 // write records, in the slice's transaction, the slice's projected records and its
 // unprojectable rows: the raw rows up to hwm in rows that the shard takes.
-func (t *sliceTotals) write(sh *shard, rows []rawRow, hwm int64, failed []failedRow) error {
+func (t *sliceTotals) write(sh *shard, rows []rawlog.Row, hwm int64, failed []failedRow) error {
 	var records, badRows, badRecords [signal.Traces + 1]int64
 	for _, r := range rows {
-		if r.id > hwm {
+		if r.ID > hwm {
 			break
 		}
-		if sh.takes(r.sig) && r.sig <= signal.Traces {
-			records[r.sig] += r.records
+		if sh.takes(r.Signal) && r.Signal <= signal.Traces {
+			records[r.Signal] += r.Records
 		}
 	}
 	for _, f := range failed {

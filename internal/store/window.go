@@ -3,6 +3,7 @@ package store
 import (
 	"fmt"
 
+	"github.com/otelbench/otelbench/internal/rawlog"
 	"github.com/otelbench/otelbench/internal/sqlitec"
 	"github.com/otelbench/otelbench/internal/stage"
 )
@@ -22,15 +23,15 @@ import (
 
 // hugeRow is a raw row staged a window at a time: next is the first record not yet staged.
 type hugeRow struct {
-	row  *rawRow
+	row  *rawlog.Row
 	next int64
 }
 
 // stageFirst stages r into st, only its first window when it holds more than windowRecords
 // records (and the wire path stages it), noting the rest in st.huge.
-func (p *projector) stageFirst(st *slice, r *rawRow) error {
+func (p *projector) stageFirst(st *slice, r *rawlog.Row) error {
 	st.huge = nil
-	if r.records <= stage.WindowRecords || p.sh.noWindow.Load() == r.id {
+	if r.Records <= stage.WindowRecords || p.sh.noWindow.Load() == r.ID {
 		return p.stageRow(st, r)
 	}
 	st.Wire.Win.Begin(0)
@@ -84,7 +85,7 @@ func (p *projector) writeWindows() (err error) {
 	h := *st.huge
 	defer func() {
 		if err != nil {
-			p.sh.noWindow.Store(h.row.id) // the retry stages the row whole
+			p.sh.noWindow.Store(h.row.ID) // the retry stages the row whole
 		}
 	}()
 	payload, err := p.payload(h.row)
@@ -97,11 +98,11 @@ func (p *projector) writeWindows() (err error) {
 		}
 		st.reset(st.NextLogID, st.NextSpanID)
 		st.Wire.Win.Begin(h.next)
-		err := st.Wire.Stage(&st.Stage, h.row.sig, h.row.id, payload)
+		err := st.Wire.Stage(&st.Stage, h.row.Signal, h.row.ID, payload)
 		more = st.Wire.Win.Cut
 		st.Wire.Win = stage.RecordWindow{}
 		if err != nil {
-			return fmt.Errorf("stage records %d+ of raw row %d: %w", h.next, h.row.id, err)
+			return fmt.Errorf("stage records %d+ of raw row %d: %w", h.next, h.row.ID, err)
 		}
 		st.Pack()
 		if err := p.writeRows(); err != nil {
