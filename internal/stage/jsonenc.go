@@ -82,7 +82,7 @@ func appendJSONValue(b []byte, v pcommon.Value) []byte {
 	case pcommon.ValueTypeBool:
 		return strconv.AppendBool(b, v.Bool())
 	case pcommon.ValueTypeMap:
-		return AppendJSONMap(b, v.Map())
+		return appendJSONMap(b, v.Map())
 	case pcommon.ValueTypeSlice:
 		sl := v.Slice()
 		b = append(b, '[')
@@ -102,7 +102,7 @@ func appendJSONValue(b []byte, v pcommon.Value) []byte {
 }
 
 // appendJSONMap appends m as a JSON object in the map's order.
-func AppendJSONMap(b []byte, m pcommon.Map) []byte {
+func appendJSONMap(b []byte, m pcommon.Map) []byte {
 	b = append(b, '{')
 	first := true
 	for k, v := range m.All() {
@@ -125,7 +125,7 @@ func appendJSONMapSorted(b []byte, m pcommon.Map) []byte {
 		keys = append(keys, k)
 	}
 	if slices.IsSorted(keys) {
-		return AppendJSONMap(b, m)
+		return appendJSONMap(b, m)
 	}
 	slices.Sort(keys)
 	b = append(b, '{')

@@ -207,7 +207,7 @@ func (st *Stage) attrs(m pcommon.Map) string {
 	if m.Len() == 0 {
 		return "{}"
 	}
-	return st.json(func(b []byte) []byte { return AppendJSONMap(b, m) })
+	return st.json(func(b []byte) []byte { return appendJSONMap(b, m) })
 }
 
 // resource stages a resource and returns its slice-local index.
