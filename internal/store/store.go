@@ -91,24 +91,12 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 			return nil, diskfull.Classify("close "+sh.name+" setup connection", err)
 		}
 	}
-	var pruneDBs []*sql.DB
-	if s.pruneConfigured() {
-		// Its own connection to each projected database: the checkpoint that makes the
-		// projection durable must not stall a projector or the writer.
-		for _, sh := range s.shards {
-			db, err := openOne(ctx, dsn(sh.path, append(commonPragmas, "cache_size(-256)", "synchronous(full)")...))
-			if err != nil {
-				for _, db := range pruneDBs {
-					db.Close()
-				}
-				s.closeDBs()
-				return nil, diskfull.Classify("open prune watch", err)
-			}
-			pruneDBs = append(pruneDBs, db)
-		}
+	pruneDBs, err := s.openPruneDBs(ctx)
+	if err != nil {
+		s.closeDBs()
+		return nil, err
 	}
 	if cfg.Sync == SyncFull {
-		var err error
 		if s.syncer, err = newWALSyncer(s); err != nil {
 			for _, db := range pruneDBs {
 				db.Close()
@@ -136,6 +124,27 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	}
 	s.startRetainer()
 	return s, nil
+}
+
+// openPruneDBs opens, when raw pruning is on, the prune watcher's own connection to each
+// projected database: the checkpoint that makes the projection durable must not stall a
+// projector or the writer.
+func (s *Store) openPruneDBs(ctx context.Context) ([]*sql.DB, error) {
+	if !s.pruneConfigured() {
+		return nil, nil
+	}
+	var pruneDBs []*sql.DB
+	for _, sh := range s.shards {
+		db, err := openOne(ctx, dsn(sh.path, append(commonPragmas, "cache_size(-256)", "synchronous(full)")...))
+		if err != nil {
+			for _, db := range pruneDBs {
+				db.Close()
+			}
+			return nil, diskfull.Classify("open prune watch", err)
+		}
+		pruneDBs = append(pruneDBs, db)
+	}
+	return pruneDBs, nil
 }
 
 // dsn builds a modernc.org/sqlite DSN for a database file with the given pragmas.
@@ -279,33 +288,8 @@ func (s *Store) openDBs(ctx context.Context) error {
 	// Each projector has caches of its own: halved, two projectors gained nothing on one
 	// (docs/benchmarks/store.md, bench-serve-ab.sh).
 	for _, sh := range s.shards {
-		sh.db, err = openOne(ctx, dsn(sh.path, append(commonPragmas, "synchronous(normal)", "cache_size(-2048)", "cache_spill(false)")...))
-		if err != nil {
-			return diskfull.Classify("open "+sh.name+" database", err)
-		}
-		// page_size first, as for raw.db: it takes effect only before the file's first write.
-		if _, err := sh.db.ExecContext(ctx, fmt.Sprintf("PRAGMA page_size = %d; PRAGMA journal_mode = wal", projectedPageSize)); err != nil {
-			return diskfull.Classify("set "+sh.name+" journal mode", err)
-		}
-		var pageSize int64
-		if err := sh.db.QueryRowContext(ctx, "PRAGMA page_size").Scan(&pageSize); err != nil {
-			return diskfull.Classify("read "+sh.name+" page size", err)
-		}
-		checkpoint := s.walPages(projectorCheckpoint(s.pruneConfigured(), pageSize), pageSize)
-		if _, err := sh.db.ExecContext(ctx, fmt.Sprintf("PRAGMA wal_autocheckpoint = %d", checkpoint)); err != nil {
-			return diskfull.Classify("set "+sh.name+" checkpoint threshold", err)
-		}
-		if err := schema.Apply(ctx, sh.db, sh.parts, catchUpLogText); err != nil {
+		if err := s.openShard(ctx, sh); err != nil {
 			return err
-		}
-		sh.conn, err = openConn(sh.path, append([]string{"synchronous(normal)", fmt.Sprintf("wal_autocheckpoint(%d)", checkpoint), "cache_size(-2048)", "cache_spill(false)"},
-			s.walLimitPragmas(checkpoint, pageSize)...)...)
-		if err != nil {
-			return diskfull.Classify("open "+sh.name+" database for projection", err)
-		}
-		sh.raw, err = rawlog.OpenReader(s.rawPath, sh.filter(), &s.stats.lastRawID)
-		if err != nil {
-			return diskfull.Classify("open raw reader", err)
 		}
 	}
 	conn, err := sqlite.NewConnector(dsn(s.path, append(commonPragmas, "cache_size(-2048)", "query_only(true)")...))
@@ -321,6 +305,41 @@ func (s *Store) openDBs(ctx context.Context) error {
 	s.readDB.SetMaxIdleConns(s.cfg.ReadConns)
 	if err := s.readDB.PingContext(ctx); err != nil {
 		return fmt.Errorf("store: open read pool: %w", err)
+	}
+	return nil
+}
+
+// openShard opens sh's database (journal mode, checkpoint threshold, schema), its projector's
+// connection and its raw reader (openDBs explains the settings).
+func (s *Store) openShard(ctx context.Context, sh *shard) error {
+	var err error
+	sh.db, err = openOne(ctx, dsn(sh.path, append(commonPragmas, "synchronous(normal)", "cache_size(-2048)", "cache_spill(false)")...))
+	if err != nil {
+		return diskfull.Classify("open "+sh.name+" database", err)
+	}
+	// page_size first, as for raw.db: it takes effect only before the file's first write.
+	if _, err := sh.db.ExecContext(ctx, fmt.Sprintf("PRAGMA page_size = %d; PRAGMA journal_mode = wal", projectedPageSize)); err != nil {
+		return diskfull.Classify("set "+sh.name+" journal mode", err)
+	}
+	var pageSize int64
+	if err := sh.db.QueryRowContext(ctx, "PRAGMA page_size").Scan(&pageSize); err != nil {
+		return diskfull.Classify("read "+sh.name+" page size", err)
+	}
+	checkpoint := s.walPages(projectorCheckpoint(s.pruneConfigured(), pageSize), pageSize)
+	if _, err := sh.db.ExecContext(ctx, fmt.Sprintf("PRAGMA wal_autocheckpoint = %d", checkpoint)); err != nil {
+		return diskfull.Classify("set "+sh.name+" checkpoint threshold", err)
+	}
+	if err := schema.Apply(ctx, sh.db, sh.parts, catchUpLogText); err != nil {
+		return err
+	}
+	sh.conn, err = openConn(sh.path, append([]string{"synchronous(normal)", fmt.Sprintf("wal_autocheckpoint(%d)", checkpoint), "cache_size(-2048)", "cache_spill(false)"},
+		s.walLimitPragmas(checkpoint, pageSize)...)...)
+	if err != nil {
+		return diskfull.Classify("open "+sh.name+" database for projection", err)
+	}
+	sh.raw, err = rawlog.OpenReader(s.rawPath, sh.filter(), &s.stats.lastRawID)
+	if err != nil {
+		return diskfull.Classify("open raw reader", err)
 	}
 	return nil
 }
