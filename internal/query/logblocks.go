@@ -11,11 +11,11 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/otelbench/otelbench/internal/store"
+	"github.com/otelbench/otelbench/internal/schema"
 )
 
 // logBlocks caches, from the store's log_blocks table, an upper bound on the time of every log
-// at or below a given id: the newest time over the blocks (of 1<<store.LogBlockShift ids) up to
+// at or below a given id: the newest time over the blocks (of 1<<schema.LogBlockShift ids) up to
 // that id's block. Log ids grow in projection order, so this prefix maximum follows time closely
 // when records arrive roughly in time order; it stays a correct bound when they do not.
 type logBlocks struct {
@@ -41,7 +41,7 @@ func (s *blockSnap) bound(id int64) (int64, bool) {
 	if id > s.covered {
 		return 0, false
 	}
-	if b := id >> store.LogBlockShift; b < int64(len(s.prefix)) {
+	if b := id >> schema.LogBlockShift; b < int64(len(s.prefix)) {
 		return s.prefix[b], true
 	}
 	return s.tail, true
@@ -65,7 +65,7 @@ func (lb *logBlocks) refresh(ctx context.Context, db *sql.DB) (*blockSnap, error
 	if covered <= old.covered && lb.snap.Load() != nil {
 		return old, nil
 	}
-	complete := (covered + 1) >> store.LogBlockShift // blocks 0..complete-1 are complete
+	complete := (covered + 1) >> schema.LogBlockShift // blocks 0..complete-1 are complete
 	next := &blockSnap{covered: covered, prefix: old.prefix}
 	run := int64(math.MinInt64)
 	if n := len(old.prefix); n > 0 {
@@ -73,7 +73,7 @@ func (lb *logBlocks) refresh(ctx context.Context, db *sql.DB) (*blockSnap, error
 	}
 	tail := run
 	rows, err := db.QueryContext(ctx, `SELECT block, max_time_unix_nano FROM log_blocks WHERE block >= ? AND block <= ? ORDER BY block`,
-		len(old.prefix), covered>>store.LogBlockShift)
+		len(old.prefix), covered>>schema.LogBlockShift)
 	if err != nil {
 		return nil, fmt.Errorf("read log blocks: %w", err)
 	}
@@ -152,7 +152,7 @@ func (h *topK) offer(x logKey) {
 }
 
 // logsByBlocks answers a text search exactly, newest first: it walks the FTS5 candidate groups
-// (store.LogTextShift) by descending id, which the index yields without sorting, reads the rows
+// (schema.LogTextShift) by descending id, which the index yields without sorting, reads the rows
 // of each that pass every filter, keeps the best limit+1 by (time, id), and stops as soon as
 // the blocks bound every unseen (lower) id to a time no newer than the kept k-th best; an
 // unseen row with the same time has a lower id, so it sorts after it too. The kept rows are
@@ -174,7 +174,7 @@ func (r *Reader) logsByBlocks(ctx context.Context, q *LogQuery, snap *blockSnap,
 		if g != group {
 			group = g
 			// Every row still to come, this one included, is in this group or a lower one.
-			b, known := snap.bound((g+1)<<store.LogTextShift - 1)
+			b, known := snap.bound((g+1)<<schema.LogTextShift - 1)
 			if known && (q.Since != 0 && b < q.Since || h.full() && b <= h.items[0].t) {
 				return true
 			}
@@ -193,7 +193,7 @@ func (r *Reader) logsByBlocks(ctx context.Context, q *LogQuery, snap *blockSnap,
 
 // groupRows joins a log_text group to its logs rows.
 var groupRows = fmt.Sprintf(`l.id BETWEEN log_text.rowid << %d AND (log_text.rowid << %[1]d) + %d`,
-	store.LogTextShift, 1<<store.LogTextShift-1)
+	schema.LogTextShift, 1<<schema.LogTextShift-1)
 
 // walkCandidates streams query's (group, id, time[, body]) rows to visit until it returns true,
 // and returns how many rows it read. ok is false for a group's row without a log (id NULL) and

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/otelbench/otelbench/internal/query/querytest"
+	"github.com/otelbench/otelbench/internal/schema"
 	"github.com/otelbench/otelbench/internal/store"
 	"go.opentelemetry.io/collector/pdata/plog"
 )
@@ -311,7 +312,7 @@ func TestLogBlocksBound(t *testing.T) {
 		slices.SortFunc(all, func(a, b Log) int { return cmp.Compare(a.ID, b.ID) })
 		blockMax := map[int64]int64{}
 		for _, l := range all {
-			b := l.ID >> store.LogBlockShift
+			b := l.ID >> schema.LogBlockShift
 			if m, ok := blockMax[b]; !ok || l.TimeUnixNano > m {
 				blockMax[b] = l.TimeUnixNano
 			}
@@ -319,7 +320,7 @@ func TestLogBlocksBound(t *testing.T) {
 		run, upTo := int64(-1<<63), int64(-1<<63) // prefix maxima to this id and to its block's end
 		for _, l := range all {
 			run = max(run, l.TimeUnixNano)
-			upTo = max(upTo, blockMax[l.ID>>store.LogBlockShift])
+			upTo = max(upTo, blockMax[l.ID>>schema.LogBlockShift])
 			b, ok := snap.bound(l.ID)
 			if !ok {
 				t.Fatalf("round %d: id %d of %d not covered", round, l.ID, len(all))
@@ -423,7 +424,7 @@ func TestLogsByBlocksStopsEarly(t *testing.T) {
 		if err := ids.Scan(&id); err != nil {
 			t.Fatal(err)
 		}
-		groups[id>>store.LogTextShift] = true
+		groups[id>>schema.LogTextShift] = true
 	}
 	if err := errors.Join(ids.Err(), ids.Close()); err != nil {
 		t.Fatal(err)

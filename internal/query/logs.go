@@ -9,7 +9,8 @@ import (
 	"strings"
 	"sync/atomic"
 
-	"github.com/otelbench/otelbench/internal/store"
+	"github.com/otelbench/otelbench/internal/schema"
+	"github.com/otelbench/otelbench/internal/stage"
 )
 
 // Reader answers queries from the store's read-only pool. Safe for
@@ -136,7 +137,7 @@ func (r *Reader) traceBlocks(ctx context.Context, q *LogQuery) ([]int64, error) 
 // a subquery (IN (SELECT block FROM log_blocks)) SQLite scans the whole index instead.
 func tracePred(blocks []int64) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "(l.id >> %d) IN (", store.LogBlockShift)
+	fmt.Fprintf(&b, "(l.id >> %d) IN (", schema.LogBlockShift)
 	for i, block := range blocks {
 		if i > 0 {
 			b.WriteByte(',')
@@ -163,9 +164,9 @@ func isASCII(s string) bool {
 }
 
 // trigramQuery returns the FTS5 query on log_text matching every group that holds all
-// trigrams of each of runs (store.TextQuery: one token per case-folded trigram, ANDed). It is
+// trigrams of each of runs (stage.TextQuery: one token per case-folded trigram, ANDed). It is
 // "" when no run has 3 characters.
-func trigramQuery(runs ...string) string { return store.TextQuery(runs...) }
+func trigramQuery(runs ...string) string { return stage.TextQuery(runs...) }
 
 // LogPlan names the strategy Logs chose (reported for benchmarks).
 type LogPlan string

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/otelbench/otelbench/internal/query/querytest"
-	"github.com/otelbench/otelbench/internal/store"
+	"github.com/otelbench/otelbench/internal/schema"
 	"go.opentelemetry.io/collector/pdata/plog"
 )
 
@@ -143,8 +143,8 @@ func TestLogsByTraceAfterUpgrade(t *testing.T) {
 	if err := st.ReadDB().QueryRow(`SELECT version FROM schema_version`).Scan(&version); err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"logs_trace_block", "spans_trace_block"}; !slices.Equal(indexes, want) || version != store.SchemaVersion {
-		t.Fatalf("after the upgrade: trace indexes %v, version %d; want %v, %d", indexes, version, want, store.SchemaVersion)
+	if want := []string{"logs_trace_block", "spans_trace_block"}; !slices.Equal(indexes, want) || version != schema.Version {
+		t.Fatalf("after the upgrade: trace indexes %v, version %d; want %v, %d", indexes, version, want, schema.Version)
 	}
 	// The chunks written before the upgrade have no errors count; the filter reads their spans.
 	var nulls int

@@ -10,7 +10,7 @@ import (
 
 // Matcher returns a predicate equal to the SQL the /logs endpoint runs for
 // f (the time range excluded: a tail has no end). q folds case as the
-// log_text index does (unicode.ToLower per character, store.TextQuery);
+// log_text index does (unicode.ToLower per character, stage.TextQuery);
 // glob is SQLite GLOB; service matches as serviceNames resolves it; attr.*
 // and resource.* as attrPred does.
 func (f LogFilter) Matcher() func(*Log) bool {

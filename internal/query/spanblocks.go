@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/otelbench/otelbench/internal/store"
+	"github.com/otelbench/otelbench/internal/schema"
 )
 
 // The store indexes spans by trace as spans_trace_block (id >> SpanBlockShift, trace_id), so a
@@ -22,7 +22,7 @@ import (
 // trace_chunks_start, written before schema version 2). None in a database created since.
 var legacyBlocks = fmt.Sprintf(`lb(x) AS (
 	SELECT (SELECT min(id) FROM spans) >> %[1]d WHERE (SELECT min(id) FROM spans) < (SELECT span_id FROM trace_chunks_start)
-	UNION ALL SELECT x + 1 FROM lb WHERE x < ((SELECT span_id FROM trace_chunks_start) - 1) >> %[1]d)`, store.SpanBlockShift)
+	UNION ALL SELECT x + 1 FROM lb WHERE x < ((SELECT span_id FROM trace_chunks_start) - 1) >> %[1]d)`, schema.SpanBlockShift)
 
 // legacyBlocksCTE starts a statement's WITH clause with lb.
 var legacyBlocksCTE = "WITH RECURSIVE " + legacyBlocks
@@ -39,19 +39,19 @@ func traceBlocksCTE(n int, legacy bool) string {
 	return fmt.Sprintf(`WITH RECURSIVE t(id) AS (VALUES %[2]s),
 	cr(id, x, hi) AS (SELECT c.trace_id, c.first_span_id >> %[1]d, c.last_span_id >> %[1]d FROM t JOIN trace_chunks c ON c.trace_id = t.id
 		UNION SELECT id, x + 1, hi FROM cr WHERE x < hi),
-	%[3]s`, store.SpanBlockShift, strings.TrimSuffix(strings.Repeat("(?),", n), ","), tb)
+	%[3]s`, schema.SpanBlockShift, strings.TrimSuffix(strings.Repeat("(?),", n), ","), tb)
 }
 
 // spanRangeCTE starts a statement's WITH clause with sb(x): the blocks of span ids ?2 to ?3.
 var spanRangeCTE = fmt.Sprintf(`WITH RECURSIVE sb(x) AS (SELECT ?2 >> %[1]d
-	UNION ALL SELECT x + 1 FROM sb WHERE x < ?3 >> %[1]d)`, store.SpanBlockShift)
+	UNION ALL SELECT x + 1 FROM sb WHERE x < ?3 >> %[1]d)`, schema.SpanBlockShift)
 
 // spansOf joins the blocks (column x) of cte to the spans rows (alias a) in each block that meet
 // trace, a condition on a.trace_id that the index can seek (= or IN):
 // "FROM sb " + spansOf("sb", "s", "s.trace_id = ?1").
 func spansOf(cte, a, trace string) string {
 	return fmt.Sprintf(`CROSS JOIN spans %[1]s INDEXED BY spans_trace_block ON (%[1]s.id >> %[2]d) = %[4]s.x AND %[3]s`,
-		a, store.SpanBlockShift, trace, cte)
+		a, schema.SpanBlockShift, trace, cte)
 }
 
 // chunkBoundsSQL finds the lowest and highest span row id of trace ?1 among its chunks: two
@@ -65,7 +65,7 @@ const chunkBoundsSQL = `SELECT (SELECT min(first_span_id) FROM trace_chunks WHER
 var legacyBoundsSQL = fmt.Sprintf(legacyBlocksCTE+`
 	SELECT min((SELECT min(id) FROM spans INDEXED BY spans_trace_block WHERE (id >> %[1]d) = lb.x AND trace_id = ?1)),
 		max((SELECT max(id) FROM spans INDEXED BY spans_trace_block WHERE (id >> %[1]d) = lb.x AND trace_id = ?1))
-	FROM lb`, store.SpanBlockShift)
+	FROM lb`, schema.SpanBlockShift)
 
 // traceBounds returns the lowest and highest span row id of trace id (lo invalid: no spans).
 func (r *Reader) traceBounds(ctx context.Context, id string) (lo, hi sql.NullInt64, err error) {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/otelbench/otelbench/internal/query/querytest"
+	"github.com/otelbench/otelbench/internal/schema"
 	"github.com/otelbench/otelbench/internal/store"
 )
 
@@ -39,7 +40,7 @@ func TestTracesAcrossSpanBlocks(t *testing.T) {
 	execTraces(t, dir, `INSERT INTO spans(id, raw_id, resource_id, scope_id, trace_id, span_id, parent_span_id, name, kind,
 		start_time_unix_nano, end_time_unix_nano, duration_nano, status_code)
 		VALUES (?, 0, 1, 1, 'ffffffffffffffffffffffffffffffff', '00000000000000ff', '00000000000000fe', 'filler', 0, 0, 0, 0, 0)`,
-		1<<store.SpanBlockShift-2)
+		1<<schema.SpanBlockShift-2)
 	st = openStoreDir(t, dir)
 	defer closeStore(t, st)
 	querytest.AppendSpans(t, st,
@@ -50,7 +51,7 @@ func TestTracesAcrossSpanBlocks(t *testing.T) {
 
 	r := NewReader(st.ReadDB())
 	var blocks []int64
-	rows, err := r.db.Query(`SELECT DISTINCT id >> ? FROM spans WHERE trace_id IN (?, ?) ORDER BY 1`, store.SpanBlockShift, traceA, traceB)
+	rows, err := r.db.Query(`SELECT DISTINCT id >> ? FROM spans WHERE trace_id IN (?, ?) ORDER BY 1`, schema.SpanBlockShift, traceA, traceB)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +115,7 @@ func TestTracesAcrossSpanBlocks(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(tree.Spans) != n || lo>>store.SpanBlockShift != 0 || hi>>store.SpanBlockShift != 1 {
+		if len(tree.Spans) != n || lo>>schema.SpanBlockShift != 0 || hi>>schema.SpanBlockShift != 1 {
 			t.Errorf("trace %s from rows %d..%d: %d spans, want %d across blocks 0 and 1", id[:4], lo, hi, len(tree.Spans), n)
 		}
 	}

@@ -12,7 +12,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/otelbench/otelbench/internal/store"
+	"github.com/otelbench/otelbench/internal/tracechunk"
 )
 
 // traceFromChunks builds the tree of trace id (span rows lo..hi) from the
@@ -140,7 +140,7 @@ func (b *traceBufs) locateChunks(ctx context.Context, db *sql.DB, id string, lo,
 			return fmt.Errorf("scan trace chunk: %w", err)
 		}
 		if c.size <= 0 || c.spans < 0 {
-			return fmt.Errorf("trace %s chunk at span %d: %w", id, c.first, store.ErrBadTraceChunk)
+			return fmt.Errorf("trace %s chunk at span %d: %w", id, c.first, tracechunk.ErrBadTraceChunk)
 		}
 		off += c.size
 		span += c.spans
@@ -230,11 +230,11 @@ func (b *traceBufs) decodeChunk(c *chunkInfo) error {
 	return b.decodeChunkStore(c)
 }
 
-// decodeChunkStore is decodeChunk through store.DecodeTraceChunk, for any
+// decodeChunkStore is decodeChunk through tracechunk.DecodeTraceChunk, for any
 // layout the store's decoder knows.
 func (b *traceBufs) decodeChunkStore(c *chunkInfo) error {
 	if c.size == 0 {
-		return store.ErrBadTraceChunk
+		return tracechunk.ErrBadTraceChunk
 	}
 	p := unsafe.String(&b.arena[c.off], c.size)
 	// The decoder returns substrings of p: their offsets locate them in
@@ -255,7 +255,7 @@ func (b *traceBufs) decodeChunkStore(c *chunkInfo) error {
 	}
 	ids, parents, start, finish, text := b.ids[k:end], b.parents[k:end], b.start[k:end], b.end[k:end], b.text[k:end]
 	j := 0
-	err := store.DecodeTraceChunk(p, func(ps *store.PackedSpan) {
+	err := tracechunk.DecodeTraceChunk(p, func(ps *tracechunk.PackedSpan) {
 		if j == len(ids) {
 			bad = true
 			return
@@ -266,7 +266,7 @@ func (b *traceBufs) decodeChunkStore(c *chunkInfo) error {
 		j++
 	})
 	if err == nil && (bad || j != len(ids)) {
-		err = store.ErrBadTraceChunk
+		err = tracechunk.ErrBadTraceChunk
 	}
 	return err
 }

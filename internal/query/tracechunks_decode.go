@@ -3,7 +3,7 @@ package query
 import (
 	"encoding/binary"
 
-	"github.com/otelbench/otelbench/internal/store"
+	"github.com/otelbench/otelbench/internal/tracechunk"
 )
 
 // decodeChunkV1 decodes chunk c straight into its spans' places in the
@@ -13,7 +13,7 @@ import (
 // ids, start - base and end - start as zigzag varints, kind, status and
 // the string indexes of service, name and status message as uvarints,
 // then the length-prefixed attributes). It reads the layout directly
-// rather than through store.DecodeTraceChunk's per-span callback, which
+// rather than through tracechunk.DecodeTraceChunk's per-span callback, which
 // was a third of a 161,000-span fetch's CPU; handled is false for any
 // other version, which decodeChunk then leaves to the store's decoder.
 // FuzzDecodeChunkV1 holds the two to the same results.
@@ -25,7 +25,7 @@ func (b *traceBufs) decodeChunkV1(c *chunkInfo) (handled bool, err error) {
 	d := byteDecoder{p: p, pos: 1}
 	n := d.uvarint()
 	if n > uint64(len(p)) {
-		return true, store.ErrBadTraceChunk
+		return true, tracechunk.ErrBadTraceChunk
 	}
 	var small [64]strRef
 	strs := small[:0]
@@ -36,7 +36,7 @@ func (b *traceBufs) decodeChunkV1(c *chunkInfo) (handled bool, err error) {
 	for range n {
 		l := d.uvarint()
 		if l > uint64(len(p)-d.pos) {
-			return true, store.ErrBadTraceChunk
+			return true, tracechunk.ErrBadTraceChunk
 		}
 		r := strRef{}
 		if l > 0 {
@@ -48,7 +48,7 @@ func (b *traceBufs) decodeChunkV1(c *chunkInfo) (handled bool, err error) {
 	base := d.varint()
 	count := d.uvarint()
 	if d.bad || count != uint64(c.spans) {
-		return true, store.ErrBadTraceChunk
+		return true, tracechunk.ErrBadTraceChunk
 	}
 	k, end := c.span, c.span+c.spans
 	ids, parents, start, finish, text := b.ids[k:end], b.parents[k:end], b.start[k:end], b.end[k:end], b.text[k:end]
@@ -61,7 +61,7 @@ func (b *traceBufs) decodeChunkV1(c *chunkInfo) (handled bool, err error) {
 	}
 	for j := range ids {
 		if len(p)-d.pos < 16 {
-			return true, store.ErrBadTraceChunk
+			return true, tracechunk.ErrBadTraceChunk
 		}
 		ids[j] = binary.BigEndian.Uint64(p[d.pos:])
 		parents[j] = binary.BigEndian.Uint64(p[d.pos+8:])
@@ -77,7 +77,7 @@ func (b *traceBufs) decodeChunkV1(c *chunkInfo) (handled bool, err error) {
 		tx.str[strStatusMessage] = str(d.uvarint())
 		l := d.uvarint()
 		if l > uint64(len(p)-d.pos) {
-			return true, store.ErrBadTraceChunk
+			return true, tracechunk.ErrBadTraceChunk
 		}
 		tx.str[strAttributes] = strRef{}
 		if l > 0 {
@@ -85,11 +85,11 @@ func (b *traceBufs) decodeChunkV1(c *chunkInfo) (handled bool, err error) {
 		}
 		d.pos += int(l)
 		if d.bad {
-			return true, store.ErrBadTraceChunk
+			return true, tracechunk.ErrBadTraceChunk
 		}
 	}
 	if d.pos != len(p) {
-		return true, store.ErrBadTraceChunk
+		return true, tracechunk.ErrBadTraceChunk
 	}
 	return true, nil
 }

@@ -5,17 +5,17 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/otelbench/otelbench/internal/store"
+	"github.com/otelbench/otelbench/internal/tracechunk"
 )
 
-// FuzzDecodeChunkV1: the direct decoder and store.DecodeTraceChunk agree
+// FuzzDecodeChunkV1: the direct decoder and tracechunk.DecodeTraceChunk agree
 // on every input: both fail, or both fill the same columns. The seed
 // corpus (testdata/fuzz) holds real chunks written by the store.
 func FuzzDecodeChunkV1(f *testing.F) {
 	f.Add([]byte{1, 0, 0, 0})
 	f.Add([]byte{2, 0, 0, 0})
 	f.Fuzz(func(t *testing.T, p []byte) {
-		spans := store.TraceChunkSpans(string(p))
+		spans := tracechunk.TraceChunkSpans(string(p))
 		decode := func(store bool) (*traceBufs, error) {
 			b := &traceBufs{arena: append([]byte("prefix"), p...)}
 			c := chunkInfo{off: 6, size: len(p), spans: spans}

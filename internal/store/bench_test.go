@@ -14,12 +14,13 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/HdrHistogram/hdrhistogram-go"
-	"github.com/klauspost/compress/zstd"
-	"modernc.org/sqlite"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/klauspost/compress/zstd"
+	"modernc.org/sqlite"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"

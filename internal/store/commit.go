@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/otelbench/otelbench/internal/diskfull"
+	"github.com/otelbench/otelbench/internal/schema"
 	"github.com/otelbench/otelbench/internal/sqlitec"
 )
 
@@ -29,7 +31,7 @@ type inserts struct {
 }
 
 // newInserts prepares the statements of the tables in ps (the others stay nil).
-func newInserts(c *sqlitec.Conn, ps parts) (*inserts, error) {
+func newInserts(c *sqlitec.Conn, ps schema.Parts) (*inserts, error) {
 	ins := &inserts{}
 	var errs []error
 	prep := func(q string) *sqlitec.Stmt {
@@ -56,7 +58,7 @@ func newInserts(c *sqlitec.Conn, ps parts) (*inserts, error) {
 	ins.upsertServiceCount = prep(`INSERT INTO service_counts(service, signal, records, last_seen_unix_nano) VALUES (?,?,?,?)
 		ON CONFLICT(service, signal) DO UPDATE SET records = records + excluded.records,
 			last_seen_unix_nano = max(last_seen_unix_nano, excluded.last_seen_unix_nano)`)
-	if ps&partLogsMetrics != 0 {
+	if ps&schema.LogsMetrics != 0 {
 		ins.upsertLogBlock = prep(`INSERT INTO log_blocks(block, min_time_unix_nano, max_time_unix_nano, logs) VALUES (?,?,?,?)
 			ON CONFLICT(block) DO UPDATE SET
 				min_time_unix_nano = min(min_time_unix_nano, excluded.min_time_unix_nano),
@@ -75,10 +77,10 @@ func newInserts(c *sqlitec.Conn, ps parts) (*inserts, error) {
 		ins.logsState = prep(`UPDATE summary_state SET log_id = max(log_id, ?),
 			metric_id = coalesce((SELECT max(id) FROM metrics), metric_id) WHERE id = 1`)
 	}
-	if ps&partTraces != 0 {
+	if ps&schema.Traces != 0 {
 		ins.spansState = prep(`UPDATE summary_state SET span_id = max(span_id, ?) WHERE id = 1`)
 	}
-	if ps&partLogsMetrics != 0 {
+	if ps&schema.LogsMetrics != 0 {
 		ins.upsertMetric = prep(`INSERT INTO metrics(hash, resource_id, scope_id, service, name, description, unit, type, temporality, monotonic)
 			VALUES (?,?,?,?,?,?,?,?,?,?) ON CONFLICT(hash) DO UPDATE SET hash = excluded.hash RETURNING id`)
 		// logs and spans rows take the rowid SQLite gives them, the largest one plus one, which is
@@ -100,7 +102,7 @@ func newInserts(c *sqlitec.Conn, ps parts) (*inserts, error) {
 		ins.summaries = bulk("summary_points", "metric_id", "raw_id", "time_unix_nano", "start_time_unix_nano", "attributes",
 			"count", "sum", "quantiles", "flags", "block")
 	}
-	if ps&partTraces != 0 {
+	if ps&schema.Traces != 0 {
 		ins.spans = bulk("spans", "raw_id", "resource_id", "scope_id", "service", "trace_id", "span_id", "parent_span_id",
 			"trace_state", "name", "kind", "start_time_unix_nano", "end_time_unix_nano", "duration_nano", "status_code",
 			"status_message", "attributes", "flags", "dropped_attributes", "dropped_events", "dropped_links")
@@ -180,28 +182,28 @@ func (p *projector) commitStage(hwm int64) error {
 		if p.ins == nil {
 			ins, err := newInserts(c, p.sh.parts)
 			if err != nil {
-				return classify("prepare projection", err)
+				return diskfull.Classify("prepare projection", err)
 			}
 			p.ins = ins
 		}
 		if p.stage.huge != nil { // its windows spill (window.go)
 			defer p.ins.window.spill(false)
 			if err := p.ins.window.spill(true); err != nil {
-				return classify("let the page cache spill", err)
+				return diskfull.Classify("let the page cache spill", err)
 			}
 		}
 		if err := c.Exec("BEGIN IMMEDIATE"); err != nil {
-			return classify("begin projection", err)
+			return diskfull.Classify("begin projection", err)
 		}
 		if err := p.writeStage(hwm); err != nil {
 			_ = c.Exec("ROLLBACK")
-			return classify("project", err)
+			return diskfull.Classify("project", err)
 		}
 		if err := c.Exec("COMMIT"); err != nil {
 			// A COMMIT that fails may leave the transaction open (SQLITE_BUSY does): end it,
 			// so the retry can begin another.
 			_ = c.Exec("ROLLBACK")
-			return classify("commit projection", err)
+			return diskfull.Classify("commit projection", err)
 		}
 		return nil
 	})
@@ -227,38 +229,38 @@ func (p *projector) writeStage(hwm int64) error {
 // writeRows writes the staged rows and adds them to the summaries.
 func (p *projector) writeRows() error {
 	st, ins := &p.stage, p.ins
-	resIDs := make([]int64, len(st.resources))
-	for i := range st.resources {
-		r := &st.resources[i]
-		id, ok := p.resCache[r.hash]
+	resIDs := make([]int64, len(st.Resources))
+	for i := range st.Resources {
+		r := &st.Resources[i]
+		id, ok := p.resCache[r.Hash]
 		if !ok {
 			var err error
-			if id, err = upsertID(p.resCache, r.hash, ins.upsertResource, r.hash[:], r.service, r.schemaURL, r.attrs); err != nil {
+			if id, err = upsertID(p.resCache, r.Hash, ins.upsertResource, r.Hash[:], r.Service, r.SchemaURL, r.Attrs); err != nil {
 				return fmt.Errorf("upsert resource: %w", err)
 			}
 		}
 		resIDs[i] = id
 	}
-	scopeIDs := make([]int64, len(st.scopes))
-	for i := range st.scopes {
-		sc := &st.scopes[i]
-		id, ok := p.scopeCache[sc.hash]
+	scopeIDs := make([]int64, len(st.Scopes))
+	for i := range st.Scopes {
+		sc := &st.Scopes[i]
+		id, ok := p.scopeCache[sc.Hash]
 		if !ok {
 			var err error
-			if id, err = upsertID(p.scopeCache, sc.hash, ins.upsertScope, sc.hash[:], sc.name, sc.version, sc.schemaURL, sc.attrs); err != nil {
+			if id, err = upsertID(p.scopeCache, sc.Hash, ins.upsertScope, sc.Hash[:], sc.Name, sc.Version, sc.SchemaURL, sc.Attrs); err != nil {
 				return fmt.Errorf("upsert scope: %w", err)
 			}
 		}
 		scopeIDs[i] = id
 	}
-	metricIDs := make([]int64, len(st.metrics))
-	for i := range st.metrics {
-		m := &st.metrics[i]
-		id, ok := p.metricCache[m.hash]
+	metricIDs := make([]int64, len(st.Metrics))
+	for i := range st.Metrics {
+		m := &st.Metrics[i]
+		id, ok := p.metricCache[m.Hash]
 		if !ok {
 			var err error
-			if id, err = upsertID(p.metricCache, m.hash, ins.upsertMetric, m.hash[:], resIDs[m.res], scopeIDs[m.scope],
-				st.resources[m.res].service, m.name, m.description, m.unit, m.typ, m.temporality, m.monotonic); err != nil {
+			if id, err = upsertID(p.metricCache, m.Hash, ins.upsertMetric, m.Hash[:], resIDs[m.Res], scopeIDs[m.Scope],
+				st.Resources[m.Res].Service, m.Name, m.Description, m.Unit, m.Typ, m.Temporality, m.Monotonic); err != nil {
 				return fmt.Errorf("upsert metric: %w", err)
 			}
 		}
@@ -290,124 +292,24 @@ func (p *projector) writeRows() error {
 	return nil
 }
 
-// logBlock and serviceCount are a slice's additions to a log_blocks and a service_counts row.
-type logBlock struct {
-	block, minTime, maxTime, logs int64
-}
-
-type serviceCount struct {
-	service  string
-	records  int64
-	lastSeen int64
-}
-
-// summarize adds the slice's logs to log_blocks (oldest and newest time per block of
-// 1<<LogBlockShift ids), its points to point_blocks (the same per block of each points table,
-// gathered by writePoints) and its logs, spans and new metrics to service_counts, and moves
-// summary_state past them, in the slice's transaction: the summaries the query side reads
-// instead of scanning the tables. Schema 8's triggers on projection_state (Open drops them) did
-// this in SQL, reading the slice's rows back and sorting them by service: ~11% of the committing
-// thread in a mixed catch-up, where the projector has the rows at hand. New metrics rows stay
-// counted in SQL (countMetrics, summaryTables' statement with the range read from
-// summary_state): a slice adds a handful at most. catchUpSummaries does it all in SQL for a
-// database written before the summaries existed.
-func (p *projector) summarize() error {
-	st, ins := &p.stage, p.ins
-	if ins.upsertLogBlock != nil && (len(st.logs) > 0 || len(st.metrics) > 0) {
-		blocks := ins.blocks[:0]
-		services := ins.services[:0]
-		var lastLog int64
-		for i := range st.logs {
-			l := &st.logs[i]
-			b := l.id >> LogBlockShift
-			if n := len(blocks); n == 0 || blocks[n-1].block != b {
-				blocks = append(blocks, logBlock{block: b, minTime: l.time, maxTime: l.time})
-			}
-			lb := &blocks[len(blocks)-1]
-			lb.minTime, lb.maxTime, lb.logs = min(lb.minTime, l.time), max(lb.maxTime, l.time), lb.logs+1
-			services = countService(services, st.resources[l.res].service, l.time)
-			lastLog = l.id
-		}
-		ins.blocks, ins.services = blocks, services
-		for _, b := range blocks {
-			if _, err := ins.upsertLogBlock.Exec(b.block, b.minTime, b.maxTime, b.logs); err != nil {
-				return fmt.Errorf("log blocks: %w", err)
-			}
-		}
-		if err := ins.addServiceCounts("logs", services); err != nil {
-			return err
-		}
-		if _, err := ins.countMetrics.Exec(); err != nil {
-			return fmt.Errorf("service counts of metrics: %w", err)
-		}
-		if _, err := ins.logsState.Exec(lastLog); err != nil {
-			return fmt.Errorf("summary state: %w", err)
-		}
-	}
-	for _, b := range ins.pointBlocks {
-		if _, err := ins.upsertPointBlock.Exec(pointTables[b.table], b.block, b.minTime, b.maxTime, b.count); err != nil {
-			return fmt.Errorf("point blocks: %w", err)
-		}
-	}
-	if ins.spansState != nil && len(st.spans) > 0 {
-		services := ins.services[:0]
-		for i := range st.spans {
-			s := &st.spans[i]
-			services = countService(services, st.resources[s.res].service, s.start)
-		}
-		ins.services = services
-		if err := ins.addServiceCounts("spans", services); err != nil {
-			return err
-		}
-		if _, err := ins.spansState.Exec(st.spans[len(st.spans)-1].id); err != nil {
-			return fmt.Errorf("summary state: %w", err)
-		}
-	}
-	return nil
-}
-
-// countService counts one record of service (a resource's service: a string, or nil for
-// none, counted as "") at time t. A slice has a few services: a linear search beats a map.
-func countService(counts []serviceCount, service any, t int64) []serviceCount {
-	name, _ := service.(string)
-	for i := range counts {
-		if c := &counts[i]; c.service == name {
-			c.records++
-			c.lastSeen = max(c.lastSeen, t)
-			return counts
-		}
-	}
-	return append(counts, serviceCount{service: name, records: 1, lastSeen: t})
-}
-
-// addServiceCounts adds counts to service_counts' rows of signal.
-func (ins *inserts) addServiceCounts(signal string, counts []serviceCount) error {
-	for _, c := range counts {
-		if _, err := ins.upsertServiceCount.Exec(c.service, signal, c.records, c.lastSeen); err != nil {
-			return fmt.Errorf("service counts of %s: %w", signal, err)
-		}
-	}
-	return nil
-}
-
 func (p *projector) writeLogs(resIDs, scopeIDs []int64) error {
 	st, ins := &p.stage, p.ins
-	for i := range st.logs {
-		l := &st.logs[i]
-		if err := ins.logs.add(sqlitec.Int(l.rawID), sqlitec.Int(resIDs[l.res]), sqlitec.Int(scopeIDs[l.scope]),
-			sqlitec.Value(st.resources[l.res].service), sqlitec.Int(l.time), sqlitec.Int(l.observed), sqlitec.Int(l.severity),
-			sqlitec.Text(l.severityText), sqlitec.Text(l.body), sqlitec.Text(l.attrs), optText(l.traceID),
-			optText(l.spanID), sqlitec.Int(l.flags), sqlitec.Text(l.event)); err != nil {
+	for i := range st.Logs {
+		l := &st.Logs[i]
+		if err := ins.logs.add(sqlitec.Int(l.RawID), sqlitec.Int(resIDs[l.Res]), sqlitec.Int(scopeIDs[l.Scope]),
+			sqlitec.Value(st.Resources[l.Res].Service), sqlitec.Int(l.Time), sqlitec.Int(l.Observed), sqlitec.Int(l.Severity),
+			sqlitec.Text(l.SeverityText), sqlitec.Text(l.Body), sqlitec.Text(l.Attrs), optText(l.TraceID),
+			optText(l.SpanID), sqlitec.Int(l.Flags), sqlitec.Text(l.Event)); err != nil {
 			return fmt.Errorf("insert logs: %w", err)
 		}
 	}
-	if len(st.logs) == 0 {
+	if len(st.Logs) == 0 {
 		return nil
 	}
 	if err := ins.logs.flush(); err != nil {
 		return fmt.Errorf("insert logs: %w", err)
 	}
-	if err := checkRowids("logs", ins.logs, st.logs[len(st.logs)-1].id); err != nil {
+	if err := checkRowids("logs", ins.logs, st.Logs[len(st.Logs)-1].ID); err != nil {
 		return err
 	}
 	if err := p.text.index(ins, st); err != nil {
@@ -418,38 +320,38 @@ func (p *projector) writeLogs(resIDs, scopeIDs []int64) error {
 
 func (p *projector) writeSpans(resIDs, scopeIDs []int64) error {
 	st, ins := &p.stage, p.ins
-	for i := range st.spans {
-		s := &st.spans[i]
-		if err := ins.spans.add(sqlitec.Int(s.rawID), sqlitec.Int(resIDs[s.res]), sqlitec.Int(scopeIDs[s.scope]),
-			sqlitec.Value(st.resources[s.res].service), optText(s.traceID), optText(s.spanID),
-			optText(s.parent), sqlitec.Text(s.traceState), sqlitec.Text(s.name), sqlitec.Int(s.kind),
-			sqlitec.Int(s.start), sqlitec.Int(s.end), sqlitec.Int(s.end-s.start), sqlitec.Int(s.statusCode),
-			sqlitec.Text(s.statusMsg), sqlitec.Text(s.attrs), sqlitec.Int(s.flags), sqlitec.Int(s.dropAttrs),
-			sqlitec.Int(s.dropEv), sqlitec.Int(s.dropLink)); err != nil {
+	for i := range st.Spans {
+		s := &st.Spans[i]
+		if err := ins.spans.add(sqlitec.Int(s.RawID), sqlitec.Int(resIDs[s.Res]), sqlitec.Int(scopeIDs[s.Scope]),
+			sqlitec.Value(st.Resources[s.Res].Service), optText(s.TraceID), optText(s.SpanID),
+			optText(s.Parent), sqlitec.Text(s.TraceState), sqlitec.Text(s.Name), sqlitec.Int(s.Kind),
+			sqlitec.Int(s.Start), sqlitec.Int(s.End), sqlitec.Int(s.End-s.Start), sqlitec.Int(s.StatusCode),
+			sqlitec.Text(s.StatusMsg), sqlitec.Text(s.Attrs), sqlitec.Int(s.Flags), sqlitec.Int(s.DropAttrs),
+			sqlitec.Int(s.DropEv), sqlitec.Int(s.DropLink)); err != nil {
 			return fmt.Errorf("insert spans: %w", err)
 		}
 	}
-	if len(st.spans) > 0 {
+	if len(st.Spans) > 0 {
 		if err := ins.spans.flush(); err != nil {
 			return fmt.Errorf("insert spans: %w", err)
 		}
-		if err := checkRowids("spans", ins.spans, st.spans[len(st.spans)-1].id); err != nil {
+		if err := checkRowids("spans", ins.spans, st.Spans[len(st.Spans)-1].ID); err != nil {
 			return err
 		}
 	}
 	// Events and links reference spans rows, which must exist first only logically (no foreign
 	// key enforcement), so they can be flushed in any order.
-	for i := range st.events {
-		e := &st.events[i]
-		if err := ins.events.add(sqlitec.Int(e.spanRow), sqlitec.Int(e.time), sqlitec.Text(e.name), sqlitec.Text(e.attrs),
-			sqlitec.Int(e.dropped)); err != nil {
+	for i := range st.Events {
+		e := &st.Events[i]
+		if err := ins.events.add(sqlitec.Int(e.SpanRow), sqlitec.Int(e.Time), sqlitec.Text(e.Name), sqlitec.Text(e.Attrs),
+			sqlitec.Int(e.Dropped)); err != nil {
 			return fmt.Errorf("insert span events: %w", err)
 		}
 	}
-	for i := range st.links {
-		l := &st.links[i]
-		if err := ins.links.add(sqlitec.Int(l.spanRow), optText(l.traceID), optText(l.spanID),
-			sqlitec.Text(l.traceState), sqlitec.Text(l.attrs), sqlitec.Int(l.flags), sqlitec.Int(l.dropped)); err != nil {
+	for i := range st.Links {
+		l := &st.Links[i]
+		if err := ins.links.add(sqlitec.Int(l.SpanRow), optText(l.TraceID), optText(l.SpanID),
+			sqlitec.Text(l.TraceState), sqlitec.Text(l.Attrs), sqlitec.Int(l.Flags), sqlitec.Int(l.Dropped)); err != nil {
 			return fmt.Errorf("insert span links: %w", err)
 		}
 	}
@@ -458,17 +360,17 @@ func (p *projector) writeSpans(resIDs, scopeIDs []int64) error {
 
 // writePoints inserts the slice's points. Each row takes the rowid SQLite gives it, the table's
 // next one (p.nextPoint: max(rowid) + 1 at load, then counted, as for logs), and stores its
-// block (rowid >> PointBlockShift), which the points indexes are keyed by first (schema.sql);
+// block (rowid >> schema.PointBlockShift), which the points indexes are keyed by first (schema.sql);
 // the blocks' times go to point_blocks (summarize).
 func (p *projector) writePoints(metricIDs []int64) error {
 	st, ins := &p.stage, p.ins
 	ins.pointBlocks = ins.pointBlocks[:0]
 	id := p.nextPoint[0]
-	for i := range st.numbers {
-		n := &st.numbers[i]
-		b := ins.addPointBlock(0, id, n.time)
-		if err := ins.numbers.add(sqlitec.Int(metricIDs[n.metric]), sqlitec.Int(n.rawID), sqlitec.Int(n.time),
-			sqlitec.Int(n.start), sqlitec.Text(n.attrs), sqlitec.Value(n.vint), sqlitec.Value(n.vdouble), sqlitec.Int(n.flags),
+	for i := range st.Numbers {
+		n := &st.Numbers[i]
+		b := ins.addPointBlock(0, id, n.Time)
+		if err := ins.numbers.add(sqlitec.Int(metricIDs[n.Metric]), sqlitec.Int(n.RawID), sqlitec.Int(n.Time),
+			sqlitec.Int(n.Start), sqlitec.Text(n.Attrs), sqlitec.Value(n.Vint), sqlitec.Value(n.Vdouble), sqlitec.Int(n.Flags),
 			sqlitec.Int(b)); err != nil {
 			return fmt.Errorf("insert number points: %w", err)
 		}
@@ -478,12 +380,12 @@ func (p *projector) writePoints(metricIDs []int64) error {
 		return err
 	}
 	id = p.nextPoint[1]
-	for i := range st.hists {
-		h := &st.hists[i]
-		b := ins.addPointBlock(1, id, h.time)
-		if err := ins.hists.add(sqlitec.Int(metricIDs[h.metric]), sqlitec.Int(h.rawID), sqlitec.Int(h.time),
-			sqlitec.Int(h.start), sqlitec.Text(h.attrs), sqlitec.Int(h.count), sqlitec.Value(h.sum), sqlitec.Value(h.min),
-			sqlitec.Value(h.max), sqlitec.Text(h.buckets), sqlitec.Text(h.bounds), sqlitec.Int(h.flags),
+	for i := range st.Hists {
+		h := &st.Hists[i]
+		b := ins.addPointBlock(1, id, h.Time)
+		if err := ins.hists.add(sqlitec.Int(metricIDs[h.Metric]), sqlitec.Int(h.RawID), sqlitec.Int(h.Time),
+			sqlitec.Int(h.Start), sqlitec.Text(h.Attrs), sqlitec.Int(h.Count), sqlitec.Value(h.Sum), sqlitec.Value(h.Min),
+			sqlitec.Value(h.Max), sqlitec.Text(h.Buckets), sqlitec.Text(h.Bounds), sqlitec.Int(h.Flags),
 			sqlitec.Int(b)); err != nil {
 			return fmt.Errorf("insert histogram points: %w", err)
 		}
@@ -493,14 +395,14 @@ func (p *projector) writePoints(metricIDs []int64) error {
 		return err
 	}
 	id = p.nextPoint[2]
-	for i := range st.exps {
-		e := &st.exps[i]
-		b := ins.addPointBlock(2, id, e.time)
-		if err := ins.exps.add(sqlitec.Int(metricIDs[e.metric]), sqlitec.Int(e.rawID), sqlitec.Int(e.time),
-			sqlitec.Int(e.start), sqlitec.Text(e.attrs), sqlitec.Int(e.count), sqlitec.Value(e.sum), sqlitec.Value(e.min),
-			sqlitec.Value(e.max), sqlitec.Int(e.scale), sqlitec.Int(e.zeroCount), sqlitec.Float(e.zeroThreshold),
-			sqlitec.Int(e.posOffset), sqlitec.Text(e.posBuckets), sqlitec.Int(e.negOffset), sqlitec.Text(e.negBuckets),
-			sqlitec.Int(e.flags), sqlitec.Int(b)); err != nil {
+	for i := range st.Exps {
+		e := &st.Exps[i]
+		b := ins.addPointBlock(2, id, e.Time)
+		if err := ins.exps.add(sqlitec.Int(metricIDs[e.Metric]), sqlitec.Int(e.RawID), sqlitec.Int(e.Time),
+			sqlitec.Int(e.Start), sqlitec.Text(e.Attrs), sqlitec.Int(e.Count), sqlitec.Value(e.Sum), sqlitec.Value(e.Min),
+			sqlitec.Value(e.Max), sqlitec.Int(e.Scale), sqlitec.Int(e.ZeroCount), sqlitec.Float(e.ZeroThreshold),
+			sqlitec.Int(e.PosOffset), sqlitec.Text(e.PosBuckets), sqlitec.Int(e.NegOffset), sqlitec.Text(e.NegBuckets),
+			sqlitec.Int(e.Flags), sqlitec.Int(b)); err != nil {
 			return fmt.Errorf("insert exponential histogram points: %w", err)
 		}
 		id++
@@ -509,33 +411,15 @@ func (p *projector) writePoints(metricIDs []int64) error {
 		return err
 	}
 	id = p.nextPoint[3]
-	for i := range st.sums {
-		s := &st.sums[i]
-		b := ins.addPointBlock(3, id, s.time)
-		if err := ins.summaries.add(sqlitec.Int(metricIDs[s.metric]), sqlitec.Int(s.rawID), sqlitec.Int(s.time),
-			sqlitec.Int(s.start), sqlitec.Text(s.attrs), sqlitec.Int(s.count), sqlitec.Float(s.sum), sqlitec.Text(s.quantiles),
-			sqlitec.Int(s.flags), sqlitec.Int(b)); err != nil {
+	for i := range st.Sums {
+		s := &st.Sums[i]
+		b := ins.addPointBlock(3, id, s.Time)
+		if err := ins.summaries.add(sqlitec.Int(metricIDs[s.Metric]), sqlitec.Int(s.RawID), sqlitec.Int(s.Time),
+			sqlitec.Int(s.Start), sqlitec.Text(s.Attrs), sqlitec.Int(s.Count), sqlitec.Float(s.Sum), sqlitec.Text(s.Quantiles),
+			sqlitec.Int(s.Flags), sqlitec.Int(b)); err != nil {
 			return fmt.Errorf("insert summary points: %w", err)
 		}
 		id++
 	}
 	return checkPointRowids(3, ins.summaries, id, p.nextPoint[3])
-}
-
-// pointBlock is a slice's addition to a point_blocks row: table is an index into pointTables.
-type pointBlock struct {
-	table                          int
-	block, minTime, maxTime, count int64
-}
-
-// addPointBlock counts the point of pointTables[table] with rowid id and time t into the slice's
-// point blocks and returns its block.
-func (ins *inserts) addPointBlock(table int, id, t int64) int64 {
-	b := id >> PointBlockShift
-	if n := len(ins.pointBlocks); n == 0 || ins.pointBlocks[n-1].table != table || ins.pointBlocks[n-1].block != b {
-		ins.pointBlocks = append(ins.pointBlocks, pointBlock{table: table, block: b, minTime: t, maxTime: t})
-	}
-	pb := &ins.pointBlocks[len(ins.pointBlocks)-1]
-	pb.minTime, pb.maxTime, pb.count = min(pb.minTime, t), max(pb.maxTime, t), pb.count+1
-	return b
 }

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/otelbench/otelbench/internal/diskfull"
 	"github.com/otelbench/otelbench/internal/signal"
 	"github.com/otelbench/otelbench/internal/sqlitec"
 )
@@ -157,7 +158,7 @@ func TestDiskFullProjectorConn(t *testing.T) {
 	if err == nil {
 		t.Fatal("1 MiB took 16 MiB of rows")
 	}
-	if !isDiskFull(err) || !errors.Is(classify("project", err), ErrDiskFull) {
+	if !diskfull.Is(err) || !errors.Is(diskfull.Classify("project", err), ErrDiskFull) {
 		t.Fatalf("disk full: %v, want ErrDiskFull", err)
 	}
 	if err := os.Remove(filler); err != nil {

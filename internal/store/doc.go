@@ -1,7 +1,21 @@
 // Package store is otelbench's durable telemetry store: OTLP requests in embedded SQLite
 // (modernc.org/sqlite, WAL), stored raw first and projected into relational tables later.
+//
+// The rooms. This package is the facade (Config, Open, Store: Append, Stats, Totals, Close,
+// ReadDB, ProjectedNotify), and holds the raw log's write side (queue.go, writer.go, walsync.go,
+// prune.go), the projectors (project.go, prefetch.go, commit.go, summarize.go, bulk.go,
+// logtext.go, window.go, unprojectable.go, rowids.go and their scheduling: defer.go,
+// priority*.go, worker.go, cputime*.go), the shards, retention and the disk bound. Beside it:
+//   - internal/rawlog: the projectors' reader of durable raw rows (Reader, Row), no SQL in its API;
+//   - internal/stage: payload → one slice's rows, no SQL (wire and pdata paths, resource cache,
+//     deep values, record windows, log_text documents, the AnyValue JSON encoder);
+//   - internal/schema: the SQL files, their version, Apply with the upgrades and summary
+//     catch-ups, the block shifts;
+//   - internal/tracechunk: the trace_chunks.packed encoder and decoder, shared with query;
+//   - internal/diskfull: ErrDiskFull and the classification of failed SQLite writes.
+//
 // Config.Dir holds two databases: raw.db (the write path, raw.sql) and telemetry.db (the
-// relational tables, schema_common.sql, schema.sql and schema_traces.sql); with
+// relational tables, schema_common.sql, schema.sql and schema_traces.sql, in internal/schema); with
 // Config.TracesFile a third, traces.db, takes the trace tables (shard.go). Separate files have
 // separate write locks, so the ingest writer never waits for a projector, and two projectors
 // never wait for each other.
@@ -34,13 +48,13 @@
 //
 // A raw row no decoder accepts is passed by, recorded in its database's unprojectable table,
 // counted (Stats.Unprojectable) and logged once, and kept in raw.db (unprojectable.go); a value
-// nested past pdata's depth limit is stored as a JSON string below it (deepvalue.go); a raw row
-// of more than 65,536 records is staged a window at a time inside its slice's transaction
-// (window.go). Retention (retention.go): a retainer deletes projected rows older than
+// nested past pdata's depth limit is stored as a JSON string below it (stage/deepvalue.go); a raw
+// row of more than 65,536 records is staged a window at a time inside its slice's transaction
+// (window.go, stage/recordwindow.go). Retention (retention.go): a retainer deletes projected rows older than
 // Config.Retention, and the oldest first while the directory uses more than MaxDiskBytes or
 // MaxDiskShare, in bounded steps between the projector's slices. Stats.Durable holds totals
 // since the data directory was created, kept in the databases (totals.go).
 //
-// The schema is in schema_common.sql, schema.sql and schema_traces.sql (Schema returns them),
-// with its conventions documented there.
+// The schema is in internal/schema's schema_common.sql, schema.sql and schema_traces.sql
+// (schema.Text returns them), with its conventions documented there.
 package store

@@ -5,7 +5,9 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/otelbench/otelbench/internal/rawlog"
 	"github.com/otelbench/otelbench/internal/signal"
+	"github.com/otelbench/otelbench/internal/stage"
 )
 
 // FuzzAppendJSONString checks that the hand-written JSON string encoder always produces valid
@@ -15,7 +17,7 @@ func FuzzAppendJSONString(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		out := appendJSONString(nil, s)
+		out := stage.AppendJSONString(nil, s)
 		var got string
 		if err := json.Unmarshal(out, &got); err != nil {
 			t.Fatalf("invalid JSON %q for %q: %v", out, s, err)
@@ -39,23 +41,23 @@ func FuzzStageRow(f *testing.F) {
 	f.Fuzz(func(t *testing.T, sig uint8, payload []byte) {
 		p := &projector{}
 		p.stage.reset(1, 1)
-		r := rawRow{id: 1, sig: signal.Signal(sig % 4), records: 1, payload: payload}
+		r := rawlog.Row{ID: 1, Signal: signal.Signal(sig % 4), Records: 1, Payload: payload}
 		if err := p.stageRow(&p.stage, &r); err != nil {
 			return
 		}
-		for _, l := range p.stage.logs {
-			if !json.Valid([]byte(l.attrs)) {
-				t.Fatalf("invalid attributes JSON %q", l.attrs)
+		for _, l := range p.stage.Logs {
+			if !json.Valid([]byte(l.Attrs)) {
+				t.Fatalf("invalid attributes JSON %q", l.Attrs)
 			}
 		}
-		for _, s := range p.stage.spans {
-			if !json.Valid([]byte(s.attrs)) {
-				t.Fatalf("invalid attributes JSON %q", s.attrs)
+		for _, s := range p.stage.Spans {
+			if !json.Valid([]byte(s.Attrs)) {
+				t.Fatalf("invalid attributes JSON %q", s.Attrs)
 			}
 		}
-		for _, res := range p.stage.resources {
-			if !json.Valid([]byte(res.attrs)) {
-				t.Fatalf("invalid resource JSON %q", res.attrs)
+		for _, res := range p.stage.Resources {
+			if !json.Valid([]byte(res.Attrs)) {
+				t.Fatalf("invalid resource JSON %q", res.Attrs)
 			}
 		}
 	})

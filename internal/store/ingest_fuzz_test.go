@@ -10,6 +10,7 @@ import (
 
 	"github.com/otelbench/otelbench/internal/otlpcodec"
 	"github.com/otelbench/otelbench/internal/signal"
+	"github.com/otelbench/otelbench/internal/stage"
 )
 
 // projectedRecords counts the rows that raw row rawID became in the projected tables: log
@@ -137,8 +138,8 @@ func TestDeepValuesStoredAsStrings(t *testing.T) {
 		outer = a[0]
 	}
 	inner, ok := outer.(string)
-	if !ok || levels != deepFlattenDepth/2 {
-		t.Fatalf("got %d levels of arrays above a %T, want %d above a string", levels, outer, deepFlattenDepth/2)
+	if !ok || levels != stage.DeepFlattenDepth/2 {
+		t.Fatalf("got %d levels of arrays above a %T, want %d above a string", levels, outer, stage.DeepFlattenDepth/2)
 	}
 	if want := strings.Repeat("[", 60-levels) + `"bottom"` + strings.Repeat("]", 60-levels); inner != want {
 		t.Errorf("the deep part: got %q, want %q", inner, want)

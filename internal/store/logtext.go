@@ -7,12 +7,11 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/otelbench/otelbench/internal/diskfull"
+	"github.com/otelbench/otelbench/internal/schema"
 	"github.com/otelbench/otelbench/internal/sqlitec"
+	"github.com/otelbench/otelbench/internal/stage"
 )
-
-// LogTextShift sizes the groups log_text indexes: one document per 1<<LogTextShift consecutive
-// log ids, rowid = id >> LogTextShift. A match names a group; its rows are the candidates.
-const LogTextShift = 4
 
 // groupBodiesSQL reads the logs with a body whose ids lie in [?, ?), in document order.
 const groupBodiesSQL = `SELECT id, body FROM logs WHERE id >= ? AND id < ? AND body != '' ORDER BY id`
@@ -25,41 +24,8 @@ func newTextInsert(c *sqlitec.Conn, errs *[]error) *connBulk {
 	return b
 }
 
-// textDocs builds log_text documents from logs given in id order: the tokens of each group's
-// distinct trigrams (gramSet). emit receives every document with a trigram.
-type textDocs struct {
-	grams gramSet
-	g     int64
-	open  bool
-	emit  func(g int64, text string) error
-}
-
-// add adds the body of log id, emitting the previous group's document when id starts a new
-// group.
-func (d *textDocs) add(id int64, body string) error {
-	if g := id >> LogTextShift; !d.open || g != d.g {
-		if err := d.finish(); err != nil {
-			return err
-		}
-		d.g, d.open = g, true
-	}
-	d.grams.add(body)
-	return nil
-}
-
-// finish emits the open group's document.
-func (d *textDocs) finish() error {
-	var err error
-	if d.open && len(d.grams.doc) > 0 {
-		err = d.emit(d.g, string(d.grams.doc))
-	}
-	d.grams.reset()
-	d.open = false
-	return err
-}
-
-// addRows adds the (id, body) rows of groupBodiesSQL over [from, to).
-func (d *textDocs) addRows(ctx context.Context, stmt *sql.Stmt, from, to int64) error {
+// addTextRows adds to d the (id, body) rows of groupBodiesSQL over [from, to).
+func addTextRows(ctx context.Context, d *stage.TextDocs, stmt *sql.Stmt, from, to int64) error {
 	rows, err := stmt.QueryContext(ctx, from, to)
 	if err != nil {
 		return err
@@ -71,15 +37,15 @@ func (d *textDocs) addRows(ctx context.Context, stmt *sql.Stmt, from, to int64) 
 		if err := rows.Scan(&id, &body); err != nil {
 			return err
 		}
-		if err := d.add(id, string(body)); err != nil {
+		if err := d.Add(id, string(body)); err != nil {
 			return err
 		}
 	}
 	return rows.Err()
 }
 
-// addConnRows is addRows on the projector's connection.
-func (d *textDocs) addConnRows(stmt *sqlitec.Stmt, from, to int64) error {
+// addConnTextRows is addTextRows on the projector's connection.
+func addConnTextRows(d *stage.TextDocs, stmt *sqlitec.Stmt, from, to int64) error {
 	rows, err := stmt.Query(from, to)
 	if err != nil {
 		return err
@@ -90,97 +56,73 @@ func (d *textDocs) addConnRows(stmt *sqlitec.Stmt, from, to int64) error {
 		if err != nil || !ok {
 			return err
 		}
-		if err := d.add(rows.Int64(0), rows.Text(1)); err != nil {
+		if err := d.Add(rows.Int64(0), rows.Text(1)); err != nil {
 			return err
 		}
 	}
 }
 
-// textDoc is one log_text document (rowid g) of a slice, built by the stager (packTexts).
-type textDoc struct {
-	g    int64
-	text string
-}
-
-// packTexts builds the log_text documents of the groups the staged logs (in id order) touch,
-// so that the projector's committing thread only inserts them (textIndexer.index). It runs
-// where the slice is staged: on the stager while catching up. A first group that began in an
-// earlier slice is left out (textFrom counts its logs): its document needs the earlier bodies,
-// which the committing thread reads back from the database.
-func (st *stage) packTexts() {
-	st.texts = st.texts[:0]
-	st.textFrom = 0
-	logs := st.logs
-	if len(logs) == 0 {
-		return
-	}
-	if g := logs[0].id >> LogTextShift; g<<LogTextShift < logs[0].id {
-		for st.textFrom < len(logs) && logs[st.textFrom].id>>LogTextShift == g {
-			st.textFrom++
-		}
-	}
-	d := &st.text
-	d.emit = st.addText
-	for i := st.textFrom; i < len(logs); i++ {
-		_ = d.add(logs[i].id, logs[i].body) // addText never fails
-	}
-	_ = d.finish()
-}
-
-func (st *stage) addText(g int64, text string) error {
-	st.texts = append(st.texts, textDoc{g, text})
-	return nil
-}
-
 // textIndexer writes the log_text documents of a projection slice.
 type textIndexer struct {
-	docs textDocs
+	docs stage.TextDocs
 }
 
 // index writes the documents of the groups st's logs touch: the ones the stager built
 // (packTexts) and, when the first group began in an earlier slice, that group's, from its
 // earlier bodies read back and the slice's, so the new document holds the whole group.
-func (x *textIndexer) index(ins *inserts, st *stage) error {
-	logs := st.logs
+func (x *textIndexer) index(ins *inserts, st *slice) error {
+	logs := st.Logs
 	if len(logs) == 0 {
 		return nil
 	}
-	if st.textFrom > 0 {
-		x.docs.emit = func(g int64, text string) error { return ins.text.add(sqlitec.Int(g), sqlitec.Text(text)) }
+	if st.TextFrom > 0 {
+		x.docs.Emit = func(g int64, text string) error { return ins.text.add(sqlitec.Int(g), sqlitec.Text(text)) }
 		// The read-back stays inside the group, so emit (which may execute a bulk insert on
 		// this connection) is not called while its rows are open.
-		start := logs[0].id >> LogTextShift << LogTextShift
-		if err := x.docs.addConnRows(ins.groupBodies, start, logs[0].id); err != nil {
+		start := logs[0].ID >> schema.LogTextShift << schema.LogTextShift
+		if err := addConnTextRows(&x.docs, ins.groupBodies, start, logs[0].ID); err != nil {
 			return fmt.Errorf("read group bodies: %w", err)
 		}
-		for i := range logs[:st.textFrom] {
-			if err := x.docs.add(logs[i].id, logs[i].body); err != nil {
+		for i := range logs[:st.TextFrom] {
+			if err := x.docs.Add(logs[i].ID, logs[i].Body); err != nil {
 				return err
 			}
 		}
-		if err := x.docs.finish(); err != nil {
+		if err := x.docs.Finish(); err != nil {
 			return err
 		}
 	}
-	for _, d := range st.texts {
-		if err := ins.text.add(sqlitec.Int(d.g), sqlitec.Text(d.text)); err != nil {
+	for _, d := range st.Texts {
+		if err := ins.text.add(sqlitec.Int(d.G), sqlitec.Text(d.Text)); err != nil {
 			return err
 		}
 	}
 	return ins.text.flush()
 }
 
-// textStep is how many groups one transaction of catchUpLogText indexes (a variable for tests).
+// textStep is how many groups one transaction of catchUpLogFTS indexes (a variable for tests).
 var textStep int64 = 2048
 
-// catchUpLogText moves a database of schema version 3 or older, whose log bodies are indexed
+// catchUpLogText is the schema's LogTextCatchUp: catchUpLogFTS, then, for a database not just
+// created, catchUpLogGrams.
+func catchUpLogText(ctx context.Context, db *sql.DB, fresh bool, version int) error {
+	if err := catchUpLogFTS(ctx, db); err != nil {
+		return err
+	}
+	if fresh {
+		return nil
+	}
+	return catchUpLogGrams(ctx, db, version)
+}
+
+// catchUpLogFTS moves a database of schema version 3 or older, whose log bodies are indexed
 // per row in logs_fts, to log_text: it indexes every group in bounded steps, then drops
 // logs_fts. Each step is one transaction and REPLACEs its groups, so an interrupted upgrade
 // resumes at the next Open from the last group written.
-func catchUpLogText(ctx context.Context, db *sql.DB) error {
+func catchUpLogFTS(ctx context.Context, db *sql.DB) error {
 	var old int
 	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE name = 'logs_fts'`).Scan(&old); err != nil {
-		return classify("look for logs_fts", err)
+		return diskfull.Classify("look for logs_fts", err)
 	}
 	if old == 0 {
 		return nil
@@ -189,7 +131,7 @@ func catchUpLogText(ctx context.Context, db *sql.DB) error {
 		return err
 	}
 	if _, err := db.ExecContext(ctx, `DROP TABLE logs_fts`); err != nil {
-		return classify("drop logs_fts", err)
+		return diskfull.Classify("drop logs_fts", err)
 	}
 	return nil
 }
@@ -205,14 +147,14 @@ func catchUpLogGrams(ctx context.Context, db *sql.DB, version int) error {
 	}
 	var def string
 	if err := db.QueryRowContext(ctx, `SELECT sql FROM sqlite_master WHERE name = 'log_text'`).Scan(&def); err != nil {
-		return classify("read the log_text definition", err)
+		return diskfull.Classify("read the log_text definition", err)
 	}
 	if strings.Contains(def, "'trigram'") {
 		if _, err := db.ExecContext(ctx, `DROP TABLE log_text`); err != nil {
-			return classify("drop the trigram log_text", err)
+			return diskfull.Classify("drop the trigram log_text", err)
 		}
-		if _, err := db.ExecContext(ctx, schemaSQL); err != nil { // creates log_text anew
-			return classify("create log_text", err)
+		if _, err := db.ExecContext(ctx, schema.LogsMetricsSQL()); err != nil { // creates log_text anew
+			return diskfull.Classify("create log_text", err)
 		}
 	}
 	return indexFrom(ctx, db)
@@ -223,13 +165,13 @@ func catchUpLogGrams(ctx context.Context, db *sql.DB, version int) error {
 func indexFrom(ctx context.Context, db *sql.DB) error {
 	var next, last int64
 	err := db.QueryRowContext(ctx, `SELECT coalesce((SELECT max(rowid) FROM log_text), 0),
-		coalesce((SELECT max(id) FROM logs), 0) >> `+fmt.Sprint(LogTextShift)).Scan(&next, &last)
+		coalesce((SELECT max(id) FROM logs), 0) >> `+fmt.Sprint(schema.LogTextShift)).Scan(&next, &last)
 	if err != nil {
-		return classify("read log text state", err)
+		return diskfull.Classify("read log text state", err)
 	}
 	for ; next <= last; next += textStep {
 		if err := indexGroups(ctx, db, next, min(next+textStep, last+1)); err != nil {
-			return classify("index log bodies", err)
+			return diskfull.Classify("index log bodies", err)
 		}
 	}
 	return nil
@@ -263,14 +205,14 @@ func indexGroups(ctx context.Context, db *sql.DB, lo, hi int64) (err error) {
 		text string
 	}
 	var docs []doc
-	d := textDocs{emit: func(g int64, text string) error {
+	d := stage.TextDocs{Emit: func(g int64, text string) error {
 		docs = append(docs, doc{g, text})
 		return nil
 	}}
-	if err := d.addRows(ctx, read, lo<<LogTextShift, hi<<LogTextShift); err != nil {
+	if err := addTextRows(ctx, &d, read, lo<<schema.LogTextShift, hi<<schema.LogTextShift); err != nil {
 		return err
 	}
-	if err := d.finish(); err != nil {
+	if err := d.Finish(); err != nil {
 		return err
 	}
 	for _, doc := range docs {

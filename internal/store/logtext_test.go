@@ -12,10 +12,11 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/otelbench/otelbench/internal/schema"
 )
 
 // wantLogText computes from the logs table what log_text must index: for every group of
-// 1<<LogTextShift ids, the distinct 3-character windows of each of its bodies (none across two
+// 1<<schema.LogTextShift ids, the distinct 3-character windows of each of its bodies (none across two
 // bodies), lower-cased. Rows are "group trigram", sorted.
 func wantLogText(t *testing.T, db *sql.DB) []string {
 	t.Helper()
@@ -24,7 +25,7 @@ func wantLogText(t *testing.T, db *sql.DB) []string {
 	for _, r := range queryRows(t, db, `SELECT id, body FROM logs WHERE body != '' ORDER BY id`) {
 		var id int64
 		fmt.Sscan(r[0], &id)
-		g := id >> LogTextShift
+		g := id >> schema.LogTextShift
 		if seen[g] == nil {
 			seen[g] = map[string]bool{}
 		}
@@ -110,7 +111,7 @@ func TestLogTextIndex(t *testing.T) {
 		appendTextData(t, s, round)
 		checkLogText(t, s.TelemetryPath())
 	}
-	if n := countRows(t, s, "logs"); n < 4<<LogTextShift {
+	if n := countRows(t, s, "logs"); n < 4<<schema.LogTextShift {
 		t.Errorf("only %d logs: the data should span several groups", n)
 	}
 }
@@ -152,7 +153,7 @@ func TestLogTextUpgrade(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Interrupted upgrade: log_text exists and holds the first three groups.
-	if _, err := db.Exec(schemaSQL); err != nil {
+	if _, err := db.Exec(schema.LogsMetricsSQL()); err != nil {
 		t.Fatal(err)
 	}
 	if err := indexGroups(context.Background(), db, 0, 3); err != nil {
@@ -163,8 +164,8 @@ func TestLogTextUpgrade(t *testing.T) {
 	if got := queryRows(t, s.ReadDB(), `SELECT count(*) FROM sqlite_master WHERE name LIKE 'logs_fts%'`); got[0][0] != "0" {
 		t.Errorf("%s logs_fts tables left after the upgrade", got[0][0])
 	}
-	if got := queryRows(t, s.ReadDB(), `SELECT version FROM schema_version`); got[0][0] != fmt.Sprint(SchemaVersion) {
-		t.Errorf("version %s after the upgrade, want %d", got[0][0], SchemaVersion)
+	if got := queryRows(t, s.ReadDB(), `SELECT version FROM schema_version`); got[0][0] != fmt.Sprint(schema.Version) {
+		t.Errorf("version %s after the upgrade, want %d", got[0][0], schema.Version)
 	}
 	appendTextData(t, s, 2)
 	checkLogText(t, path)
@@ -193,8 +194,8 @@ func TestLogGramsUpgrade(t *testing.T) {
 		s := openTest(t, Config{Dir: dir, Sync: SyncOff, ProjectSlice: 1})
 		checkLogText(t, path)
 		got := queryRows(t, s.ReadDB(), `SELECT (SELECT version FROM schema_version), (SELECT sql FROM sqlite_master WHERE name = 'log_text')`)
-		if got[0][0] != fmt.Sprint(SchemaVersion) || !strings.Contains(got[0][1], "tokenize='ascii'") {
-			t.Errorf("interrupted %v: after the upgrade version %s, log_text %s; want %d, the ascii tokenizer", interrupted, got[0][0], got[0][1], SchemaVersion)
+		if got[0][0] != fmt.Sprint(schema.Version) || !strings.Contains(got[0][1], "tokenize='ascii'") {
+			t.Errorf("interrupted %v: after the upgrade version %s, log_text %s; want %d, the ascii tokenizer", interrupted, got[0][0], got[0][1], schema.Version)
 		}
 		appendTextData(t, s, 2)
 		checkLogText(t, path)

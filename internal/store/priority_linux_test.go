@@ -149,7 +149,7 @@ func TestCatchUpAtNormalPriority(t *testing.T) {
 	type threadPrio struct{ nice, policy int }
 	seen := make(chan threadPrio, 100) // one per slice: 10 raw rows in slices of 2
 	sliceHook = func(p *projector) {
-		if !p.sh.signals.has(signal.Logs) {
+		if !p.sh.signals.Has(signal.Logs) {
 			return // traces.db's projector passing the logs rows by
 		}
 		nice, policy := threadSched(t)

@@ -11,8 +11,10 @@ import (
 	"github.com/klauspost/compress/zstd"
 	sqlite3 "modernc.org/sqlite/lib"
 
-	"github.com/otelbench/otelbench/internal/signal"
+	"github.com/otelbench/otelbench/internal/rawlog"
+	"github.com/otelbench/otelbench/internal/schema"
 	"github.com/otelbench/otelbench/internal/sqlitec"
+	"github.com/otelbench/otelbench/internal/stage"
 )
 
 // maxSliceRecords bounds the records one projection transaction takes (beyond the first raw
@@ -38,18 +40,8 @@ const skipFactor = 8
 // requests (a few KiB each) never reach it.
 const maxSliceBytes = 8 << 20
 
-// rawRow is one raw request read by the projector.
-type rawRow struct {
-	id       int64
-	sig      signal.Signal
-	records  int64
-	received int64
-	encoding int64
-	payload  []byte
-}
-
 // sliceWeight is what r counts toward maxSliceRecords: its records and sliceRowWeight.
-func (r *rawRow) sliceWeight() int64 { return r.records + sliceRowWeight }
+func sliceWeight(r *rawlog.Row) int64 { return r.Records + sliceRowWeight }
 
 // wakeProjector nudges the projectors after a commit; it never blocks.
 func (s *Store) wakeProjector() {
@@ -143,19 +135,18 @@ type projector struct {
 	hwm        int64 // projected raw id, as committed
 	nextLogID  int64
 	nextSpanID int64
-	nextPoint  [len(pointTables)]int64 // the rowid the next row of each points table takes
+	nextPoint  [len(schema.PointTables)]int64 // the rowid the next row of each points table takes
 	loaded     bool
 
-	selectRaw *sqlitec.Stmt // on the shard's raw.db reader (readRaw)
-	rows      []rawRow
-	readAt    time.Time // when the current slice read rows
-	zdec      *zstd.Decoder
+	rows   []rawlog.Row
+	readAt time.Time // when the current slice read rows
+	zdec   *zstd.Decoder
 
 	resCache, scopeCache, metricCache map[[16]byte]int64
 
-	stageRes resCache // the stages' resources by their bytes (rescache.go)
+	stageRes stage.ResCache // the stages' resources by their bytes (rescache.go)
 
-	stage stage
+	stage slice
 	ins   *inserts
 	text  textIndexer
 
@@ -169,27 +160,6 @@ type projector struct {
 // sliceHook, when set (by tests, before a store opens), sees the projector after each slice
 // that projected rows, on the projector's goroutine.
 var sliceHook func(p *projector)
-
-// prefetch is the slice after the one committing, read and staged on the stager (a worker, at
-// normal priority) while the projector's thread commits: on 2 CPUs catch-up is bound by the one
-// projector thread, and reading and decoding took ~16% of it. It is started only when the slice
-// committing left raw rows behind and no group commit happened since the slice before (ingest
-// idle), and it is always waited for (used, or dropped after a failed commit) before the
-// projector reads raw.db itself. With two projectors (--traces-file) each prefetches: until fa4579a
-// only the one-file layout did, on the grounds that the second CPU was
-// taken, but once the stager read payloads without pdata the two-file catch-up without it was
-// the slower one at one record a request (57k against 76k records/s) and with it the faster one
-// after a mixed load (median 161k against 114k), for ~15 MB more peak RSS at serve's defaults
-// (docs/benchmarks/store.md).
-type prefetch struct {
-	done    chan struct{}
-	running bool
-	rows    []rawRow
-	stage   stage
-	readAt  time.Time
-	n       int
-	err     error
-}
 
 func newProjector(s *Store, sh *shard) *projector {
 	p := &projector{s: s, sh: sh}
@@ -206,10 +176,6 @@ func (p *projector) close() {
 	if p.boost != nil {
 		p.boost.stop()
 		p.boost = nil
-	}
-	if p.selectRaw != nil {
-		_ = p.sh.raw.do(func(*sqlitec.Conn) error { return p.selectRaw.Close() })
-		p.selectRaw = nil
 	}
 	if p.zdec != nil {
 		p.zdec.Close()
@@ -241,16 +207,16 @@ func (p *projector) reset() {
 
 // load reads the high-water mark and the next row ids from the database.
 func (p *projector) load() error {
-	next := func(table string, part parts) string {
+	next := func(table string, part schema.Parts) string {
 		if p.sh.parts&part == 0 {
 			return "1"
 		}
 		return "COALESCE((SELECT max(id) FROM " + table + "), 0) + 1"
 	}
-	q := `SELECT (SELECT raw_id FROM projection_state WHERE id = 1), ` + next("logs", partLogsMetrics) + ", " +
-		next("spans", partTraces)
-	for _, t := range pointTables {
-		if p.sh.parts&partLogsMetrics == 0 {
+	q := `SELECT (SELECT raw_id FROM projection_state WHERE id = 1), ` + next("logs", schema.LogsMetrics) + ", " +
+		next("spans", schema.Traces)
+	for _, t := range schema.PointTables {
+		if p.sh.parts&schema.LogsMetrics == 0 {
 			q += ", 1"
 		} else {
 			q += ", COALESCE((SELECT max(rowid) FROM " + t + "), 0) + 1"
@@ -288,152 +254,16 @@ func (p *projector) load() error {
 // payload bytes pass maxBytes: a slice of 1000-record requests uses a handful of rows, and holding the other
 // ~500 payloads in memory cost more than half the server's peak RSS under bulk load. The rows of
 // other signals between them are read too, without their payloads, so that the slice's
-// high-water mark passes them (at most skipFactor times limit rows in all). It reads on the
-// shard's sqlitec connection to raw.db (conn.go), which copies each payload once, into arena
-// when given, else into a buffer of the row's own: through database/sql each was copied twice
-// (~300 bytes of garbage a load-shaped log).
-func (p *projector) readRaw(rows *[]rawRow, arena *byteArena, after int64, limit int, maxRecords, maxBytes int64) error {
-	*rows = (*rows)[:0]
+// high-water mark passes them (at most skipFactor times limit rows in all). Only durable rows:
+// with SyncFull a committed row is durable once the syncer has advanced LastRawID past it
+// (walsync.go). The payloads are copied once, into arena when given (rawlog.Reader).
+func (p *projector) readRaw(rows *[]rawlog.Row, arena *stage.ByteArena, after int64, limit int, maxRecords, maxBytes int64) error {
+	lim := rawlog.Limits{Rows: limit, SkipFactor: skipFactor, Records: maxRecords, Bytes: maxBytes, RowWeight: sliceRowWeight}
 	if arena != nil {
-		arena.reset()
+		arena.Reset()
+		lim.Alloc = arena.Alloc
 	}
-	return p.sh.raw.do(func(c *sqlitec.Conn) error {
-		if p.selectRaw == nil {
-			payload := "payload"
-			if cond := p.sh.takesSQL(); cond != "" {
-				payload = "CASE WHEN " + cond + " THEN payload END"
-			}
-			st, err := c.Prepare(`SELECT id, signal, records, received_unix_nano, encoding, ` + payload + `
-				FROM raw WHERE id > ? AND id <= ? ORDER BY id LIMIT ?`)
-			if err != nil {
-				return fmt.Errorf("prepare raw select: %w", err)
-			}
-			p.selectRaw = st
-		}
-		scan := int64(limit)
-		if p.sh.takesSQL() != "" {
-			scan *= skipFactor
-		}
-		// Only durable rows: with SyncFull a committed row is durable once the syncer
-		// has advanced LastRawID past it (walsync.go).
-		rs, err := p.selectRaw.Query(after, p.s.stats.lastRawID.Load(), scan)
-		if err != nil {
-			return fmt.Errorf("read raw: %w", err)
-		}
-		defer rs.Close()
-		var own int
-		var records, bytes int64
-		for {
-			if ok, err := rs.Next(); err != nil {
-				return fmt.Errorf("read raw: %w", err)
-			} else if !ok {
-				return nil
-			}
-			r := rawRow{id: rs.Int64(0), sig: signal.Signal(rs.Int64(1)), records: rs.Int64(2),
-				received: rs.Int64(3), encoding: rs.Int64(4)}
-			if arena != nil {
-				_, r.payload = rs.AppendBytes(arena.alloc(rs.Len(5)), 5)
-			} else {
-				r.payload = rs.Bytes(5)
-			}
-			*rows = append(*rows, r)
-			if !p.sh.takes(r.sig) {
-				continue
-			}
-			if own++; own == limit || records > maxRecords || bytes > maxBytes {
-				return nil // this row may be past the slice: kept so the caller sees more is pending
-			}
-			records += r.sliceWeight()
-			bytes += int64(len(r.payload))
-		}
-	})
-}
-
-// fill reads the raw rows after raw id after into rows and stages the first n of them, as many
-// as one slice takes, into st with log and span ids from nextLogID and nextSpanID. n < len(rows)
-// means more rows are pending. With reuse (a prefetch: catching up) the payloads are read into
-// st.payloads and the wire path's strings go to st.strs, else each has a buffer of its own and
-// the arenas are let go: they are for catching up, when the slices follow one another.
-func (p *projector) fill(rows *[]rawRow, st *stage, readAt *time.Time, after, nextLogID, nextSpanID int64, reuse bool) (n int, err error) {
-	limit := p.s.cfg.ProjectSlice
-	*readAt = time.Now()
-	var arena *byteArena
-	if reuse {
-		arena = &st.payloads
-		if st.strs == nil {
-			st.strs = new(byteArena)
-		}
-		st.strs.reset()
-	} else {
-		st.payloads, st.strs = byteArena{}, nil
-	}
-	st.wire.strs = st.strs
-	if err := p.readRaw(rows, arena, after, limit+1, maxSliceRecords, p.s.bound.sliceBytes()); err != nil {
-		return 0, err
-	}
-	rs := *rows
-	if len(rs) == 0 {
-		return 0, nil
-	}
-	// Decode and stage outside the write lock: this is the CPU-heavy part. Rows of other
-	// signals are passed over (another projector takes them).
-	st.resCache = &p.stageRes
-	st.reset(nextLogID, nextSpanID)
-	var own int
-	var records, bytes int64
-	for ; n < len(rs); n++ {
-		r := &rs[n]
-		if !p.sh.takes(r.sig) {
-			continue
-		}
-		if own == limit || own > 0 && (records+r.sliceWeight() > maxSliceRecords || bytes+int64(len(r.payload)) > p.s.bound.sliceBytes()) {
-			break
-		}
-		own++
-		if err := p.stageFirst(st, r); err != nil { // a huge row: its first window (window.go)
-			p.failed(st, r, err) // kept, counted and logged, never lost silently (unprojectable.go)
-		}
-		records += r.sliceWeight()
-		bytes += int64(len(r.payload))
-	}
-	st.pack()
-	return n, nil
-}
-
-// startPrefetch reads and stages the slice after raw id after on the stager, a worker the
-// projector starts with the first prefetch and stops in close. The stager runs at normal
-// priority: a prefetch starts only while ingest is idle.
-func (p *projector) startPrefetch(after, nextLogID, nextSpanID int64) {
-	if p.next == nil {
-		p.next = &prefetch{}
-		p.stager = newWorker(&p.s.stats.offThreadCPU)
-	}
-	f := p.next
-	f.done, f.running = make(chan struct{}), true
-	p.s.stats.prefetches.Add(1)
-	p.stager.start(func() {
-		defer close(f.done)
-		f.n, f.err = p.fill(&f.rows, &f.stage, &f.readAt, after, nextLogID, nextSpanID, true)
-	})
-}
-
-// waitPrefetch waits for a running prefetch and returns it, or returns nil when none runs.
-func (p *projector) waitPrefetch() *prefetch {
-	f := p.next
-	if f == nil || !f.running {
-		return nil
-	}
-	<-f.done
-	f.running = false
-	return f
-}
-
-// dropPrefetch waits for a running prefetch and forgets it. Every path that leaves p.hwm where
-// it was (a failed commit, reset) drops it: its rows follow a slice that did not commit.
-func (p *projector) dropPrefetch() {
-	if f := p.waitPrefetch(); f != nil {
-		clear(f.rows)
-	}
+	return p.sh.raw.Read(rows, after, lim)
 }
 
 // projectNext projects the next slice (projectSlice). While catching up (a prefetch is staging
@@ -493,19 +323,19 @@ func (p *projector) projectSlice() (int, error) {
 	if err != nil || n == 0 {
 		return 0, err
 	}
-	last := p.rows[n-1].id
+	last := p.rows[n-1].ID
 	// Only while ingest is idle (catching up after a load): under a load the staged slice
 	// would hold ~4 MB more live heap while ingest needs the memory, and the CPU.
 	commits := p.s.stats.commits.Load()
 	p.backlog = n < len(p.rows) && commits == p.commits && p.stage.huge == nil
 	if p.backlog {
-		p.startPrefetch(last, p.stage.nextLogID, p.stage.nextSpanID)
+		p.startPrefetch(last, p.stage.NextLogID, p.stage.NextSpanID)
 	} else if f := p.next; f != nil && !f.running {
 		// Nothing is staged next (caught up, or under load): let the stager's buffers go, a
 		// whole slice of raw payloads and decoded records. Kept, they sat in the heap under the
 		// 64 MiB soft limit and made the GC run through the queries that followed a catch-up
 		// (the 161,000-span trace tree: ~40 against ~28 ms in scripts/bench-query.sh).
-		f.rows, f.stage = nil, stage{}
+		f.rows, f.stage = nil, slice{}
 	}
 	p.commits = commits
 	if err := p.commitStage(last); err != nil {
@@ -517,14 +347,14 @@ func (p *projector) projectSlice() (int, error) {
 	if sliceHook != nil {
 		sliceHook(p)
 	}
-	p.nextLogID, p.nextSpanID = p.stage.nextLogID, p.stage.nextSpanID
-	for i, n := range p.stage.pointCounts() {
+	p.nextLogID, p.nextSpanID = p.stage.NextLogID, p.stage.NextSpanID
+	for i, n := range p.stage.PointCounts() {
 		p.nextPoint[i] += n
 	}
 	p.countPages()
 	p.account(n)
 	if n == len(p.rows) { // caught up: let the slice's bytes go
-		p.stage.payloads, p.stage.strs, p.stage.wire.strs = byteArena{}, nil, nil
+		p.stage.Payloads, p.stage.Strs, p.stage.Wire.Strs = stage.ByteArena{}, nil, nil
 	}
 	return n, nil
 }
@@ -558,11 +388,11 @@ func (p *projector) account(n int) {
 	var lag int64
 	var own bool
 	for _, r := range p.rows[:n] {
-		if p.sh.takes(r.sig) {
-			if !p.stage.isFailed(r.id) {
-				c.projected[r.sig].Add(uint64(r.records))
+		if p.sh.takes(r.Signal) {
+			if !p.stage.isFailed(r.ID) {
+				c.projected[r.Signal].Add(uint64(r.Records))
 			}
-			lag += r.records
+			lag += r.Records
 			own = true
 		}
 	}
@@ -573,7 +403,7 @@ func (p *projector) account(n int) {
 	oldest := &c.oldestUnproj[p.sh.index]
 	switch cur := oldest.Load(); {
 	case n < len(p.rows):
-		oldest.Store(p.rows[n].received)
+		oldest.Store(p.rows[n].Received)
 	case c.lastRawID.Load() <= p.hwm:
 		oldest.CompareAndSwap(cur, 0)
 	default:
@@ -589,10 +419,10 @@ func (p *projector) account(n int) {
 }
 
 // payload returns r's protobuf payload, decompressing it if needed.
-func (p *projector) payload(r *rawRow) ([]byte, error) {
-	switch r.encoding {
+func (p *projector) payload(r *rawlog.Row) ([]byte, error) {
+	switch r.Encoding {
 	case 0:
-		return r.payload, nil
+		return r.Payload, nil
 	case 1:
 		if p.zdec == nil {
 			var err error
@@ -600,7 +430,7 @@ func (p *projector) payload(r *rawRow) ([]byte, error) {
 				return nil, err
 			}
 		}
-		return p.zdec.DecodeAll(r.payload, nil)
+		return p.zdec.DecodeAll(r.Payload, nil)
 	}
-	return nil, fmt.Errorf("unknown raw encoding %d", r.encoding)
+	return nil, fmt.Errorf("unknown raw encoding %d", r.Encoding)
 }

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"encoding/binary"
 	"fmt"
 	"path/filepath"
 	"testing"
@@ -13,6 +12,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/otelbench/otelbench/internal/otlpgen"
+	"github.com/otelbench/otelbench/internal/schema"
+	"github.com/otelbench/otelbench/internal/tracechunk"
 )
 
 // chunkSpansFromDB decodes every trace_chunks row of traceHex, in chunk order, into the same
@@ -32,11 +33,11 @@ func chunkSpansFromDB(t testing.TB, db *sql.DB, traceHex string) [][]string {
 		if err := rows.Scan(&first, &last, &count, &packed); err != nil {
 			t.Fatal(err)
 		}
-		if got := TraceChunkSpans(string(packed)); got != int(count) {
+		if got := tracechunk.TraceChunkSpans(string(packed)); got != int(count) {
 			t.Errorf("TraceChunkSpans = %d, span_count column %d", got, count)
 		}
 		n := 0
-		err := DecodeTraceChunk(string(packed), func(s *PackedSpan) {
+		err := tracechunk.DecodeTraceChunk(string(packed), func(s *tracechunk.PackedSpan) {
 			parent := ""
 			if s.ParentID != 0 {
 				parent = fmt.Sprintf("%016x", s.ParentID)
@@ -163,7 +164,7 @@ func TestTraceChunksUpgrade(t *testing.T) {
 	}
 	s = openTest(t, Config{Dir: dir})
 	got := queryRows(t, s.ReadDB(), `SELECT (SELECT version FROM schema_version), (SELECT span_id FROM trace_chunks_start), (SELECT count(*) FROM trace_chunks)`)
-	if diff := cmp.Diff([][]string{{fmt.Sprint(SchemaVersion), "3", "0"}}, got); diff != "" {
+	if diff := cmp.Diff([][]string{{fmt.Sprint(schema.Version), "3", "0"}}, got); diff != "" {
 		t.Errorf("after upgrade: version, chunk start, chunks (-want +got):\n%s", diff)
 	}
 	appendTraces(t, s, interleavedTraces(4))
@@ -173,23 +174,6 @@ func TestTraceChunksUpgrade(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("chunks after upgrade (-want +got):\n%s", diff)
 	}
-}
-
-func FuzzDecodeTraceChunk(f *testing.F) {
-	f.Add([]byte{traceChunkVersion, 0, 0, 0})
-	one := []byte{traceChunkVersion, 1, 3, 'a', 'b', 'c', 2, 1}
-	one = binary.BigEndian.AppendUint64(one, 7)
-	one = binary.BigEndian.AppendUint64(one, 0)
-	one = append(one, 2, 4, 1, 2, 1, 1, 0, 2, '{', '}')
-	f.Add(one)
-	f.Add([]byte{traceChunkVersion, 0xff, 0xff, 0xff})
-	f.Fuzz(func(t *testing.T, b []byte) {
-		n := 0
-		err := DecodeTraceChunk(string(b), func(*PackedSpan) { n++ })
-		if err == nil && n != TraceChunkSpans(string(b)) {
-			t.Errorf("decoded %d spans, header says %d", n, TraceChunkSpans(string(b)))
-		}
-	})
 }
 
 // BenchmarkProjectDistinctTraces is the worst case for trace_chunks: every span is its own

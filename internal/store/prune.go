@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sync/atomic"
 	"time"
+
+	"github.com/otelbench/otelbench/internal/diskfull"
 )
 
 // Raw pruning. raw.db holds every accepted payload; once a payload is projected and the
@@ -57,7 +59,7 @@ func (s *Store) loadPruneState(ctx context.Context) error {
 	var minID sql.NullInt64
 	for after := int64(-1); ; after = minID.Int64 { // past the kept rows
 		if err := s.writeDB.QueryRowContext(ctx, `SELECT min(id) FROM raw WHERE id > ?`, after).Scan(&minID); err != nil {
-			return classify("read raw prune state", err)
+			return diskfull.Classify("read raw prune state", err)
 		}
 		if !minID.Valid || !s.prune.kept.has(minID.Int64) {
 			break
@@ -221,7 +223,7 @@ func (w *rawWriter) pruneIdle() bool {
 		return false
 	}
 	if err := tx.Commit(); err != nil {
-		s.cfg.Logger.Warn("store: prune raw", "err", classify("commit prune", err))
+		s.cfg.Logger.Warn("store: prune raw", "err", diskfull.Classify("commit prune", err))
 		return false
 	}
 	s.prune.pruned.Store(to)

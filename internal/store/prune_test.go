@@ -156,8 +156,8 @@ func TestProjectorCheckpointThreshold(t *testing.T) {
 	}
 }
 
-// TestProjectorConnPragmas: the projector's sqlitec connections (conn.go) get the settings the
-// driver's DSN gave them before.
+// TestProjectorConnPragmas: the projector's sqlitec connection (conn.go) gets the settings the
+// driver's DSN gave it before (the raw reader's: rawlog's TestReaderPragmas).
 func TestProjectorConnPragmas(t *testing.T) {
 	for _, oneFile := range []bool{true, false} {
 		s := openTest(t, Config{TracesFile: !oneFile, Logger: quietLogger})
@@ -166,11 +166,6 @@ func TestProjectorConnPragmas(t *testing.T) {
 				"busy_timeout": 10000, "foreign_keys": 0, "temp_store": 2, "query_only": 0} {
 				if got := pragma(t, sh.conn, name); got != want {
 					t.Errorf("%s: the %s projector's %s is %d, want %d", layoutName(oneFile), sh.name, name, got, want)
-				}
-			}
-			for name, want := range map[string]int64{"query_only": 1, "cache_size": -256, "busy_timeout": 10000} {
-				if got := pragma(t, sh.raw, name); got != want {
-					t.Errorf("%s: the %s projector's raw reader's %s is %d, want %d", layoutName(oneFile), sh.name, name, got, want)
 				}
 			}
 		}

@@ -13,27 +13,29 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/otelbench/otelbench/internal/otlpgen"
+	"github.com/otelbench/otelbench/internal/rawlog"
 	"github.com/otelbench/otelbench/internal/signal"
+	"github.com/otelbench/otelbench/internal/stage"
 )
 
 // staged is everything a stage holds after staging, to compare two stages.
 type staged struct {
-	Resources []resourceEntry
-	Scopes    []scopeEntry
-	Metrics   []metricEntry
-	Logs      []logRow
-	Spans     []spanRow
-	Events    []eventRow
-	Links     []linkRow
-	Numbers   []numberPoint
-	Hists     []histPoint
-	Exps      []expHistPoint
-	Sums      []summaryPoint
+	Resources []stage.ResourceEntry
+	Scopes    []stage.ScopeEntry
+	Metrics   []stage.MetricEntry
+	Logs      []stage.LogRow
+	Spans     []stage.SpanRow
+	Events    []stage.EventRow
+	Links     []stage.LinkRow
+	Numbers   []stage.NumberPoint
+	Hists     []stage.HistPoint
+	Exps      []stage.ExpHistPoint
+	Sums      []stage.SummaryPoint
 }
 
-func stagedOf(st *stage) staged {
-	return staged{orNil(st.resources), orNil(st.scopes), orNil(st.metrics), orNil(st.logs), orNil(st.spans),
-		orNil(st.events), orNil(st.links), orNil(st.numbers), orNil(st.hists), orNil(st.exps), orNil(st.sums)}
+func stagedOf(st *stage.Stage) staged {
+	return staged{orNil(st.Resources), orNil(st.Scopes), orNil(st.Metrics), orNil(st.Logs), orNil(st.Spans),
+		orNil(st.Events), orNil(st.Links), orNil(st.Numbers), orNil(st.Hists), orNil(st.Exps), orNil(st.Sums)}
 }
 
 // orNil makes an empty table nil: a used stage's tables are empty where a new one's are nil.
@@ -60,9 +62,9 @@ func stagedDiff(a, b staged) string {
 // stageOne stages payload as raw row 7 into p's stage, reset first; p's resource cache is kept.
 func stageOne(p *projector, sig signal.Signal, payload []byte) (staged, error) {
 	p.stage.reset(100, 200)
-	r := rawRow{id: 7, sig: sig, records: 1, payload: payload}
+	r := rawlog.Row{ID: 7, Signal: sig, Records: 1, Payload: payload}
 	err := p.stageRow(&p.stage, &r)
-	return stagedOf(&p.stage), err
+	return stagedOf(&p.stage.Stage), err
 }
 
 // resourceCases are payloads whose resources exercise the cache: load-shaped requests of each
@@ -142,9 +144,9 @@ func TestResourceCacheStagesAlike(t *testing.T) {
 // as while catching up, or only pdata's.
 func pathProjector(pdataOnly bool) *projector {
 	p := &projector{}
-	p.stage.pdataOnly = pdataOnly
+	p.stage.PdataOnly = pdataOnly
 	if !pdataOnly {
-		p.stage.wire.strs = new(byteArena)
+		p.stage.Wire.Strs = new(stage.ByteArena)
 	}
 	return p
 }
@@ -157,7 +159,7 @@ func testResourceCacheStagesAlike(t *testing.T, pdataOnly bool) {
 				t.Fatalf("%s: %v", name, err)
 			}
 		}
-		hits := warm.stage.resCache.hits
+		hits := warm.stage.ResCache.Hits
 		for i, p := range tc.payloads {
 			want, err := stageOne(pathProjector(pdataOnly), tc.sig, p)
 			if err != nil {
@@ -171,7 +173,7 @@ func testResourceCacheStagesAlike(t *testing.T, pdataOnly bool) {
 				t.Errorf("%s: payload %d staged from the cache differs: %s", name, i, diff)
 			}
 		}
-		if warm.stage.resCache.hits == hits {
+		if warm.stage.ResCache.Hits == hits {
 			t.Errorf("%s: no resource came from the cache", name)
 		}
 	}
@@ -200,18 +202,18 @@ func TestResourceStripKeepsUnknownFields(t *testing.T) {
 	}
 	payload := request(res)
 
-	c := resCache{m: map[string]resCached{string(res): {attrs: "{}"}}}
-	var rs resStrip
-	got := c.strip(payload, &rs)
+	c := stage.ResCache{M: map[string]stage.ResCached{string(res): {Attrs: "{}"}}}
+	var rs stage.ResStrip
+	got := c.Strip(payload, &rs)
 	if want := request(nil); string(got) != string(want) {
 		t.Errorf("strip:\n got %x\nwant %x", got, want)
 	}
-	if len(rs.hits) != 1 || rs.hits[0] == nil {
-		t.Errorf("strip found %d entries, hits %v; want the one, a hit", len(rs.hits), rs.hits)
+	if len(rs.Hits) != 1 || rs.Hits[0] == nil {
+		t.Errorf("strip found %d entries, hits %v; want the one, a hit", len(rs.Hits), rs.Hits)
 	}
 	// Malformed: cut in the middle of the entry. Nothing is stripped or cached.
-	if got := c.strip(payload[:len(payload)-12], &rs); string(got) != string(payload[:len(payload)-12]) || len(rs.hits) != 0 {
-		t.Errorf("a malformed payload came back changed (%x) with %d entries", got, len(rs.hits))
+	if got := c.Strip(payload[:len(payload)-12], &rs); string(got) != string(payload[:len(payload)-12]) || len(rs.Hits) != 0 {
+		t.Errorf("a malformed payload came back changed (%x) with %d entries", got, len(rs.Hits))
 	}
 }
 
@@ -243,50 +245,50 @@ func FuzzResourceCache(f *testing.F) {
 // exactly, a key put again replaces its entry, and a working set half again as large as the
 // cache still mostly hits (evicting at random; clearing a full cache hit ~40% here).
 func TestResourceCacheBound(t *testing.T) {
-	var c resCache
+	var c stage.ResCache
 	const size = 1024 // key and JSON bytes of one entry
-	entry := func(i int) ([]byte, resCached) {
+	entry := func(i int) ([]byte, stage.ResCached) {
 		key := fmt.Appendf(nil, "resource-%08d", i)
 		key = append(key, make([]byte, size/2-len(key))...)
-		return key, resCached{attrs: string(make([]byte, size/2)), service: "svc"}
+		return key, stage.ResCached{Attrs: string(make([]byte, size/2)), Service: "svc"}
 	}
 	counted := func() int {
 		n := 0
-		for k, e := range c.m {
-			n += resCacheSize(k, e)
+		for k, e := range c.M {
+			n += stage.ResCacheSize(k, e)
 		}
 		return n
 	}
-	capacity := maxResCacheBytes / size
+	capacity := stage.MaxResCacheBytes / size
 	working := capacity * 3 / 2
 	for i := range working {
-		c.put(entry(i))
+		c.Put(entry(i))
 	}
-	if c.bytes > maxResCacheBytes || c.bytes != counted() || len(c.m) != capacity {
+	if c.Bytes > stage.MaxResCacheBytes || c.Bytes != counted() || len(c.M) != capacity {
 		t.Fatalf("after %d puts: %d bytes counted %d, %d entries; want at most %d bytes, %d entries",
-			working, c.bytes, counted(), len(c.m), maxResCacheBytes, capacity)
+			working, c.Bytes, counted(), len(c.M), stage.MaxResCacheBytes, capacity)
 	}
-	before := c.bytes
+	before := c.Bytes
 	key, e := entry(working - 1) // the last one put, still there
-	c.put(key, e)
-	if c.bytes != before || c.bytes != counted() {
-		t.Errorf("a key put again: %d bytes (counted %d), want %d", c.bytes, counted(), before)
+	c.Put(key, e)
+	if c.Bytes != before || c.Bytes != counted() {
+		t.Errorf("a key put again: %d bytes (counted %d), want %d", c.Bytes, counted(), before)
 	}
 
 	rng := rand.New(rand.NewPCG(1, 2))
 	hits, lookups := 0, 20*working
 	for range lookups {
 		key, e := entry(rng.IntN(working))
-		if _, ok := c.m[string(key)]; ok {
+		if _, ok := c.M[string(key)]; ok {
 			hits++
 		} else {
-			c.put(key, e)
+			c.Put(key, e)
 		}
 	}
 	if rate := float64(hits) / float64(lookups); rate < 0.55 {
 		t.Errorf("hit rate %.2f on a working set of %d entries for %d places, want above 0.55", rate, working, capacity)
 	}
-	if c.bytes > maxResCacheBytes || c.bytes != counted() {
-		t.Errorf("after the lookups: %d bytes, counted %d", c.bytes, counted())
+	if c.Bytes > stage.MaxResCacheBytes || c.Bytes != counted() {
+		t.Errorf("after the lookups: %d bytes, counted %d", c.Bytes, counted())
 	}
 }

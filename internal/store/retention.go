@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/otelbench/otelbench/internal/schema"
 	"github.com/otelbench/otelbench/internal/sqlitec"
 )
 
@@ -63,17 +64,17 @@ type retainState struct {
 // retainTable is a table whose rows the retainer deletes by id, with what goes with them.
 type retainTable struct {
 	name, col string // the table and its mark column in retention_marks
-	part      parts
+	part      schema.Parts
 	also      func(lo, hi int64) string // deletes of the rows that go with ids lo..hi
 }
 
 var retainTables = []retainTable{
-	{name: "logs", col: "log_id", part: partLogsMetrics, also: func(lo, hi int64) string {
+	{name: "logs", col: "log_id", part: schema.LogsMetrics, also: func(lo, hi int64) string {
 		// log_text groups and log_blocks blocks wholly at or below hi.
 		return fmt.Sprintf(`DELETE FROM log_text WHERE rowid <= %d; DELETE FROM log_blocks WHERE block <= %d;`,
-			(hi+1)>>LogTextShift-1, (hi+1)>>LogBlockShift-1)
+			(hi+1)>>schema.LogTextShift-1, (hi+1)>>schema.LogBlockShift-1)
 	}},
-	{name: "spans", col: "span_id", part: partTraces, also: func(lo, hi int64) string {
+	{name: "spans", col: "span_id", part: schema.Traces, also: func(lo, hi int64) string {
 		return fmt.Sprintf(`DELETE FROM span_events WHERE span_row_id BETWEEN %[1]d AND %[2]d;
 			DELETE FROM span_links WHERE span_row_id BETWEEN %[1]d AND %[2]d;
 			DELETE FROM trace_chunks WHERE rowid IN (SELECT rowid FROM trace_chunks ORDER BY rowid LIMIT %[3]d) AND last_span_id <= %[2]d;`,
@@ -82,10 +83,10 @@ var retainTables = []retainTable{
 }
 
 func init() {
-	for i, t := range pointTables {
-		retainTables = append(retainTables, retainTable{name: t, col: fmt.Sprintf("point%d_id", i), part: partLogsMetrics,
+	for i, t := range schema.PointTables {
+		retainTables = append(retainTables, retainTable{name: t, col: fmt.Sprintf("point%d_id", i), part: schema.LogsMetrics,
 			also: func(lo, hi int64) string {
-				return fmt.Sprintf(`DELETE FROM point_blocks WHERE point_table = '%s' AND block <= %d;`, t, (hi+1)>>PointBlockShift-1)
+				return fmt.Sprintf(`DELETE FROM point_blocks WHERE point_table = '%s' AND block <= %d;`, t, (hi+1)>>schema.PointBlockShift-1)
 			}})
 	}
 }
@@ -161,7 +162,7 @@ func (s *Store) runRetainer(ctx context.Context) {
 }
 
 // mark writes a retention mark: now and the highest id of each table of ps.
-func mark(c *sqlitec.Conn, ps parts) error {
+func mark(c *sqlitec.Conn, ps schema.Parts) error {
 	cols, vals := "at_unix_nano", fmt.Sprint(time.Now().UnixNano())
 	for _, t := range retainTables {
 		cols += ", " + t.col
@@ -211,7 +212,7 @@ func (s *Store) retainStep(sh *shard, over bool) (int64, error) {
 // deleteTo deletes, inside a transaction, up to retainStep rows of each table of ps at or below
 // the mark written at at (at 0: the oldest rows, whatever the marks), never a table's newest
 // row. When every such row is gone the mark itself goes, so that the next one becomes due.
-func deleteTo(c *sqlitec.Conn, ps parts, at int64) (int64, error) {
+func deleteTo(c *sqlitec.Conn, ps schema.Parts, at int64) (int64, error) {
 	var deleted int64
 	left := false
 	for _, t := range retainTables {

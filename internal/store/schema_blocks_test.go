@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/otelbench/otelbench/internal/schema"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 )
@@ -30,7 +31,7 @@ const (
 // block (the rows of a database upgraded from version 8 have none).
 func slowPointBlocks() string {
 	var parts []string
-	for _, t := range pointTables {
+	for _, t := range schema.PointTables {
 		parts = append(parts, `SELECT '`+t+`', block, min(time_unix_nano), max(time_unix_nano), count(*) FROM `+t+`
 			WHERE block IS NOT NULL GROUP BY block`)
 	}
@@ -40,8 +41,8 @@ func slowPointBlocks() string {
 // misplacedPoints lists the points rows with a block that is not their rowid's.
 func misplacedPoints() string {
 	var parts []string
-	for _, t := range pointTables {
-		parts = append(parts, `SELECT '`+t+`', rowid, block FROM `+t+` WHERE block != rowid >> `+fmt.Sprint(PointBlockShift))
+	for _, t := range schema.PointTables {
+		parts = append(parts, `SELECT '`+t+`', rowid, block FROM `+t+` WHERE block != rowid >> `+fmt.Sprint(schema.PointBlockShift))
 	}
 	return strings.Join(parts, " UNION ALL ")
 }
@@ -68,13 +69,13 @@ func checkSummaries(t *testing.T, s *Store) {
 	}
 	for i, sh := range s.shards {
 		got := queryRows(t, db, `SELECT log_id, span_id, metric_id FROM `+schemas[i]+`.summary_state`)
-		max := func(table string, part parts) string {
+		max := func(table string, part schema.Parts) string {
 			if sh.parts&part == 0 {
 				return "0"
 			}
 			return "coalesce((SELECT max(id) FROM " + table + "), 0)"
 		}
-		want := queryRows(t, db, `SELECT `+max("logs", partLogsMetrics)+", "+max("spans", partTraces)+", "+max("metrics", partLogsMetrics))
+		want := queryRows(t, db, `SELECT `+max("logs", schema.LogsMetrics)+", "+max("spans", schema.Traces)+", "+max("metrics", schema.LogsMetrics))
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("%s summary_state (-max ids +state):\n%s", sh.name, diff)
 		}
@@ -157,11 +158,11 @@ func TestSummariesMatchAggregates(t *testing.T) {
 			if n := countRows(t, s, "log_blocks"); n < 3 {
 				t.Errorf("only %d log blocks: the data should span several", n)
 			}
-			if got := queryRows(t, s.ReadDB(), `SELECT count(*) FROM point_blocks GROUP BY point_table`); len(got) != len(pointTables) || got[0][0] == "1" {
+			if got := queryRows(t, s.ReadDB(), `SELECT count(*) FROM point_blocks GROUP BY point_table`); len(got) != len(schema.PointTables) || got[0][0] == "1" {
 				t.Errorf("point blocks per table %v: each table's points should span several", got)
 			}
 			if got := queryRows(t, s.ReadDB(), misplacedPoints()); len(got) > 0 {
-				t.Errorf("points whose block is not rowid >> %d: %v", PointBlockShift, got)
+				t.Errorf("points whose block is not rowid >> %d: %v", schema.PointBlockShift, got)
 			}
 		})
 	}
@@ -171,8 +172,8 @@ func TestSummariesMatchAggregates(t *testing.T) {
 // bounded steps before projecting, and the trigger continues from there. A catch-up cut short
 // (summary_state part-way) resumes at the next Open.
 func TestSummariesUpgrade(t *testing.T) {
-	defer func(step int64) { summaryStep = step }(summaryStep)
-	summaryStep = 1000 // several steps per table
+	defer func(step int64) { schema.SummaryStep = step }(schema.SummaryStep)
+	schema.SummaryStep = 1000 // several steps per table
 	dir := t.TempDir()
 	s, err := Open(context.Background(), Config{Dir: dir, Sync: SyncOff})
 	if err != nil {
@@ -193,10 +194,10 @@ func TestSummariesUpgrade(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Interrupted upgrade: the tables exist and the first 2,000 logs are summarized.
-	if _, err := db.Exec((partLogsMetrics | partTraces).sql()); err != nil {
+	if _, err := db.Exec((schema.LogsMetrics | schema.Traces).SQL()); err != nil {
 		t.Fatal(err)
 	}
-	if err := summarizeRange(context.Background(), db, summaryTables[0], 0, 2000); err != nil {
+	if err := schema.SummarizeLogs(context.Background(), db, 0, 2000); err != nil {
 		t.Fatal(err)
 	}
 	if got := queryRows(t, db, `SELECT version FROM schema_version`); got[0][0] != "2" {
@@ -204,8 +205,8 @@ func TestSummariesUpgrade(t *testing.T) {
 	}
 	s = openTest(t, Config{Dir: dir, Sync: SyncOff})
 	checkSummaries(t, s)
-	if got := queryRows(t, s.ReadDB(), `SELECT version FROM schema_version`); got[0][0] != fmt.Sprint(SchemaVersion) {
-		t.Errorf("version %s after the upgrade, want %d", got[0][0], SchemaVersion)
+	if got := queryRows(t, s.ReadDB(), `SELECT version FROM schema_version`); got[0][0] != fmt.Sprint(schema.Version) {
+		t.Errorf("version %s after the upgrade, want %d", got[0][0], schema.Version)
 	}
 	appendSummaryData(t, s, 2)
 	checkSummaries(t, s)
@@ -220,7 +221,7 @@ func downgradePointsToV8(t testing.TB, path string) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	for _, tb := range pointTables {
+	for _, tb := range schema.PointTables {
 		if _, err := db.Exec(`DROP INDEX ` + tb + `_block; ALTER TABLE ` + tb + ` DROP COLUMN block;
 			CREATE INDEX ` + tb + `_metric_time ON ` + tb + `(metric_id, time_unix_nano)`); err != nil {
 			t.Fatal(err)
@@ -246,8 +247,8 @@ func TestPointBlocksUpgrade(t *testing.T) {
 
 	s = openTest(t, Config{Dir: dir, Sync: SyncOff})
 	db := s.ReadDB()
-	if got := queryRows(t, db, `SELECT version FROM schema_version`); got[0][0] != fmt.Sprint(SchemaVersion) {
-		t.Errorf("version %s after the upgrade, want %d", got[0][0], SchemaVersion)
+	if got := queryRows(t, db, `SELECT version FROM schema_version`); got[0][0] != fmt.Sprint(schema.Version) {
+		t.Errorf("version %s after the upgrade, want %d", got[0][0], schema.Version)
 	}
 	var idx []string
 	for _, r := range queryRows(t, db, `SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name LIKE '%_points' ORDER BY 1`) {
@@ -266,7 +267,7 @@ func TestPointBlocksUpgrade(t *testing.T) {
 		t.Errorf("%s number points with a block, want every one projected after the upgrade", got[0][0])
 	}
 	if got := queryRows(t, db, misplacedPoints()); len(got) > 0 {
-		t.Errorf("points whose block is not rowid >> %d: %v", PointBlockShift, got)
+		t.Errorf("points whose block is not rowid >> %d: %v", schema.PointBlockShift, got)
 	}
 }
 
@@ -292,7 +293,7 @@ func TestPointRowidsChecked(t *testing.T) {
 		t.Error("no projection error: the slice wrote points under blocks of rowids it did not assign")
 	}
 	if got := queryRows(t, s.ReadDB(), misplacedPoints()); len(got) > 0 {
-		t.Errorf("points whose block is not rowid >> %d: %v", PointBlockShift, got)
+		t.Errorf("points whose block is not rowid >> %d: %v", schema.PointBlockShift, got)
 	}
 	if got := queryRows(t, s.ReadDB(), `SELECT min(rowid), count(*) FROM number_points WHERE rowid > 8191`); got[0][0] != "8192" || got[0][1] != "700" {
 		t.Errorf("later number points (first rowid, count): %v, want 8192 700", got[0])

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync/atomic"
 
+	"github.com/otelbench/otelbench/internal/diskfull"
+	"github.com/otelbench/otelbench/internal/rawlog"
+	"github.com/otelbench/otelbench/internal/schema"
 	"github.com/otelbench/otelbench/internal/signal"
 )
 
@@ -40,71 +42,40 @@ const TracesFileName = "traces.db"
 // maxShards bounds the projected databases of a data directory.
 const maxShards = 2
 
-// signalSet is a set of signals (bit 1 << signal).
-type signalSet uint8
-
-func signalsOf(sigs ...signal.Signal) signalSet {
-	var m signalSet
-	for _, s := range sigs {
-		m |= 1 << s
-	}
-	return m
-}
-
-var allSignals = signalsOf(signal.Logs, signal.Metrics, signal.Traces)
-
-func (m signalSet) has(s signal.Signal) bool { return s <= signal.Traces && m&(1<<s) != 0 }
-
-// sqlList returns the set as a list of signal values for SQL's IN.
-func (m signalSet) sqlList() string {
-	var vals []string
-	for s := signal.Logs; s <= signal.Traces; s++ {
-		if m.has(s) {
-			vals = append(vals, fmt.Sprint(int(s)))
-		}
-	}
-	return strings.Join(vals, ", ")
-}
-
 // shard is one projected database file and what its projector takes from raw.db.
 type shard struct {
 	index   int    // in Store.shards, and in the counters' per-shard atomics
 	name    string // "telemetry" or "traces"
 	path    string
-	parts   parts
-	signals signalSet     // the signals whose rows it projects
-	others  signalSet     // the signals the other shards project (takes)
-	db      *sql.DB       // Open's connection: journal mode, schema, state; closed when Open returns
-	conn    *conn         // the projector's connection (conn.go)
-	raw     *conn         // raw.db read-only, the projector's reader
-	wake    chan struct{} // nudged after each group commit (wakeProjector)
-	done    chan struct{} // closed when its projector goroutine returned
+	parts   schema.Parts
+	signals rawlog.Signals // the signals whose rows it projects
+	others  rawlog.Signals // the signals the other shards project (takes)
+	db      *sql.DB        // Open's connection: journal mode, schema, state; closed when Open returns
+	conn    *conn          // the projector's connection (conn.go)
+	raw     *rawlog.Reader // raw.db read-only, the projector's reader (rawlog)
+	wake    chan struct{}  // nudged after each group commit (wakeProjector)
+	done    chan struct{}  // closed when its projector goroutine returned
 	// noWindow is a raw row whose windows failed: staged whole on the retry (window.go).
 	noWindow atomic.Int64
 }
 
-// takes reports whether sh's projector takes raw rows of sig: those of its signals, and, in the
-// first shard, a row whose signal no other shard takes even if it is no signal at all (a
-// damaged row), so that exactly one projector passes it to stageRow, which logs it and skips
-// it, and counts it out of the lag.
-func (sh *shard) takes(sig signal.Signal) bool {
-	if sh.index == 0 {
-		return !sh.others.has(sig)
+// filter says which raw rows sh's projector takes: those of its signals, and, in the first
+// shard, a row whose signal no other shard takes even if it is no signal at all (a damaged
+// row), so that exactly one projector passes it to stageRow, which logs it and skips it, and
+// counts it out of the lag.
+func (sh *shard) filter() rawlog.Filter {
+	if sh.index > 0 {
+		return rawlog.Filter{Only: sh.signals}
 	}
-	return sh.signals.has(sig)
+	return rawlog.Filter{Except: sh.others}
 }
+
+// takes reports whether sh's projector takes raw rows of sig (filter).
+func (sh *shard) takes(sig signal.Signal) bool { return sh.filter().Takes(sig) }
 
 // takesSQL returns takes as an SQL condition on raw's signal column, or "" when sh takes
 // every row.
-func (sh *shard) takesSQL() string {
-	switch {
-	case sh.index > 0:
-		return "signal IN (" + sh.signals.sqlList() + ")"
-	case sh.others != 0:
-		return "signal NOT IN (" + sh.others.sqlList() + ")"
-	}
-	return ""
-}
+func (sh *shard) takesSQL() string { return sh.filter().SQL() }
 
 // tracesFile reports whether the data directory in dir keeps its trace tables in traces.db:
 // it has a traces.db, or it has no telemetry.db with spans yet and want asks for it.
@@ -123,12 +94,12 @@ func tracesFile(ctx context.Context, dir string, want bool) (bool, error) {
 	}
 	db, err := openOne(ctx, dsn(path, append(commonPragmas, "query_only(true)")...))
 	if err != nil {
-		return false, classify("open telemetry database", err)
+		return false, diskfull.Classify("open telemetry database", err)
 	}
 	defer db.Close()
 	var n int
 	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'spans'`).Scan(&n); err != nil {
-		return false, classify("read the telemetry database's tables", err)
+		return false, diskfull.Classify("read the telemetry database's tables", err)
 	}
 	return n == 0, nil
 }

@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/otelbench/otelbench/internal/schema"
 	"github.com/otelbench/otelbench/internal/signal"
 	"github.com/otelbench/otelbench/internal/sqlitec"
 )
@@ -234,7 +235,7 @@ func TestVersion7Upgrade(t *testing.T) {
 	}
 	got := queryRows(t, s.ReadDB(), `SELECT (SELECT version FROM schema_version),
 		(SELECT count(*) FROM sqlite_schema WHERE type = 'trigger')`)
-	if diff := cmp.Diff([][]string{{fmt.Sprint(SchemaVersion), "0"}}, got); diff != "" {
+	if diff := cmp.Diff([][]string{{fmt.Sprint(schema.Version), "0"}}, got); diff != "" {
 		t.Errorf("after the upgrade: version, triggers (-want +got):\n%s", diff)
 	}
 	appendSummaryData(t, s, 1)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/otelbench/otelbench/internal/rawlog"
 	"github.com/otelbench/otelbench/internal/signal"
 )
 
@@ -14,7 +15,7 @@ func BenchmarkStage(b *testing.B) {
 		b.Run(fmt.Sprintf("%s/records=10/load-shaped", sig), func(b *testing.B) {
 			payloads := loadShaped(sig)(10)
 			p := &projector{}
-			var st stage
+			var st slice
 			const sliceRows = 512
 			b.ReportAllocs()
 			b.ResetTimer()
@@ -22,13 +23,13 @@ func BenchmarkStage(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				st.reset(1, 1)
 				for j := range sliceRows {
-					r := rawRow{id: int64(i*sliceRows + j), sig: sig, records: 10, payload: payloads[(i*sliceRows+j)%len(payloads)].Body}
+					r := rawlog.Row{ID: int64(i*sliceRows + j), Signal: sig, Records: 10, Payload: payloads[(i*sliceRows+j)%len(payloads)].Body}
 					if err := p.stageRow(&st, &r); err != nil {
 						b.Fatal(err)
 					}
 				}
-				st.pack()
-				records += st.records()
+				st.Pack()
+				records += st.Records()
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(records), "ns/record")
 		})

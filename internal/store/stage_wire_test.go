@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"google.golang.org/protobuf/encoding/protowire"
 
+	"github.com/otelbench/otelbench/internal/rawlog"
 	"github.com/otelbench/otelbench/internal/signal"
 )
 
@@ -323,7 +324,7 @@ func TestWireStageMatchesPdata(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		if p.stage.wireRefused != 0 {
+		if p.stage.WireRefused != 0 {
 			t.Errorf("%s: the wire path refused it", name)
 		}
 		if diff := stagedDiff(got, want); diff != "" {
@@ -368,9 +369,9 @@ func TestWireStageRefuses(t *testing.T) {
 			if _, err := stageOne(p, signal.Logs, benchLogs(3)); err != nil {
 				t.Fatal(err)
 			}
-			r := rawRow{id: 8, sig: tc.sig, records: 1, payload: tc.payload}
+			r := rawlog.Row{ID: 8, Signal: tc.sig, Records: 1, Payload: tc.payload}
 			err := p.stageRow(&p.stage, &r)
-			return stagedOf(&p.stage), err
+			return stagedOf(&p.stage.Stage), err
 		}
 		want, wantErr := stageTwo(pathProjector(true))
 		p := pathProjector(false)
@@ -378,8 +379,8 @@ func TestWireStageRefuses(t *testing.T) {
 		if (err != nil) != (wantErr != nil) {
 			t.Fatalf("%s: error %v, pdata's %v", name, err, wantErr)
 		}
-		if p.stage.wireRefused != 1 {
-			t.Errorf("%s: refused %d payloads, want 1", name, p.stage.wireRefused)
+		if p.stage.WireRefused != 1 {
+			t.Errorf("%s: refused %d payloads, want 1", name, p.stage.WireRefused)
 		}
 		if diff := stagedDiff(got, want); diff != "" {
 			t.Errorf("%s: %s", name, diff)

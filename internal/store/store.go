@@ -5,193 +5,19 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"modernc.org/sqlite" // also registers the "sqlite" database/sql driver
 
+	"github.com/otelbench/otelbench/internal/diskfull"
+	"github.com/otelbench/otelbench/internal/rawlog"
+	"github.com/otelbench/otelbench/internal/schema"
 	"github.com/otelbench/otelbench/internal/signal"
 )
-
-// Defaults for Config's zero values.
-const (
-	// DefaultQueueBytes bounds the payload bytes waiting for, or inside, a group commit.
-	DefaultQueueBytes int64 = 32 << 20
-	// DefaultQueueRequests bounds the requests waiting for, or inside, a group commit.
-	DefaultQueueRequests = 8192
-	// DefaultProjectSlice is how many raw rows one projection transaction takes at most.
-	DefaultProjectSlice = 2048
-	// RawFileName is the raw database inside Config.Dir (the durable write path).
-	RawFileName = "raw.db"
-	// FileName is the relational (projected) database inside Config.Dir.
-	FileName = "telemetry.db"
-	// DefaultProjectShare is the projector's share of wall time while appends arrive, at
-	// PriorityNormal.
-	DefaultProjectShare = 0.5
-	// DefaultReadConns is the size of the read-only pool behind ReadDB.
-	DefaultReadConns = 4
-	// DefaultProjectInterval is the shortest time between the starts of two projection
-	// slices once the projector has caught up.
-	DefaultProjectInterval = 100 * time.Millisecond
-)
-
-// Errors returned by Append and Close.
-var (
-	// ErrQueueFull means the group-commit queue is at its byte or request limit; retry later.
-	ErrQueueFull = errors.New("store: queue full")
-	// ErrClosed means Close has started; nothing more is accepted.
-	ErrClosed = errors.New("store: closed")
-	// ErrDiskFull means the commit failed for lack of space (SQLITE_FULL or ENOSPC); the batch
-	// was rolled back, nothing is corrupted, and later appends succeed once space returns.
-	ErrDiskFull = errors.New("store: disk full")
-	// ErrSyncFailed means an fsync of raw.db-wal failed (SyncFull). It is final: that group's
-	// appends and every later one fail until the store is reopened (Failed; walsync.go).
-	ErrSyncFailed = errors.New("store: fsync of raw.db-wal failed")
-)
-
-// SyncMode is SQLite's synchronous setting for the write connection.
-type SyncMode string
-
-// Sync modes. Only SyncFull is durable: with it, Append returns nil only after the WAL holding the
-// payload is fsynced (by walSyncer, beside the writer: walsync.go). SyncNormal may lose the last
-// commits on power loss (not on a process crash); SyncOff may lose commits on an OS crash.
-// Neither corrupts the database in WAL mode.
-const (
-	SyncFull   SyncMode = "full"
-	SyncNormal SyncMode = "normal"
-	SyncOff    SyncMode = "off"
-)
-
-// Config configures Open. Zero values fall back to the Default* constants.
-type Config struct {
-	// Dir is the data directory; it is created if missing. Required.
-	Dir string
-	// Sync is the write connection's synchronous mode; "" means SyncFull.
-	Sync SyncMode
-	// QueueBytes bounds payload bytes queued or being committed; 0 means DefaultQueueBytes.
-	QueueBytes int64
-	// QueueRequests bounds requests queued or being committed; 0 means DefaultQueueRequests.
-	QueueRequests int
-	// ProjectSlice is the most raw rows one projection transaction takes; 0 means
-	// DefaultProjectSlice.
-	ProjectSlice int
-	// ProjectShare is the fraction of wall time the projector may spend projecting while
-	// appends are arriving (it sleeps the rest after each slice), so ingest keeps priority on
-	// a small machine; when no appends arrive it runs flat out. 0 means DefaultProjectShare;
-	// 1 disables the throttle.
-	ProjectShare float64
-	// ProjectPriority is the CPU priority of the projector's thread; "" means DefaultPriority.
-	// Below PriorityNormal, the kernel arbitrates between ingest and projection, and
-	// ProjectShare defaults to 1 (no throttle).
-	ProjectPriority Priority
-	// ProjectInterval is the shortest time between the starts of two slices once the
-	// projector has caught up: a trickle of small appends is projected in fewer, larger
-	// slices, so telemetry.db commits less often (less work per record, and the read pool's
-	// page caches, which SQLite drops whenever the database changed, survive between
-	// commits). Projection lags by up to this much more. A backlog is projected without
-	// waiting. 0 means DefaultProjectInterval; negative disables the wait.
-	ProjectInterval time.Duration
-	// ProjectDefer, below PriorityNormal, lets the projector wait while ingest saturates both
-	// the writer and the machine, until the projection lag reaches this age (defer.go); 0 means
-	// DefaultProjectDefer, negative never defers. ProjectDeferRecords, if positive, also ends
-	// the wait at that many records of lag (ingestsrv sets half its 503 bound).
-	ProjectDefer        time.Duration
-	ProjectDeferRecords int64
-	// ReadConns sizes the read-only pool; 0 means DefaultReadConns.
-	ReadConns int
-	// NoProjection disables the projector (raw storage only); used by benchmarks that measure
-	// the write path alone. Raw payloads are then never pruned.
-	NoProjection bool
-	// RawRetention is how long a raw payload is kept after it was received once its projection
-	// is durable; then it is deleted from raw.db (see prune.go). 0 means DefaultRawRetention.
-	RawRetention time.Duration
-	// KeepRaw disables pruning: raw.db keeps every payload and grows without bound.
-	KeepRaw bool
-	// Retention is how long projected data is kept (retention.go); 0 means DefaultRetention,
-	// negative keeps it forever. MaxDiskBytes, if positive, and MaxDiskShare, if positive, a
-	// fraction of the data directory's filesystem, bound the directory's used bytes: past the
-	// lower bound the oldest data goes whatever its age.
-	Retention    time.Duration
-	MaxDiskBytes int64
-	MaxDiskShare float64
-	// TracesFile puts the trace tables in a database of their own, traces.db, with a projector
-	// of its own beside telemetry.db's (shard.go): catch-up after a mixed load measured +15% on
-	// 2 vCPUs for ~15 MB more peak RSS (c61b335, docs/benchmarks/store.md). It applies when the data directory gets its
-	// first projected database; an existing one keeps its layout.
-	TracesFile bool
-	// Logger receives projection errors and lifecycle events; nil means slog.Default().
-	Logger *slog.Logger
-}
-
-// Validate reports a configuration error.
-func (c Config) Validate() error {
-	if c.Dir == "" {
-		return errors.New("store: config: Dir is required")
-	}
-	switch c.Sync {
-	case "", SyncFull, SyncNormal, SyncOff:
-	default:
-		return fmt.Errorf("store: config: unknown sync mode %q (want full, normal or off)", c.Sync)
-	}
-	if c.QueueBytes < 0 || c.QueueRequests < 0 || c.ProjectSlice < 0 || c.ReadConns < 0 || c.RawRetention < 0 || c.ProjectDeferRecords < 0 {
-		return errors.New("store: config: negative limit")
-	}
-	if c.MaxDiskBytes < 0 || c.MaxDiskShare < 0 || c.MaxDiskShare > 1 {
-		return fmt.Errorf("store: config: MaxDiskBytes %d negative or MaxDiskShare %v outside [0, 1]", c.MaxDiskBytes, c.MaxDiskShare)
-	}
-	if c.ProjectShare < 0 || c.ProjectShare > 1 {
-		return fmt.Errorf("store: config: ProjectShare %v outside [0, 1]", c.ProjectShare)
-	}
-	return c.ProjectPriority.Validate()
-}
-
-func (c Config) withDefaults() Config {
-	if c.Sync == "" {
-		c.Sync = SyncFull
-	}
-	if c.QueueBytes == 0 {
-		c.QueueBytes = DefaultQueueBytes
-	}
-	if c.QueueRequests == 0 {
-		c.QueueRequests = DefaultQueueRequests
-	}
-	if c.ProjectSlice == 0 {
-		c.ProjectSlice = DefaultProjectSlice
-	}
-	if c.ReadConns == 0 {
-		c.ReadConns = DefaultReadConns
-	}
-	if c.ProjectPriority == "" {
-		c.ProjectPriority = DefaultPriority
-	}
-	if c.ProjectShare == 0 {
-		c.ProjectShare = DefaultProjectShare
-		if c.ProjectPriority != PriorityNormal {
-			c.ProjectShare = 1
-		}
-	}
-	if c.ProjectInterval == 0 {
-		c.ProjectInterval = DefaultProjectInterval
-	}
-	if c.ProjectDefer == 0 {
-		c.ProjectDefer = DefaultProjectDefer
-	}
-	if c.RawRetention == 0 {
-		c.RawRetention = DefaultRawRetention
-	}
-	if c.Retention == 0 {
-		c.Retention = DefaultRetention
-	}
-	if c.Logger == nil {
-		c.Logger = slog.Default()
-	}
-	return c
-}
 
 // Store is an open database. Its methods are safe for concurrent use.
 type Store struct {
@@ -262,27 +88,15 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		sh.db = nil
 		if err != nil {
 			s.closeDBs()
-			return nil, classify("close "+sh.name+" setup connection", err)
+			return nil, diskfull.Classify("close "+sh.name+" setup connection", err)
 		}
 	}
-	var pruneDBs []*sql.DB
-	if s.pruneConfigured() {
-		// Its own connection to each projected database: the checkpoint that makes the
-		// projection durable must not stall a projector or the writer.
-		for _, sh := range s.shards {
-			db, err := openOne(ctx, dsn(sh.path, append(commonPragmas, "cache_size(-256)", "synchronous(full)")...))
-			if err != nil {
-				for _, db := range pruneDBs {
-					db.Close()
-				}
-				s.closeDBs()
-				return nil, classify("open prune watch", err)
-			}
-			pruneDBs = append(pruneDBs, db)
-		}
+	pruneDBs, err := s.openPruneDBs(ctx)
+	if err != nil {
+		s.closeDBs()
+		return nil, err
 	}
 	if cfg.Sync == SyncFull {
-		var err error
 		if s.syncer, err = newWALSyncer(s); err != nil {
 			for _, db := range pruneDBs {
 				db.Close()
@@ -312,6 +126,27 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	return s, nil
 }
 
+// openPruneDBs opens, when raw pruning is on, the prune watcher's own connection to each
+// projected database: the checkpoint that makes the projection durable must not stall a
+// projector or the writer.
+func (s *Store) openPruneDBs(ctx context.Context) ([]*sql.DB, error) {
+	if !s.pruneConfigured() {
+		return nil, nil
+	}
+	var pruneDBs []*sql.DB
+	for _, sh := range s.shards {
+		db, err := openOne(ctx, dsn(sh.path, append(commonPragmas, "cache_size(-256)", "synchronous(full)")...))
+		if err != nil {
+			for _, db := range pruneDBs {
+				db.Close()
+			}
+			return nil, diskfull.Classify("open prune watch", err)
+		}
+		pruneDBs = append(pruneDBs, db)
+	}
+	return pruneDBs, nil
+}
+
 // dsn builds a modernc.org/sqlite DSN for a database file with the given pragmas.
 func dsn(path string, pragmas ...string) string {
 	v := "file:" + uriPath(path) + "?_txlock=immediate"
@@ -330,7 +165,7 @@ func uriPath(path string) string {
 
 // addShard adds a projected database to the store (openDBs opens it) and tells the shards before
 // it that it takes sigs.
-func (s *Store) addShard(name, path string, ps parts, sigs signalSet) {
+func (s *Store) addShard(name, path string, ps schema.Parts, sigs rawlog.Signals) {
 	for _, sh := range s.shards {
 		sh.others |= sigs
 	}
@@ -371,7 +206,7 @@ func openOne(ctx context.Context, dsn string) (*sql.DB, error) {
 // ~2% slower at 1 MiB), and each read connection gets 2 MiB: queries read the OS's page cache
 // well, and 4 connections × 8 MiB let one big read (a 161,000-span trace) raise the server's RSS
 // for good (docs/benchmarks/query.md, docs/benchmarks/serve.md).
-var commonPragmas = []string{"busy_timeout(10000)", "foreign_keys(off)", "temp_store(memory)"}
+var commonPragmas = schema.ConnPragmas
 
 // projectorCheckpoint is the projector connection's automatic checkpoint threshold, given in
 // bytes of WAL and set in pages of the file's own size (8 KiB since 8 KiB pages were adopted, 4 KiB
@@ -411,7 +246,7 @@ func (s *Store) openDBs(ctx context.Context) error {
 	}
 	s.writeDB, err = openOne(ctx, dsn(s.rawPath, append(s.rawWALPragmas(), "cache_size(-1024)", "synchronous("+string(rawSync)+")")...))
 	if err != nil {
-		return classify("open raw database", err)
+		return diskfull.Classify("open raw database", err)
 	}
 	// page_size takes effect only before the file's first write, so it precedes journal_mode
 	// (the DSN would apply pragmas in lexical order); a raw.db created with other pages keeps
@@ -423,9 +258,9 @@ func (s *Store) openDBs(ctx context.Context) error {
 	// do not fit modernc.org/memory's slab classes (each cached page took its own 64 KiB
 	// region: ~200 MiB peak RSS with the projector reading raw.db).
 	if _, err := s.writeDB.ExecContext(ctx, "PRAGMA page_size = 8192; PRAGMA journal_mode = wal"); err != nil {
-		return classify("set raw journal mode", err)
+		return diskfull.Classify("set raw journal mode", err)
 	}
-	if err := applySchema(ctx, s.writeDB, partRaw); err != nil {
+	if err := schema.Apply(ctx, s.writeDB, schema.Raw, catchUpLogText); err != nil {
 		return err
 	}
 	split, err := tracesFile(ctx, s.cfg.Dir, s.cfg.TracesFile)
@@ -433,10 +268,10 @@ func (s *Store) openDBs(ctx context.Context) error {
 		return err
 	}
 	if !split {
-		s.addShard("telemetry", s.path, partLogsMetrics|partTraces, allSignals)
+		s.addShard("telemetry", s.path, schema.LogsMetrics|schema.Traces, rawlog.AllSignals)
 	} else {
-		s.addShard("telemetry", s.path, partLogsMetrics, signalsOf(signal.Logs, signal.Metrics))
-		s.addShard("traces", filepath.Join(s.cfg.Dir, TracesFileName), partTraces, signalsOf(signal.Traces))
+		s.addShard("telemetry", s.path, schema.LogsMetrics, rawlog.SignalsOf(signal.Logs, signal.Metrics))
+		s.addShard("traces", filepath.Join(s.cfg.Dir, TracesFileName), schema.Traces, rawlog.SignalsOf(signal.Traces))
 	}
 	s.stats.shards = len(s.shards)
 	// The projected databases' commits need not be durable: projection is re-derived from raw,
@@ -453,33 +288,8 @@ func (s *Store) openDBs(ctx context.Context) error {
 	// Each projector has caches of its own: halved, two projectors gained nothing on one
 	// (docs/benchmarks/store.md, bench-serve-ab.sh).
 	for _, sh := range s.shards {
-		sh.db, err = openOne(ctx, dsn(sh.path, append(commonPragmas, "synchronous(normal)", "cache_size(-2048)", "cache_spill(false)")...))
-		if err != nil {
-			return classify("open "+sh.name+" database", err)
-		}
-		// page_size first, as for raw.db: it takes effect only before the file's first write.
-		if _, err := sh.db.ExecContext(ctx, fmt.Sprintf("PRAGMA page_size = %d; PRAGMA journal_mode = wal", projectedPageSize)); err != nil {
-			return classify("set "+sh.name+" journal mode", err)
-		}
-		var pageSize int64
-		if err := sh.db.QueryRowContext(ctx, "PRAGMA page_size").Scan(&pageSize); err != nil {
-			return classify("read "+sh.name+" page size", err)
-		}
-		checkpoint := s.walPages(projectorCheckpoint(s.pruneConfigured(), pageSize), pageSize)
-		if _, err := sh.db.ExecContext(ctx, fmt.Sprintf("PRAGMA wal_autocheckpoint = %d", checkpoint)); err != nil {
-			return classify("set "+sh.name+" checkpoint threshold", err)
-		}
-		if err := applySchema(ctx, sh.db, sh.parts); err != nil {
+		if err := s.openShard(ctx, sh); err != nil {
 			return err
-		}
-		sh.conn, err = openConn(sh.path, append([]string{"synchronous(normal)", fmt.Sprintf("wal_autocheckpoint(%d)", checkpoint), "cache_size(-2048)", "cache_spill(false)"},
-			s.walLimitPragmas(checkpoint, pageSize)...)...)
-		if err != nil {
-			return classify("open "+sh.name+" database for projection", err)
-		}
-		sh.raw, err = openConn(s.rawPath, "cache_size(-256)", "query_only(true)")
-		if err != nil {
-			return classify("open raw reader", err)
 		}
 	}
 	conn, err := sqlite.NewConnector(dsn(s.path, append(commonPragmas, "cache_size(-2048)", "query_only(true)")...))
@@ -499,12 +309,47 @@ func (s *Store) openDBs(ctx context.Context) error {
 	return nil
 }
 
+// openShard opens sh's database (journal mode, checkpoint threshold, schema), its projector's
+// connection and its raw reader (openDBs explains the settings).
+func (s *Store) openShard(ctx context.Context, sh *shard) error {
+	var err error
+	sh.db, err = openOne(ctx, dsn(sh.path, append(commonPragmas, "synchronous(normal)", "cache_size(-2048)", "cache_spill(false)")...))
+	if err != nil {
+		return diskfull.Classify("open "+sh.name+" database", err)
+	}
+	// page_size first, as for raw.db: it takes effect only before the file's first write.
+	if _, err := sh.db.ExecContext(ctx, fmt.Sprintf("PRAGMA page_size = %d; PRAGMA journal_mode = wal", projectedPageSize)); err != nil {
+		return diskfull.Classify("set "+sh.name+" journal mode", err)
+	}
+	var pageSize int64
+	if err := sh.db.QueryRowContext(ctx, "PRAGMA page_size").Scan(&pageSize); err != nil {
+		return diskfull.Classify("read "+sh.name+" page size", err)
+	}
+	checkpoint := s.walPages(projectorCheckpoint(s.pruneConfigured(), pageSize), pageSize)
+	if _, err := sh.db.ExecContext(ctx, fmt.Sprintf("PRAGMA wal_autocheckpoint = %d", checkpoint)); err != nil {
+		return diskfull.Classify("set "+sh.name+" checkpoint threshold", err)
+	}
+	if err := schema.Apply(ctx, sh.db, sh.parts, catchUpLogText); err != nil {
+		return err
+	}
+	sh.conn, err = openConn(sh.path, append([]string{"synchronous(normal)", fmt.Sprintf("wal_autocheckpoint(%d)", checkpoint), "cache_size(-2048)", "cache_spill(false)"},
+		s.walLimitPragmas(checkpoint, pageSize)...)...)
+	if err != nil {
+		return diskfull.Classify("open "+sh.name+" database for projection", err)
+	}
+	sh.raw, err = rawlog.OpenReader(s.rawPath, sh.filter(), &s.stats.lastRawID)
+	if err != nil {
+		return diskfull.Classify("open raw reader", err)
+	}
+	return nil
+}
+
 func (s *Store) closeDBs() error {
 	var errs []error
 	dbs := []*sql.DB{s.readDB}
 	for _, sh := range s.shards {
 		dbs = append(dbs, sh.db)
-		errs = append(errs, sh.raw.close(), sh.conn.close())
+		errs = append(errs, sh.raw.Close(), sh.conn.close())
 	}
 	for _, db := range append(dbs, s.writeDB) {
 		if db != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/otelbench/otelbench/internal/diskfull"
 	"github.com/otelbench/otelbench/internal/signal"
 )
 
@@ -48,19 +49,19 @@ func (s *Store) loadTotals(ctx context.Context) error {
 		UNION ALL SELECT signal, count(*), sum(records), sum(length(payload)) FROM raw GROUP BY signal
 	) WHERE signal BETWEEN 1 AND 3 GROUP BY signal`)
 	if err != nil {
-		return classify("read totals", err)
+		return diskfull.Classify("read totals", err)
 	}
 	c := &s.stats
 	for rows.Next() {
 		var sig, requests, records, bytes int64
 		if err := rows.Scan(&sig, &requests, &records, &bytes); err != nil {
 			rows.Close()
-			return classify("read totals", err)
+			return diskfull.Classify("read totals", err)
 		}
 		c.baseRequests[sig], c.baseRecords[sig], c.baseBytes[sig] = uint64(requests), uint64(records), uint64(bytes)
 	}
 	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
-		return classify("read totals", err)
+		return diskfull.Classify("read totals", err)
 	}
 	return nil
 }

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/otelbench/otelbench/internal/diskfull"
+	"github.com/otelbench/otelbench/internal/rawlog"
 	"github.com/otelbench/otelbench/internal/signal"
 	"github.com/otelbench/otelbench/internal/sqlitec"
 )
@@ -73,13 +75,13 @@ func (k *keptRaw) has(id int64) bool {
 
 // failed records that r could not be staged: in st, for the slice's transaction, and in the
 // kept set at once, before any commit can make the slice's high-water mark durable.
-func (p *projector) failed(st *stage, r *rawRow, err error) {
-	st.failed = append(st.failed, failedRow{rawID: r.id, received: r.received, records: r.records, sig: r.sig, err: err.Error()})
-	p.s.prune.kept.add(r.id)
+func (p *projector) failed(st *slice, r *rawlog.Row, err error) {
+	st.failed = append(st.failed, failedRow{rawID: r.ID, received: r.Received, records: r.Records, sig: r.Signal, err: err.Error()})
+	p.s.prune.kept.add(r.ID)
 }
 
 // isFailed reports whether the current slice passed raw row id by.
-func (st *stage) isFailed(id int64) bool {
+func (st *slice) isFailed(id int64) bool {
 	for i := range st.failed {
 		if st.failed[i].rawID == id {
 			return true
@@ -127,14 +129,14 @@ func (t *sliceTotals) close() {
 
 // write records, in the slice's transaction, the slice's projected records and its
 // unprojectable rows: the raw rows up to hwm in rows that the shard takes.
-func (t *sliceTotals) write(sh *shard, rows []rawRow, hwm int64, failed []failedRow) error {
+func (t *sliceTotals) write(sh *shard, rows []rawlog.Row, hwm int64, failed []failedRow) error {
 	var records, badRows, badRecords [signal.Traces + 1]int64
 	for _, r := range rows {
-		if r.id > hwm {
+		if r.ID > hwm {
 			break
 		}
-		if sh.takes(r.sig) && r.sig <= signal.Traces {
-			records[r.sig] += r.records
+		if sh.takes(r.Signal) && r.Signal <= signal.Traces {
+			records[r.Signal] += r.Records
 		}
 	}
 	for _, f := range failed {
@@ -169,13 +171,13 @@ func (s *Store) loadUnprojectable(ctx context.Context) error {
 			c.unprojectableRecords.Add(uint64(records))
 		})
 		if err != nil {
-			return classify("read "+sh.name+" unprojectable rows", err)
+			return diskfull.Classify("read "+sh.name+" unprojectable rows", err)
 		}
 		err = scanInt64s(ctx, sh.db, `SELECT signal, records FROM projected_totals WHERE signal BETWEEN 1 AND 3`, func(sig, records int64) {
 			c.baseProjected[sig] += uint64(records)
 		})
 		if err != nil {
-			return classify("read "+sh.name+" projected totals", err)
+			return diskfull.Classify("read "+sh.name+" projected totals", err)
 		}
 	}
 	return nil

@@ -6,6 +6,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/otelbench/otelbench/internal/rawlog"
 	"github.com/otelbench/otelbench/internal/signal"
 )
 
@@ -14,13 +15,13 @@ func rawIDs(t *testing.T, s *Store) []int64 {
 	t.Helper()
 	p := newProjector(s, s.shards[0])
 	defer p.close()
-	var rows []rawRow
+	var rows []rawlog.Row
 	if err := p.readRaw(&rows, nil, 0, 100, 1<<40, 1<<40); err != nil {
 		t.Fatalf("readRaw: %v", err)
 	}
 	var ids []int64
 	for _, r := range rows {
-		ids = append(ids, r.id)
+		ids = append(ids, r.ID)
 	}
 	return ids
 }

@@ -1,10 +1,11 @@
 package store
 
 import (
-	"errors"
 	"fmt"
 
+	"github.com/otelbench/otelbench/internal/rawlog"
 	"github.com/otelbench/otelbench/internal/sqlitec"
+	"github.com/otelbench/otelbench/internal/stage"
 )
 
 // Record windows. A slice is bounded in rows, records and bytes, but its first raw row is taken
@@ -20,57 +21,25 @@ import (
 // at its end. A window the wire path cannot stage (a shape it leaves to pdata, past the first
 // window) fails the slice; the retry stages that row whole, as before.
 
-// windowRecords is the records a window stages: ~12 MB of staged rows of empty log records.
-const windowRecords = 1 << 16
-
-// errWindowEnd stops the wire path at the end of its window (recordWindow.next).
-var errWindowEnd = errors.New("stage: end of the record window")
-
-// recordWindow selects the records [from, to) of a payload for the wire path.
-type recordWindow struct {
-	on       bool
-	from, to int64
-	n        int64 // records met so far
-	cut      bool  // stopped at to: records follow
-}
-
-func (w *recordWindow) begin(from int64) {
-	*w = recordWindow{on: true, from: from, to: from + windowRecords}
-}
-
-// take counts a record and reports whether it is in the window (always, when w is nil or
-// off). Past the window it notes that records follow.
-func (w *recordWindow) take() bool {
-	if w == nil || !w.on {
-		return true
-	}
-	i := w.n
-	w.n++
-	if i >= w.to {
-		w.cut = true
-	}
-	return i >= w.from && i < w.to
-}
-
 // hugeRow is a raw row staged a window at a time: next is the first record not yet staged.
 type hugeRow struct {
-	row  *rawRow
+	row  *rawlog.Row
 	next int64
 }
 
 // stageFirst stages r into st, only its first window when it holds more than windowRecords
 // records (and the wire path stages it), noting the rest in st.huge.
-func (p *projector) stageFirst(st *stage, r *rawRow) error {
+func (p *projector) stageFirst(st *slice, r *rawlog.Row) error {
 	st.huge = nil
-	if r.records <= windowRecords || p.sh.noWindow.Load() == r.id {
+	if r.Records <= stage.WindowRecords || p.sh.noWindow.Load() == r.ID {
 		return p.stageRow(st, r)
 	}
-	st.wire.win.begin(0)
+	st.Wire.Win.Begin(0)
 	err := p.stageRow(st, r)
-	if err == nil && st.wire.win.cut {
-		st.huge = &hugeRow{row: r, next: windowRecords}
+	if err == nil && st.Wire.Win.Cut {
+		st.huge = &hugeRow{row: r, next: stage.WindowRecords}
 	}
-	st.wire.win = recordWindow{}
+	st.Wire.Win = stage.RecordWindow{}
 	return err
 }
 
@@ -116,26 +85,26 @@ func (p *projector) writeWindows() (err error) {
 	h := *st.huge
 	defer func() {
 		if err != nil {
-			p.sh.noWindow.Store(h.row.id) // the retry stages the row whole
+			p.sh.noWindow.Store(h.row.ID) // the retry stages the row whole
 		}
 	}()
 	payload, err := p.payload(h.row)
 	if err != nil {
 		return err
 	}
-	for more := true; more; h.next += windowRecords {
-		for i, n := range st.pointCounts() {
+	for more := true; more; h.next += stage.WindowRecords {
+		for i, n := range st.PointCounts() {
 			p.nextPoint[i] += n
 		}
-		st.reset(st.nextLogID, st.nextSpanID)
-		st.wire.win.begin(h.next)
-		err := st.wire.stage(st, h.row.sig, h.row.id, payload)
-		more = st.wire.win.cut
-		st.wire.win = recordWindow{}
+		st.reset(st.NextLogID, st.NextSpanID)
+		st.Wire.Win.Begin(h.next)
+		err := st.Wire.Stage(&st.Stage, h.row.Signal, h.row.ID, payload)
+		more = st.Wire.Win.Cut
+		st.Wire.Win = stage.RecordWindow{}
 		if err != nil {
-			return fmt.Errorf("stage records %d+ of raw row %d: %w", h.next, h.row.id, err)
+			return fmt.Errorf("stage records %d+ of raw row %d: %w", h.next, h.row.ID, err)
 		}
-		st.pack()
+		st.Pack()
 		if err := p.writeRows(); err != nil {
 			return err
 		}

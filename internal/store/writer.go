@@ -4,14 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"syscall"
 	"time"
 
-	"modernc.org/sqlite"
-	sqlite3 "modernc.org/sqlite/lib"
-
+	"github.com/otelbench/otelbench/internal/diskfull"
 	"github.com/otelbench/otelbench/internal/signal"
-	"github.com/otelbench/otelbench/internal/sqlitec"
 )
 
 // Append queues one OTLP Export*ServiceRequest in protobuf encoding and blocks until the group
@@ -165,7 +161,7 @@ func (w *rawWriter) commit(batch []*request) error {
 	if w.ins == nil {
 		ins, err := newBulkInsert(s.writeDB, "raw", "id", "signal", "records", "received_unix_nano", "payload")
 		if err != nil {
-			return classify("prepare", err)
+			return diskfull.Classify("prepare", err)
 		}
 		w.ins = ins
 	}
@@ -179,7 +175,7 @@ func (w *rawWriter) commit(batch []*request) error {
 	}
 	tx, err := s.writeDB.Begin()
 	if err != nil {
-		return classify("begin", err)
+		return diskfull.Classify("begin", err)
 	}
 	id := s.nextRawID
 	for _, r := range batch {
@@ -194,7 +190,7 @@ func (w *rawWriter) commit(batch []*request) error {
 	if err != nil {
 		w.ins.reset()
 		tx.Rollback()
-		return classify("insert raw", err)
+		return diskfull.Classify("insert raw", err)
 	}
 	// Prune projected rows in the same transaction: no extra fsync, and at least twice the
 	// batch's ids, so pruning keeps up whenever projection does. A failed prune statement is
@@ -208,7 +204,7 @@ func (w *rawWriter) commit(batch []*request) error {
 		}
 	}
 	if err := tx.Commit(); err != nil {
-		return classify("commit", err)
+		return diskfull.Classify("commit", err)
 	}
 	if prunedTo >= 0 {
 		s.prune.pruned.Store(prunedTo)
@@ -223,27 +219,4 @@ func (w *rawWriter) closeStmts() {
 		w.ins.close()
 	}
 	w.s.prune.close()
-}
-
-// classify wraps a SQLite error from action, mapping lack of space to ErrDiskFull.
-func classify(action string, err error) error {
-	if isDiskFull(err) {
-		return fmt.Errorf("store: %s: %w (%v)", action, ErrDiskFull, err)
-	}
-	return fmt.Errorf("store: %s: %w", action, err)
-}
-
-func isDiskFull(err error) bool {
-	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
-		return true
-	}
-	var se *sqlite.Error
-	if errors.As(err, &se) {
-		return se.Code()&0xff == sqlite3.SQLITE_FULL
-	}
-	var ce *sqlitec.Error
-	if errors.As(err, &ce) {
-		return ce.Code()&0xff == sqlite3.SQLITE_FULL
-	}
-	return false
 }

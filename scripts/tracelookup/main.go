@@ -22,6 +22,7 @@ import (
 
 	_ "modernc.org/sqlite"
 
+	"github.com/otelbench/otelbench/internal/schema"
 	"github.com/otelbench/otelbench/internal/store"
 )
 
@@ -44,7 +45,7 @@ const chunkBounds = `SELECT (SELECT min(first_span_id) FROM trace_chunks WHERE t
 var blockBounds = fmt.Sprintf(`WITH RECURSIVE b(x) AS (SELECT 0 UNION ALL SELECT x + 1 FROM b WHERE x < ?2)
 	SELECT min((SELECT min(id) FROM spans INDEXED BY spans_trace_block WHERE (id >> %[1]d) = b.x AND trace_id = ?1)),
 	       max((SELECT max(id) FROM spans INDEXED BY spans_trace_block WHERE (id >> %[1]d) = b.x AND trace_id = ?1)) FROM b`,
-	store.SpanBlockShift)
+	schema.SpanBlockShift)
 
 // result is what measure found: lookups made, the traces they found, and those whose two
 // answers differed.
@@ -81,8 +82,8 @@ func measure(path string, n, rounds int, w io.Writer) (result, error) {
 		return res, fmt.Errorf("prepare: %w", err)
 	}
 	defer byBlockStmt.Close()
-	blocks := maxID.Int64>>store.SpanBlockShift + 1
-	fmt.Fprintf(w, "%d spans, %d blocks of %d, %d trace ids\n", maxID.Int64, blocks, 1<<store.SpanBlockShift, len(ids))
+	blocks := maxID.Int64>>schema.SpanBlockShift + 1
+	fmt.Fprintf(w, "%d spans, %d blocks of %d, %d trace ids\n", maxID.Int64, blocks, 1<<schema.SpanBlockShift, len(ids))
 	for round := range rounds {
 		var byKey, byBlock []time.Duration
 		for _, id := range ids {

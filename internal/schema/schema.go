@@ -1,4 +1,4 @@
-package store
+package schema
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/otelbench/otelbench/internal/diskfull"
 )
 
 // The schema's parts, each idempotent (IF NOT EXISTS throughout): commonSQL the tables every
@@ -23,17 +25,19 @@ var (
 	rawSQL string
 )
 
-// parts says which parts of the schema a database file holds.
-type parts uint8
+// Parts says which parts of the schema a database file holds.
+type Parts uint8
 
+// The parts: Raw the raw table (raw.db), LogsMetrics telemetry.db's logs and metrics, Traces
+// the trace tables (traces.db, or telemetry.db in the one-file layout).
 const (
-	partRaw parts = 1 << iota
-	partLogsMetrics
-	partTraces
+	Raw Parts = 1 << iota
+	LogsMetrics
+	Traces
 )
 
-// pointTables are the tables of metric points, in the order of projector.nextPoint.
-var pointTables = [...]string{"number_points", "histogram_points", "exp_histogram_points", "summary_points"}
+// PointTables are the tables of metric points, in the order of the projector's nextPoint.
+var PointTables = [...]string{"number_points", "histogram_points", "exp_histogram_points", "summary_points"}
 
 // pointIndexesSQL indexes the points tables by block first (schema.sql explains why). It runs
 // after schema.sql and after an older database's points tables gain their block column
@@ -44,25 +48,25 @@ CREATE INDEX IF NOT EXISTS exp_histogram_points_block ON exp_histogram_points(bl
 CREATE INDEX IF NOT EXISTS summary_points_block ON summary_points(block, metric_id, time_unix_nano);
 `
 
-// sql returns the schema text that creates ps.
-func (ps parts) sql() string {
+// SQL returns the schema text that creates ps.
+func (ps Parts) SQL() string {
 	var b strings.Builder
-	if ps&partRaw != 0 {
+	if ps&Raw != 0 {
 		b.WriteString(rawSQL)
 	}
-	if ps&(partLogsMetrics|partTraces) != 0 {
+	if ps&(LogsMetrics|Traces) != 0 {
 		b.WriteString(commonSQL)
 	}
-	if ps&partLogsMetrics != 0 {
+	if ps&LogsMetrics != 0 {
 		b.WriteString(schemaSQL)
 	}
-	if ps&partTraces != 0 {
+	if ps&Traces != 0 {
 		b.WriteString(tracesSQL)
 	}
 	return b.String()
 }
 
-// SchemaVersion is the version of the schema this package writes and reads. Version 2 added
+// Version is the version of the schema this package writes and reads. Version 2 added
 // trace_chunks; a version 1 database is upgraded in place by Open (the new tables are created and
 // trace_chunks_start records where the packed traces begin). Version 3 added the summaries
 // (log_blocks, service_counts, summary_state and the summarize_slice trigger); Open summarizes
@@ -90,82 +94,85 @@ func (ps parts) sql() string {
 // Version 10 added raw.db's totals and each projected database's projected_totals (counts since
 // the data directory was created) and unprojectable (the raw rows a projector passed by); an
 // older database's totals start at zero.
-const SchemaVersion = 10
+const Version = 10
 
-// Schema returns the SQL text that creates the relational tables (schema_common.sql,
+// Text returns the SQL text that creates the relational tables (schema_common.sql,
 // schema.sql, schema_traces.sql) and the points indexes (pointIndexesSQL), followed by the raw
 // table (raw.sql), for documentation and for tools that want to inspect it.
-func Schema() string {
-	return (partLogsMetrics | partTraces).sql() + "\n" + pointIndexesSQL + "\n" + rawSQL
+func Text() string {
+	return (LogsMetrics | Traces).SQL() + "\n" + pointIndexesSQL + "\n" + rawSQL
 }
 
-// applySchema creates the tables of one database, checks its schema version and upgrades an
-// older one.
-func applySchema(ctx context.Context, db *sql.DB, ps parts) error {
-	schema := "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);\n" + ps.sql()
+// LogTextCatchUp brings an older database's log_text up to this version (the projector owns how
+// log bodies become documents). fresh says the database was just created; version is the one
+// it had.
+type LogTextCatchUp func(ctx context.Context, db *sql.DB, fresh bool, version int) error
+
+// LogsMetricsSQL is schema.sql alone: what creates log_text anew.
+func LogsMetricsSQL() string { return schemaSQL }
+
+// Apply creates the tables of one database, checks its schema version and upgrades an older
+// one; with LogsMetrics, logText upgrades its log_text before the version moves.
+func Apply(ctx context.Context, db *sql.DB, ps Parts, logText LogTextCatchUp) error {
+	schema := "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);\n" + ps.SQL()
 	if _, err := db.ExecContext(ctx, schema); err != nil {
-		return classify("apply schema", err)
+		return diskfull.Classify("apply schema", err)
 	}
 	var v int
 	err := db.QueryRowContext(ctx, "SELECT version FROM schema_version").Scan(&v)
 	fresh := errors.Is(err, sql.ErrNoRows)
 	switch {
 	case fresh:
-		if _, err := db.ExecContext(ctx, "INSERT INTO schema_version(version) VALUES (?)", SchemaVersion); err != nil {
-			return classify("write schema version", err)
+		if _, err := db.ExecContext(ctx, "INSERT INTO schema_version(version) VALUES (?)", Version); err != nil {
+			return diskfull.Classify("write schema version", err)
 		}
 	case err != nil:
-		return classify("read schema version", err)
-	case v > SchemaVersion:
-		return fmt.Errorf("store: database schema version %d is newer than this build's %d", v, SchemaVersion)
+		return diskfull.Classify("read schema version", err)
+	case v > Version:
+		return fmt.Errorf("store: database schema version %d is newer than this build's %d", v, Version)
 	}
 	// Before the version moves: an interrupted catch-up resumes at the next Open.
-	if ps&(partLogsMetrics|partTraces) != 0 {
+	if ps&(LogsMetrics|Traces) != 0 {
 		if err := catchUpSummaries(ctx, db, ps); err != nil {
 			return err
 		}
 	}
-	if ps&partLogsMetrics != 0 {
-		if err := catchUpLogText(ctx, db); err != nil {
+	if ps&LogsMetrics != 0 {
+		if err := logText(ctx, db, fresh, v); err != nil {
 			return err
-		}
-		if !fresh {
-			if err := catchUpLogGrams(ctx, db, v); err != nil {
-				return err
-			}
 		}
 		// Version 5: schema.sql has just built logs_trace_block, which replaces logs_trace.
 		if _, err := db.ExecContext(ctx, `DROP INDEX IF EXISTS logs_trace`); err != nil {
-			return classify("drop the version 4 log trace index", err)
+			return diskfull.Classify("drop the version 4 log trace index", err)
 		}
 		// Version 9: the points tables' block column and the indexes keyed by it.
-		for _, t := range pointTables {
+		for _, t := range PointTables {
 			if err := addColumn(ctx, db, t, "block", "INTEGER"); err != nil {
 				return err
 			}
 		}
 		if _, err := db.ExecContext(ctx, pointIndexesSQL); err != nil {
-			return classify("index the points tables by block", err)
+			return diskfull.Classify("index the points tables by block", err)
 		}
-		for _, t := range pointTables {
+		for _, t := range PointTables {
 			if _, err := db.ExecContext(ctx, `DROP INDEX IF EXISTS `+t+`_metric_time`); err != nil {
-				return classify("drop the version 8 index of "+t, err)
+				return diskfull.Classify("drop the version 8 index of "+t, err)
 			}
 		}
 	}
-	if ps&partTraces != 0 {
+	if ps&Traces != 0 {
 		// Version 5: spans_trace_block replaces spans_trace; trace_chunks gains errors (NULL in
 		// older rows). Version 6: spans_root_service_start replaces spans_service_start.
 		if _, err := db.ExecContext(ctx, `DROP INDEX IF EXISTS spans_trace; DROP INDEX IF EXISTS spans_service_start`); err != nil {
-			return classify("drop the version 4 and 5 span indexes", err)
+			return diskfull.Classify("drop the version 4 and 5 span indexes", err)
 		}
 		if err := addColumn(ctx, db, "trace_chunks", "errors", "INTEGER"); err != nil {
 			return err
 		}
 	}
-	if !fresh && v < SchemaVersion {
-		if _, err := db.ExecContext(ctx, "UPDATE schema_version SET version = ?", SchemaVersion); err != nil {
-			return classify("write schema version", err)
+	if !fresh && v < Version {
+		if _, err := db.ExecContext(ctx, "UPDATE schema_version SET version = ?", Version); err != nil {
+			return diskfull.Classify("write schema version", err)
 		}
 	}
 	return nil
@@ -175,49 +182,18 @@ func applySchema(ctx context.Context, db *sql.DB, ps parts) error {
 func addColumn(ctx context.Context, db *sql.DB, table, col, typ string) error {
 	var n int
 	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM pragma_table_info(?) WHERE name = ?`, table, col).Scan(&n); err != nil {
-		return classify("read the columns of "+table, err)
+		return diskfull.Classify("read the columns of "+table, err)
 	}
 	if n > 0 {
 		return nil
 	}
 	if _, err := db.ExecContext(ctx, "ALTER TABLE "+table+" ADD COLUMN "+col+" "+typ); err != nil {
-		return classify("add "+table+"."+col, err)
+		return diskfull.Classify("add "+table+"."+col, err)
 	}
 	return nil
 }
 
-// loadState reads the raw id sequence and the projection backlog of each projected database.
-func (s *Store) loadState(ctx context.Context) error {
-	var maxRaw, top, lag int64
-	err := s.writeDB.QueryRowContext(ctx, `SELECT COALESCE(max(id), 0) FROM raw`).Scan(&maxRaw)
-	if err != nil {
-		return classify("read raw state", err)
-	}
-	for _, sh := range s.shards {
-		var hwm, backlog, oldest int64
-		err = sh.db.QueryRowContext(ctx, `SELECT raw_id FROM projection_state WHERE id = 1`).Scan(&hwm)
-		if err != nil {
-			return classify("read "+sh.name+" projection state", err)
-		}
-		// oldest counts every signal's rows: the projector passes them all (readRaw).
-		takes := "records"
-		if cond := sh.takesSQL(); cond != "" {
-			takes = "CASE WHEN " + cond + " THEN records ELSE 0 END"
-		}
-		err = s.writeDB.QueryRowContext(ctx, `SELECT COALESCE(sum(`+takes+`), 0),
-			COALESCE(min(received_unix_nano), 0) FROM raw WHERE id > ?`, hwm).Scan(&backlog, &oldest)
-		if err != nil {
-			return classify("read "+sh.name+" projection backlog", err)
-		}
-		top, lag = max(top, hwm), lag+backlog
-		s.stats.projectedRawID[sh.index].Store(hwm)
-		s.stats.oldestUnproj[sh.index].Store(oldest)
-	}
-	s.nextRawID = max(maxRaw, top) + 1
-	s.stats.lastRawID.Store(max(maxRaw, top))
-	s.stats.lagRecords.Store(lag)
-	if err := s.loadTotals(ctx); err != nil {
-		return err
-	}
-	return s.loadUnprojectable(ctx)
-}
+// ConnPragmas apply to every connection to otelbench's databases. busy_timeout only matters
+// for other processes (the sqlite3 CLI, say) holding locks: inside the process each database
+// has one writing goroutine.
+var ConnPragmas = []string{"busy_timeout(10000)", "foreign_keys(off)", "temp_store(memory)"}

@@ -1,4 +1,4 @@
-package store
+package stage
 
 import (
 	"encoding/hex"

@@ -1,4 +1,4 @@
-package store
+package stage
 
 import (
 	"math/rand/v2"

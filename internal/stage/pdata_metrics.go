@@ -1,4 +1,4 @@
-package store
+package stage
 
 import (
 	"encoding/binary"
@@ -19,16 +19,16 @@ const (
 )
 
 // metric stages a metric stream identity and returns its slice-local index.
-func (st *stage) metric(res, scope int, m pmetric.Metric, typ string, temporality int64, monotonic bool) int {
+func (st *Stage) metric(res, scope int, m pmetric.Metric, typ string, temporality int64, monotonic bool) int {
 	return st.stageMetric(res, scope, m.Name(), m.Description(), m.Unit(), typ, temporality, monotonic)
 }
 
 // stageMetric stages a metric stream identity and returns its slice-local index. name,
 // description and unit may be views of a payload: they are copied when kept.
-func (st *stage) stageMetric(res, scope int, name, description, unit, typ string, temporality int64, monotonic bool) int {
+func (st *Stage) stageMetric(res, scope int, name, description, unit, typ string, temporality int64, monotonic bool) int {
 	h := fnv.New128a()
-	h.Write(st.resources[res].hash[:])
-	h.Write(st.scopes[scope].hash[:])
+	h.Write(st.Resources[res].Hash[:])
+	h.Write(st.Scopes[scope].Hash[:])
 	for _, part := range []string{name, description, unit, typ} {
 		h.Write([]byte(part))
 		h.Write([]byte{0})
@@ -44,16 +44,16 @@ func (st *stage) stageMetric(res, scope int, name, description, unit, typ string
 	if i, ok := st.metricIdx[key]; ok {
 		return i
 	}
-	st.metrics = append(st.metrics, metricEntry{
-		hash: key, res: res, scope: scope, name: strings.Clone(name), description: strings.Clone(description),
-		unit: strings.Clone(unit), typ: typ, temporality: temporality, monotonic: monotonic,
+	st.Metrics = append(st.Metrics, MetricEntry{
+		Hash: key, Res: res, Scope: scope, Name: strings.Clone(name), Description: strings.Clone(description),
+		Unit: strings.Clone(unit), Typ: typ, Temporality: temporality, Monotonic: monotonic,
 	})
-	st.metricIdx[key] = len(st.metrics) - 1
-	return len(st.metrics) - 1
+	st.metricIdx[key] = len(st.Metrics) - 1
+	return len(st.Metrics) - 1
 }
 
-func (st *stage) head(metric int, rawID int64, attrs pcommon.Map, t, start pcommon.Timestamp, flags pmetric.DataPointFlags) pointHead {
-	return pointHead{metric: metric, rawID: rawID, time: int64(t), start: int64(start), attrs: st.attrs(attrs), flags: int64(flags)}
+func (st *Stage) head(metric int, rawID int64, attrs pcommon.Map, t, start pcommon.Timestamp, flags pmetric.DataPointFlags) pointHead {
+	return pointHead{Metric: metric, RawID: rawID, Time: int64(t), Start: int64(start), Attrs: st.attrs(attrs), Flags: int64(flags)}
 }
 
 // optFloat returns f, or nil (SQL NULL) when the optional field is absent.
@@ -65,7 +65,7 @@ func optFloat(has bool, f float64) any {
 }
 
 // addMetrics stages md, decoded from the payload that rs describes (resCache.strip).
-func (st *stage) addMetrics(rawID int64, md pmetric.Metrics, rs *resStrip) {
+func (st *Stage) addMetrics(rawID int64, md pmetric.Metrics, rs *ResStrip) {
 	rms := md.ResourceMetrics()
 	for i := range rms.Len() {
 		rm := rms.At(i)
@@ -82,7 +82,7 @@ func (st *stage) addMetrics(rawID int64, md pmetric.Metrics, rs *resStrip) {
 	}
 }
 
-func (st *stage) addMetric(rawID int64, res, scope int, m pmetric.Metric) {
+func (st *Stage) addMetric(rawID int64, res, scope int, m pmetric.Metric) {
 	switch m.Type() {
 	case pmetric.MetricTypeGauge:
 		id := st.metric(res, scope, m, metricGauge, 0, false)
@@ -97,14 +97,14 @@ func (st *stage) addMetric(rawID int64, res, scope int, m pmetric.Metric) {
 		dps := h.DataPoints()
 		for i := range dps.Len() {
 			dp := dps.At(i)
-			st.hists = append(st.hists, histPoint{
+			st.Hists = append(st.Hists, HistPoint{
 				pointHead: st.head(id, rawID, dp.Attributes(), dp.Timestamp(), dp.StartTimestamp(), dp.Flags()),
-				count:     int64(dp.Count()),
-				sum:       optFloat(dp.HasSum(), dp.Sum()),
-				min:       optFloat(dp.HasMin(), dp.Min()),
-				max:       optFloat(dp.HasMax(), dp.Max()),
-				buckets:   st.json(func(b []byte) []byte { return appendJSONUint64s(b, dp.BucketCounts().AsRaw()) }),
-				bounds:    st.json(func(b []byte) []byte { return appendJSONFloat64s(b, dp.ExplicitBounds().AsRaw()) }),
+				Count:     int64(dp.Count()),
+				Sum:       optFloat(dp.HasSum(), dp.Sum()),
+				Min:       optFloat(dp.HasMin(), dp.Min()),
+				Max:       optFloat(dp.HasMax(), dp.Max()),
+				Buckets:   st.json(func(b []byte) []byte { return appendJSONUint64s(b, dp.BucketCounts().AsRaw()) }),
+				Bounds:    st.json(func(b []byte) []byte { return appendJSONFloat64s(b, dp.ExplicitBounds().AsRaw()) }),
 			})
 		}
 	case pmetric.MetricTypeExponentialHistogram:
@@ -114,19 +114,19 @@ func (st *stage) addMetric(rawID int64, res, scope int, m pmetric.Metric) {
 		for i := range dps.Len() {
 			dp := dps.At(i)
 			pos, neg := dp.Positive(), dp.Negative()
-			st.exps = append(st.exps, expHistPoint{
+			st.Exps = append(st.Exps, ExpHistPoint{
 				pointHead:     st.head(id, rawID, dp.Attributes(), dp.Timestamp(), dp.StartTimestamp(), dp.Flags()),
-				count:         int64(dp.Count()),
-				sum:           optFloat(dp.HasSum(), dp.Sum()),
-				min:           optFloat(dp.HasMin(), dp.Min()),
-				max:           optFloat(dp.HasMax(), dp.Max()),
-				scale:         int64(dp.Scale()),
-				zeroCount:     int64(dp.ZeroCount()),
-				zeroThreshold: dp.ZeroThreshold(),
-				posOffset:     int64(pos.Offset()),
-				posBuckets:    st.json(func(b []byte) []byte { return appendJSONUint64s(b, pos.BucketCounts().AsRaw()) }),
-				negOffset:     int64(neg.Offset()),
-				negBuckets:    st.json(func(b []byte) []byte { return appendJSONUint64s(b, neg.BucketCounts().AsRaw()) }),
+				Count:         int64(dp.Count()),
+				Sum:           optFloat(dp.HasSum(), dp.Sum()),
+				Min:           optFloat(dp.HasMin(), dp.Min()),
+				Max:           optFloat(dp.HasMax(), dp.Max()),
+				Scale:         int64(dp.Scale()),
+				ZeroCount:     int64(dp.ZeroCount()),
+				ZeroThreshold: dp.ZeroThreshold(),
+				PosOffset:     int64(pos.Offset()),
+				PosBuckets:    st.json(func(b []byte) []byte { return appendJSONUint64s(b, pos.BucketCounts().AsRaw()) }),
+				NegOffset:     int64(neg.Offset()),
+				NegBuckets:    st.json(func(b []byte) []byte { return appendJSONUint64s(b, neg.BucketCounts().AsRaw()) }),
 			})
 		}
 	case pmetric.MetricTypeSummary:
@@ -135,11 +135,11 @@ func (st *stage) addMetric(rawID int64, res, scope int, m pmetric.Metric) {
 		for i := range dps.Len() {
 			dp := dps.At(i)
 			qs := dp.QuantileValues()
-			st.sums = append(st.sums, summaryPoint{
+			st.Sums = append(st.Sums, SummaryPoint{
 				pointHead: st.head(id, rawID, dp.Attributes(), dp.Timestamp(), dp.StartTimestamp(), dp.Flags()),
-				count:     int64(dp.Count()),
-				sum:       dp.Sum(),
-				quantiles: st.json(func(b []byte) []byte {
+				Count:     int64(dp.Count()),
+				Sum:       dp.Sum(),
+				Quantiles: st.json(func(b []byte) []byte {
 					b = append(b, '[')
 					for q := range qs.Len() {
 						if q > 0 {
@@ -158,16 +158,16 @@ func (st *stage) addMetric(rawID int64, res, scope int, m pmetric.Metric) {
 	}
 }
 
-func (st *stage) addNumbers(metric int, rawID int64, dps pmetric.NumberDataPointSlice) {
+func (st *Stage) addNumbers(metric int, rawID int64, dps pmetric.NumberDataPointSlice) {
 	for i := range dps.Len() {
 		dp := dps.At(i)
-		p := numberPoint{pointHead: st.head(metric, rawID, dp.Attributes(), dp.Timestamp(), dp.StartTimestamp(), dp.Flags())}
+		p := NumberPoint{pointHead: st.head(metric, rawID, dp.Attributes(), dp.Timestamp(), dp.StartTimestamp(), dp.Flags())}
 		switch dp.ValueType() {
 		case pmetric.NumberDataPointValueTypeInt:
-			p.vint = dp.IntValue()
+			p.Vint = dp.IntValue()
 		case pmetric.NumberDataPointValueTypeDouble:
-			p.vdouble = dp.DoubleValue()
+			p.Vdouble = dp.DoubleValue()
 		}
-		st.numbers = append(st.numbers, p)
+		st.Numbers = append(st.Numbers, p)
 	}
 }

@@ -1,4 +1,4 @@
-package store
+package stage
 
 import (
 	"encoding/base64"
@@ -16,7 +16,7 @@ import (
 const hexDigits = "0123456789abcdef"
 
 // appendJSONString appends s as a JSON string literal (invalid UTF-8 becomes U+FFFD).
-func appendJSONString(b []byte, s string) []byte {
+func AppendJSONString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
@@ -74,7 +74,7 @@ func appendJSONFloat(b []byte, f float64) []byte {
 func appendJSONValue(b []byte, v pcommon.Value) []byte {
 	switch v.Type() {
 	case pcommon.ValueTypeStr:
-		return appendJSONString(b, v.Str())
+		return AppendJSONString(b, v.Str())
 	case pcommon.ValueTypeInt:
 		return strconv.AppendInt(b, v.Int(), 10)
 	case pcommon.ValueTypeDouble:
@@ -110,7 +110,7 @@ func appendJSONMap(b []byte, m pcommon.Map) []byte {
 			b = append(b, ',')
 		}
 		first = false
-		b = appendJSONString(b, k)
+		b = AppendJSONString(b, k)
 		b = append(b, ':')
 		b = appendJSONValue(b, v)
 	}
@@ -134,7 +134,7 @@ func appendJSONMapSorted(b []byte, m pcommon.Map) []byte {
 			b = append(b, ',')
 		}
 		v, _ := m.Get(k)
-		b = appendJSONString(b, k)
+		b = AppendJSONString(b, k)
 		b = append(b, ':')
 		b = appendJSONValue(b, v)
 	}

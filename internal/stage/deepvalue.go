@@ -1,4 +1,4 @@
-package store
+package stage
 
 import (
 	"github.com/otelbench/otelbench/internal/otlpwire"
@@ -19,7 +19,7 @@ const (
 	// deepFlattenDepth is the depth, as pdata counts it, from which a value is stored as a
 	// string: a value's children are at most 3 levels deeper (a key-value list, its entry, the
 	// entry's value), so the structured levels above it stay within pdata's limit.
-	deepFlattenDepth = otlpwire.RecursionLimit - 4
+	DeepFlattenDepth = otlpwire.RecursionLimit - 4
 	// deepMaxDepth bounds the nesting rendered into such a string, and so the stack the
 	// rendering takes (a few hundred bytes a level: ~1 MB at this bound); a payload nested deeper
 	// stays unprojectable. Ingest, not this, is where such payloads belong refused.
@@ -42,7 +42,7 @@ func (d *deepValues) limit() int {
 }
 
 // at reports whether the value at depth is to be stored as a string.
-func (d *deepValues) at(depth int) bool { return d.on && !d.inside && depth >= deepFlattenDepth }
+func (d *deepValues) at(depth int) bool { return d.on && !d.inside && depth >= DeepFlattenDepth }
 
 // appendDeep appends AnyValue b, at depth, as a JSON string holding the JSON that appendValue
 // renders of it; it returns the kind of a string value.
@@ -55,19 +55,19 @@ func (w *wireStager) appendDeep(out, b []byte, depth int) ([]byte, int32, []byte
 		return out, 0, nil, err
 	}
 	w.deep.buf = append(w.deep.buf[:0], out[start:]...)
-	return appendJSONString(out[:start], bstr(w.deep.buf)), 1, nil, nil
+	return AppendJSONString(out[:start], bstr(w.deep.buf)), 1, nil, nil
 }
 
 // stageDeep stages payload, raw row rawID's, which pdata refused with pdataErr, on the wire path
 // with values nested past pdata's limit stored as strings. It returns pdataErr, with st as it
 // was, when the wire path refuses it all the same.
-func (st *stage) stageDeep(sig signal.Signal, rawID int64, payload []byte, pdataErr error) error {
-	m := st.mark()
-	st.wire.deep.on = true
-	err := st.wire.stage(st, sig, rawID, payload)
-	st.wire.deep.on = false
+func (st *Stage) StageDeep(sig signal.Signal, rawID int64, payload []byte, pdataErr error) error {
+	m := st.Mark()
+	st.Wire.deep.on = true
+	err := st.Wire.Stage(st, sig, rawID, payload)
+	st.Wire.deep.on = false
 	if err != nil {
-		st.rollback(m)
+		st.Rollback(m)
 		return pdataErr
 	}
 	return nil

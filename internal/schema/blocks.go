@@ -1,8 +1,10 @@
-package store
+package schema
 
 import (
 	"context"
 	"database/sql"
+
+	"github.com/otelbench/otelbench/internal/diskfull"
 )
 
 // LogBlockShift is log_blocks' block size as a shift: block = logs.id >> LogBlockShift. The
@@ -17,21 +19,25 @@ const SpanBlockShift = 12
 // PointBlockShift, stored in the tables' block column and summarized in point_blocks.
 const PointBlockShift = 12
 
-// summaryStep bounds the ids of one table that one catch-up transaction summarizes, so upgrading
+// LogTextShift sizes the groups log_text indexes: one document per 1<<LogTextShift consecutive
+// log ids, rowid = id >> LogTextShift. A match names a group; its rows are the candidates.
+const LogTextShift = 4
+
+// SummaryStep bounds the ids of one table that one catch-up transaction summarizes, so upgrading
 // a large database never sorts more than this many rows at once (the GROUP BY of the summarizing
 // statements uses a temporary sorter, which temp_store=memory keeps in RAM).
-var summaryStep int64 = 1 << 16 // a variable for tests
+var SummaryStep int64 = 1 << 16 // a variable for tests
 
 // summaryTable is one table the summaries count, with the statements that add the rows in an id
 // range (lo, hi] to them.
 type summaryTable struct {
 	table, stateCol string
-	part            parts // the schema part that holds the table
+	part            Parts // the schema part that holds the table
 	stmts           []string
 }
 
 var summaryTables = []summaryTable{
-	{"logs", "log_id", partLogsMetrics, []string{
+	{"logs", "log_id", LogsMetrics, []string{
 		`INSERT INTO log_blocks(block, min_time_unix_nano, max_time_unix_nano, logs)
 			SELECT id >> 12, min(time_unix_nano), max(time_unix_nano), count(*) FROM logs
 			WHERE id > ?1 AND id <= ?2 GROUP BY id >> 12
@@ -45,14 +51,14 @@ var summaryTables = []summaryTable{
 			ON CONFLICT(service, signal) DO UPDATE SET records = records + excluded.records,
 				last_seen_unix_nano = max(last_seen_unix_nano, excluded.last_seen_unix_nano)`,
 	}},
-	{"spans", "span_id", partTraces, []string{
+	{"spans", "span_id", Traces, []string{
 		`INSERT INTO service_counts(service, signal, records, last_seen_unix_nano)
 			SELECT coalesce(service, ''), 'spans', count(*), max(start_time_unix_nano) FROM spans
 			WHERE id > ?1 AND id <= ?2 GROUP BY 1
 			ON CONFLICT(service, signal) DO UPDATE SET records = records + excluded.records,
 				last_seen_unix_nano = max(last_seen_unix_nano, excluded.last_seen_unix_nano)`,
 	}},
-	{"metrics", "metric_id", partLogsMetrics, []string{
+	{"metrics", "metric_id", LogsMetrics, []string{
 		`INSERT INTO service_counts(service, signal, records, last_seen_unix_nano)
 			SELECT coalesce(service, ''), 'metrics', count(*), 0 FROM metrics
 			WHERE id > ?1 AND id <= ?2 GROUP BY 1
@@ -61,11 +67,11 @@ var summaryTables = []summaryTable{
 }
 
 // catchUpSummaries adds every row of the tables in ps not yet in summary_state to log_blocks and
-// service_counts, in transactions of at most summaryStep ids, each advancing summary_state with
+// service_counts, in transactions of at most SummaryStep ids, each advancing summary_state with
 // its rows (so an interrupted upgrade resumes where it stopped). It runs at Open, before the
 // projector starts, where it is a no-op unless the database was written by a version without
 // the summaries (schema version < 3): from then on the projector keeps them current (summarize).
-func catchUpSummaries(ctx context.Context, db *sql.DB, ps parts) error {
+func catchUpSummaries(ctx context.Context, db *sql.DB, ps Parts) error {
 	for _, t := range summaryTables {
 		if ps&t.part == 0 {
 			continue
@@ -75,18 +81,24 @@ func catchUpSummaries(ctx context.Context, db *sql.DB, ps parts) error {
 			err := db.QueryRowContext(ctx, `SELECT (SELECT `+t.stateCol+` FROM summary_state WHERE id = 1),
 				coalesce((SELECT max(id) FROM `+t.table+`), 0)`).Scan(&done, &last)
 			if err != nil {
-				return classify("read summary state", err)
+				return diskfull.Classify("read summary state", err)
 			}
 			if done >= last {
 				break
 			}
-			hi := min(done+summaryStep, last)
+			hi := min(done+SummaryStep, last)
 			if err := summarizeRange(ctx, db, t, done, hi); err != nil {
-				return classify("summarize "+t.table, err)
+				return diskfull.Classify("summarize "+t.table, err)
 			}
 		}
 	}
 	return nil
+}
+
+// SummarizeLogs adds the logs with ids in (lo, hi] to the summaries, as one step of the catch-up
+// (tests use it to leave a catch-up part-way).
+func SummarizeLogs(ctx context.Context, db *sql.DB, lo, hi int64) error {
+	return summarizeRange(ctx, db, summaryTables[0], lo, hi)
 }
 
 func summarizeRange(ctx context.Context, db *sql.DB, t summaryTable, lo, hi int64) error {

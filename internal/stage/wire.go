@@ -1,0 +1,355 @@
+package stage
+
+import (
+	"errors"
+	"unsafe"
+
+	"github.com/otelbench/otelbench/internal/otlpwire"
+	"github.com/otelbench/otelbench/internal/signal"
+)
+
+// The stager's protobuf path.
+//
+// Decoding a payload with pdata builds every record, attribute and value as Go objects that
+// the stage only reads once to make its rows: in a mixed catch-up that decoding was a fifth of
+// the process's CPU and most of its allocations (docs/benchmarks/store.md, seventeenth
+// session). wireStager makes the same rows straight from the payload's bytes, with pdata's
+// acceptance rules (internal/otlpwire, the field tables of pdata v1.71's generated
+// UnmarshalProto code): every wire type is checked, ids must be 0 or 8/16 bytes, the AnyValue
+// family stops at its recursion limit, and fields the stage does not keep (exemplars, entity
+// references, metric metadata, dropped counts) are still walked and checked.
+//
+// It only answers where it can prove pdata's answer: a payload it cannot decode, and the rare
+// shapes whose pdata result depends on merging (a singular message field given twice), on the
+// deprecated field-1000 scope lists, on string-table indexes or on a non-string service.name,
+// make it refuse (errWire), and stageRow then rolls the stage back and decodes the payload
+// with pdata, which owns every error. FuzzWireStageMatchesPdata holds the two paths to the same
+// rows.
+
+// errWire is the wire path's one error: the caller stages the payload with pdata instead.
+var errWire = errors.New("stage: payload needs pdata")
+
+// wireStager is the wire path's scratch memory, kept across payloads.
+type wireStager struct {
+	scopes  [][]byte // the scope entries (ScopeLogs/Spans/Metrics) of the current resource entry
+	records [][]byte // the records of the current scope entry
+	points  [][]byte // the data points of the current metric
+	kvs     []wireKV // the attributes of a resource or scope, to sort
+	attrs   []byte   // JSON of the current record's attributes
+	sub     []byte   // JSON of the current span event's or link's attributes
+	val     []byte   // JSON of a value
+	scratch []byte   // JSON of a map's entries, before sorting
+
+	// strs, when set (fill, catching up), holds the strings of the rows staged: their
+	// attributes' JSON, bodies, ids and names. They are read only until the slice commits, and
+	// the stage is staged again only after that; allocated one by one they were ~75% of the
+	// objects a mixed catch-up allocated. What outlives the slice (the resource cache, scopes,
+	// metric streams) is copied to the heap, as before.
+	Strs *ByteArena
+	u64  []uint64
+	f64  []float64
+	deep deepValues   // renders values nested past pdata's limit as strings, when set (deepvalue.go)
+	Win  RecordWindow // stages only some records, when set (window.go)
+}
+
+// wireKV is one attribute of a map to sort: its key, and its "key":value JSON in scratch.
+type wireKV struct {
+	key        []byte
+	start, end int
+}
+
+// bstr views b as a string without copying, for calls that do not keep the string.
+func bstr(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+
+// Every message below is read by one loop of this shape, a case per known field, which
+// checks the field's wire type (the *Field helpers) and skips unknown ones as pdata does:
+//
+//	for pos := 0; pos < len(b); {
+//		num, wt, p, err := otlpwire.ConsumeTag(b, pos)
+//		...
+//		switch num {
+//		case 1:
+//			v, pos, err = lenField(b, p, wt)
+//		default:
+//			pos, err = otlpwire.ConsumeUnknown(b, p, wt)
+//		}
+//	}
+
+// lenField reads a length-delimited field's value at pos, which must have wire type Len.
+func lenField(b []byte, pos int, wt uint8) ([]byte, int, error) {
+	if wt != otlpwire.Len {
+		return nil, 0, errWire
+	}
+	return otlpwire.ConsumeBytes(b, pos)
+}
+
+// i64Field reads a fixed 64-bit field at pos.
+func i64Field(b []byte, pos int, wt uint8) (uint64, int, error) {
+	if wt != otlpwire.I64 {
+		return 0, 0, errWire
+	}
+	return otlpwire.ConsumeFixed64(b, pos)
+}
+
+// i32Field reads a fixed 32-bit field at pos.
+func i32Field(b []byte, pos int, wt uint8) (uint32, int, error) {
+	if wt != otlpwire.I32 {
+		return 0, 0, errWire
+	}
+	return otlpwire.ConsumeFixed32(b, pos)
+}
+
+// varintField reads a varint field at pos.
+func varintField(b []byte, pos int, wt uint8) (uint64, int, error) {
+	if wt != otlpwire.Varint {
+		return 0, 0, errWire
+	}
+	return otlpwire.ConsumeVarint(b, pos)
+}
+
+// idField reads a trace id (size 16) or span id (8) at pos: empty or exactly size bytes.
+func idField(b []byte, pos int, wt uint8, size int) ([]byte, int, error) {
+	v, pos, err := lenField(b, pos, wt)
+	if err == nil && len(v) != 0 && len(v) != size {
+		err = errWire
+	}
+	return v, pos, err
+}
+
+// stage stages payload, a protobuf Export*ServiceRequest of sig from raw row rawID, into st.
+// On an error st may hold part of it: the caller rolls st back.
+func (w *wireStager) Stage(st *Stage, sig signal.Signal, rawID int64, payload []byte) error {
+	switch sig {
+	case signal.Logs, signal.Traces, signal.Metrics:
+	default:
+		return errWire // pdata's path names the unknown signal
+	}
+	for pos := 0; pos < len(payload); {
+		num, wt, p, err := otlpwire.ConsumeTag(payload, pos)
+		if err != nil {
+			return err
+		}
+		if num != 1 {
+			if pos, err = otlpwire.ConsumeUnknown(payload, p, wt); err != nil {
+				return err
+			}
+			continue
+		}
+		var entry []byte
+		if entry, pos, err = lenField(payload, p, wt); err != nil {
+			return err
+		}
+		if err := w.resourceEntry(st, sig, rawID, entry); err == errWindowEnd {
+			return nil
+		} else if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// entryFields reads a Resource{Logs,Spans,Metrics} or Scope{Logs,Spans,Metrics} entry: its
+// head message (field 1: the Resource or the scope; has: it was present), the entries under it
+// (field 2, into *list) and its schema URL (3). resource: field 1000, the deprecated scope lists
+// of a resource entry, sends the payload to pdata, which migrates them.
+func entryFields(b []byte, list *[][]byte, resource bool, win *RecordWindow) (head []byte, has bool, schemaURL []byte, err error) {
+	*list = (*list)[:0]
+	for pos := 0; pos < len(b); {
+		num, wt, p, err := otlpwire.ConsumeTag(b, pos)
+		if err != nil {
+			return nil, false, nil, err
+		}
+		switch {
+		case num == 1:
+			if has {
+				return nil, false, nil, errWire // pdata merges the two
+			}
+			head, pos, err = lenField(b, p, wt)
+			has = true
+		case num == 2:
+			var e []byte
+			e, pos, err = lenField(b, p, wt)
+			if win.take() {
+				*list = append(*list, e)
+			}
+		case num == 3:
+			schemaURL, pos, err = lenField(b, p, wt)
+		case num == 1000 && resource:
+			return nil, false, nil, errWire
+		default:
+			pos, err = otlpwire.ConsumeUnknown(b, p, wt)
+		}
+		if err != nil {
+			return nil, false, nil, err
+		}
+	}
+	return head, has, schemaURL, nil
+}
+
+// resourceEntry stages a ResourceLogs, ResourceSpans or ResourceMetrics: its resource (field
+// 1), its scope entries (2) and schema URL (3).
+func (w *wireStager) resourceEntry(st *Stage, sig signal.Signal, rawID int64, b []byte) error {
+	res, hasRes, schemaURL, err := entryFields(b, &w.scopes, true, nil)
+	if err != nil {
+		return err
+	}
+	resIdx, err := w.resource(st, res, hasRes, string(schemaURL))
+	if err != nil {
+		return err
+	}
+	// The scope entries are staged in order; w.scopes is not touched below this level.
+	for _, e := range w.scopes {
+		if err := w.scopeEntry(st, sig, rawID, resIdx, e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// resource stages a Resource given its bytes (has: the field was present), from the cache when
+// those bytes were seen before, as resourceFor does for pdata's path.
+func (w *wireStager) resource(st *Stage, b []byte, has bool, schemaURL string) (int, error) {
+	if has {
+		if hit, ok := st.ResCache.M[string(b)]; ok {
+			st.ResCache.Hits++
+			return st.stageCached(&hit, schemaURL), nil
+		}
+	}
+	w.kvs = w.kvs[:0]
+	w.scratch = w.scratch[:0]
+	var service any
+	for pos := 0; pos < len(b); {
+		num, wt, p, err := otlpwire.ConsumeTag(b, pos)
+		if err != nil {
+			return 0, err
+		}
+		switch num {
+		case 1:
+			var kv []byte
+			if kv, pos, err = lenField(b, p, wt); err != nil {
+				return 0, err
+			}
+			key, str, kind, err := w.sortKV(kv)
+			if err != nil {
+				return 0, err
+			}
+			if service == nil && string(key) == "service.name" {
+				switch kind {
+				case 0:
+					service = ""
+				case 1:
+					service = string(str)
+				default:
+					return 0, errWire // pdata's AsString renders it
+				}
+			}
+		case 2:
+			_, pos, err = varintField(b, p, wt)
+		case 3:
+			var ref []byte
+			if ref, pos, err = lenField(b, p, wt); err == nil {
+				err = checkEntityRef(ref)
+			}
+		default:
+			pos, err = otlpwire.ConsumeUnknown(b, p, wt)
+		}
+		if err != nil {
+			return 0, err
+		}
+	}
+	st.buf = w.sortedMap(st.buf[:0])
+	idx := st.stageResourceJSON(st.buf, service, schemaURL)
+	if has {
+		e := &st.Resources[idx]
+		st.ResCache.Put(b, cached(e))
+	}
+	return idx, nil
+}
+
+// checkEntityRef checks a Resource's EntityRef, which the stage does not keep.
+func checkEntityRef(b []byte) error {
+	for pos := 0; pos < len(b); {
+		num, wt, p, err := otlpwire.ConsumeTag(b, pos)
+		if err != nil {
+			return err
+		}
+		if num >= 1 && num <= 4 {
+			_, pos, err = lenField(b, p, wt)
+		} else {
+			pos, err = otlpwire.ConsumeUnknown(b, p, wt)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// scopeEntry stages a ScopeLogs, ScopeSpans or ScopeMetrics of resource res: its scope (field
+// 1), records (2) and schema URL (3).
+func (w *wireStager) scopeEntry(st *Stage, sig signal.Signal, rawID int64, res int, b []byte) error {
+	var win *RecordWindow // the records of logs and spans; metrics count points (metric)
+	if sig != signal.Metrics {
+		win = &w.Win
+	}
+	scope, _, schemaURL, err := entryFields(b, &w.records, false, win)
+	if err != nil {
+		return err
+	}
+	scopeIdx, err := w.scope(st, scope, string(schemaURL))
+	if err != nil {
+		return err
+	}
+	for _, r := range w.records {
+		switch sig {
+		case signal.Logs:
+			err = w.logRecord(st, rawID, res, scopeIdx, r)
+		case signal.Traces:
+			err = w.span(st, rawID, res, scopeIdx, r)
+		case signal.Metrics:
+			err = w.metric(st, rawID, res, scopeIdx, r)
+		default:
+			err = errWire
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if w.Win.Cut {
+		return errWindowEnd // the rest is past the window
+	}
+	return nil
+}
+
+// scope stages an InstrumentationScope given its bytes.
+func (w *wireStager) scope(st *Stage, b []byte, schemaURL string) (int, error) {
+	var name, version []byte
+	w.kvs = w.kvs[:0]
+	w.scratch = w.scratch[:0]
+	for pos := 0; pos < len(b); {
+		num, wt, p, err := otlpwire.ConsumeTag(b, pos)
+		if err != nil {
+			return 0, err
+		}
+		switch num {
+		case 1:
+			name, pos, err = lenField(b, p, wt)
+		case 2:
+			version, pos, err = lenField(b, p, wt)
+		case 3:
+			var kv []byte
+			if kv, pos, err = lenField(b, p, wt); err == nil {
+				_, _, _, err = w.sortKV(kv)
+			}
+		case 4:
+			_, pos, err = varintField(b, p, wt)
+		default:
+			pos, err = otlpwire.ConsumeUnknown(b, p, wt)
+		}
+		if err != nil {
+			return 0, err
+		}
+	}
+	st.buf = w.sortedMap(st.buf[:0])
+	return st.stageScope(bstr(name), bstr(version), schemaURL, st.buf), nil
+}
