@@ -338,8 +338,8 @@ func TestClosed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Close(); err != nil {
-		t.Fatal(err)
+	if err := c.Close(); !errors.Is(err, ErrOpenStatements) {
+		t.Fatalf("close with a statement open: got %v, want ErrOpenStatements", err)
 	}
 	if err := c.Close(); err != nil {
 		t.Errorf("second close: %v", err)
@@ -356,7 +356,7 @@ func TestClosed(t *testing.T) {
 	if _, err := st.QueryInt64(); !errors.Is(err, errClosed) {
 		t.Errorf("statement of a closed connection: %v", err)
 	}
-	if err := st.Close(); !errors.Is(err, errClosed) {
+	if err := st.Close(); err != nil {
 		t.Errorf("closing a statement after its connection: %v", err)
 	}
 }
