@@ -131,13 +131,30 @@ func checkCleanedUp(t *testing.T, repo, tmp string) {
 	if left, _ := os.ReadDir(tmp); len(left) > 0 {
 		t.Errorf("temporary files left in %s: %v", tmp, left)
 	}
+	for p, b := range procsWith(tmp) {
+		t.Errorf("process left running: %s: %q", p, b)
+	}
+}
+
+// procsWith returns the command lines, by /proc path, of the processes whose command line holds
+// each of parts: compare's children run from binaries and directories under its TMPDIR.
+func procsWith(parts ...string) map[string][]byte {
+	found := map[string][]byte{}
 	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
 	for _, p := range procs {
 		b, err := os.ReadFile(p)
-		if err == nil && bytes.Contains(b, []byte(tmp)) {
-			t.Errorf("process left running: %s: %q", p, b)
+		if err != nil {
+			continue
+		}
+		all := true
+		for _, part := range parts {
+			all = all && bytes.Contains(b, []byte(part))
+		}
+		if all {
+			found[p] = b
 		}
 	}
+	return found
 }
 
 func readReport(t *testing.T, path string) Report {
@@ -309,16 +326,16 @@ func TestCompareInterrupt(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	// Wait until the first round has started, then interrupt.
-	for !strings.Contains(stderr.String(), "round 1/4") {
+	// Wait until the first round's load runs (its process exists, beside the server started
+	// before it), then interrupt: inside its 5 s, with the server and the load to stop.
+	for !strings.Contains(stderr.String(), "round 1/4") || len(procsWith(tmp, "\x00load\x00--endpoint\x00")) == 0 {
 		if ctx.Err() != nil {
 			_ = cmd.Process.Kill()
 			_ = cmd.Wait()
-			t.Fatalf("first round never started:\n%s", stderr.String())
+			t.Fatalf("first round's load never started:\n%s", stderr.String())
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond)
 	}
-	time.Sleep(time.Second) // well inside the 5 s load
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
