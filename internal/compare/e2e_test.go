@@ -5,13 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/otelbench/otelbench/internal/syncbuf"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -51,24 +51,6 @@ func tinyRepo(t *testing.T, delaysMS ...int) string {
 
 func itoa(i int) string { return strconv.Itoa(i) }
 
-// syncBuffer is a bytes.Buffer safe to read while a child writes to it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 func run(t *testing.T, dir string, name string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command(name, args...)
@@ -93,13 +75,13 @@ type result struct {
 var tinyArgs = []string{"--build", "go build -trimpath -o {out} .", "--serve", "{bin} -addr {addr}", "--no-progress"}
 
 // compareCmd prepares otelbench compare in repo with its own TMPDIR.
-func compareCmd(t *testing.T, repo string, args ...string) (*exec.Cmd, *syncBuffer, *syncBuffer, string) {
+func compareCmd(t *testing.T, repo string, args ...string) (*exec.Cmd, *syncbuf.Buffer, *syncbuf.Buffer, string) {
 	t.Helper()
 	tmp := t.TempDir()
 	cmd := exec.Command(otelbench(t), append([]string{"compare"}, args...)...)
 	cmd.Dir = repo
 	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
-	stdout, stderr := &syncBuffer{}, &syncBuffer{}
+	stdout, stderr := &syncbuf.Buffer{}, &syncbuf.Buffer{}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	return cmd, stdout, stderr, tmp
 }

@@ -1,35 +1,16 @@
 package progress
 
 import (
-	"bytes"
 	"context"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/otelbench/otelbench/internal/syncbuf"
 	"github.com/vbauerster/mpb/v8"
 )
-
-// syncBuffer is a bytes.Buffer the renderer writes while the test reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // TestDisplay draws a real display into a buffer: the elapsed line with its percentage (or
 // without one for a run with no planned duration) and a counter line read at each redraw.
@@ -45,7 +26,7 @@ func TestDisplay(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var out syncBuffer
+			var out syncbuf.Buffer
 			ctx, cancel := context.WithCancel(context.Background())
 			d := start(ctx, &out, tt.total, mpb.WithAutoRefresh())
 			var n atomic.Int64
