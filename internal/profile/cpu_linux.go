@@ -25,11 +25,7 @@ func ProfileCPU(ctx context.Context, cfg CPUConfig) (*CPUReport, error) {
 	if cfg.Freq == 0 {
 		cfg.Freq = DefaultFreq
 	}
-	if err := checkPrivileges(); err != nil {
-		return nil, err
-	}
-	removeMemlock()
-	if err := checkPIDNamespace(cfg.ProcRoot); err != nil {
+	if err := preflight(cfg.ProcRoot); err != nil {
 		return nil, err
 	}
 	cpus, err := onlineCPUs()
@@ -215,16 +211,8 @@ func (s *cpuSession) collect(rep *CPUReport, syms *symbolizers) error {
 	if err := it.Err(); err != nil {
 		return fmt.Errorf("read samples: %w", err)
 	}
-	if s.cfg.FollowChildren {
-		for _, p := range readTgids(s.coll.Maps["tgids"]) {
-			if p != s.pid {
-				rep.Children = append(rep.Children, p)
-			}
-		}
-	}
-	rep.Lost = readCounters(s.coll.Maps["counters"])
-	delete(rep.Lost, "children followed")
-	addRecursionMisses(s.coll, rep.Lost)
+	rep.Children = append(rep.Children, followedChildren(s.coll, s.pid, s.cfg.FollowChildren)...)
+	rep.Lost = lostCounts(s.coll)
 	return nil
 }
 

@@ -31,11 +31,7 @@ func TraceSyscalls(ctx context.Context, cfg SyscallConfig) (*SyscallReport, erro
 	if cfg.Attach == "" {
 		cfg.Attach = DefaultAttach
 	}
-	if err := checkPrivileges(); err != nil {
-		return nil, err
-	}
-	removeMemlock()
-	if err := checkPIDNamespace(cfg.ProcRoot); err != nil {
+	if err := preflight(cfg.ProcRoot); err != nil {
 		return nil, err
 	}
 	if err := checkKernel(); err != nil {
@@ -295,17 +291,8 @@ func (s *syscallSession) collect(rep *SyscallReport, tab *syscalltab.Table, syms
 		return fmt.Errorf("read syscall stats: %w", err)
 	}
 	sortSyscalls(rep.Syscalls)
-	if s.cfg.FollowChildren {
-		for _, p := range readTgids(s.coll.Maps["tgids"]) {
-			if p != s.pid {
-				rep.Children = append(rep.Children, p)
-			}
-		}
-	}
-	rep.Lost = readCounters(s.coll.Maps["counters"])
-	delete(rep.Lost, "children followed")
-	delete(rep.Lost, "calls")
-	addRecursionMisses(s.coll, rep.Lost)
+	rep.Children = append(rep.Children, followedChildren(s.coll, s.pid, s.cfg.FollowChildren)...)
+	rep.Lost = lostCounts(s.coll, "calls")
 	if s.cfg.PerThread {
 		if err := s.collectThreads(rep, tab); err != nil {
 			return err
