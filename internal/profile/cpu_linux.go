@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -33,28 +32,12 @@ func ProfileCPU(ctx context.Context, cfg CPUConfig) (*CPUReport, error) {
 		return nil, err
 	}
 
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	tr, err := startTracee(cfg.Target)
+	tr, sess, syms, err := launch(cfg.Target, cfg.ProcRoot, true, cfg.Attached,
+		func(pid int) (*cpuSession, error) { return newCPUSession(cfg, pid, cpus) })
 	if err != nil {
-		return nil, err
-	}
-	sess, err := newCPUSession(cfg, tr.pid, cpus)
-	if err != nil {
-		tr.finish(0)
 		return nil, err
 	}
 	defer sess.close()
-	syms := newSymbolizers(cfg.ProcRoot)
-	syms.snapshot(tr.pid)
-	if err := tr.resume(); err != nil {
-		tr.finish(0)
-		return nil, err
-	}
-	runtime.UnlockOSThread()
-	if cfg.Attached != nil {
-		cfg.Attached(tr.pid)
-	}
 
 	rep := &CPUReport{PID: tr.pid, Command: cfg.Command, Freq: cfg.Freq, Started: time.Now()}
 	snap := func() { syms.snapshot(sess.pids()...) }

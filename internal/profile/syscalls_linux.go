@@ -3,7 +3,6 @@ package profile
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"strings"
 	"time"
 
@@ -39,31 +38,12 @@ func TraceSyscalls(ctx context.Context, cfg SyscallConfig) (*SyscallReport, erro
 	}
 	tab := syscalltab.Native()
 
-	// ptrace requests must come from the thread that started the command.
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	tr, err := startTracee(cfg.Target)
+	tr, sess, syms, err := launch(cfg.Target, cfg.ProcRoot, cfg.Stacks, cfg.Attached,
+		func(pid int) (*syscallSession, error) { return newSyscallSession(cfg, tab, pid) })
 	if err != nil {
-		return nil, err
-	}
-	sess, err := newSyscallSession(cfg, tab, tr.pid)
-	if err != nil {
-		tr.finish(0)
 		return nil, err
 	}
 	defer sess.close()
-	syms := newSymbolizers(cfg.ProcRoot)
-	if cfg.Stacks {
-		syms.snapshot(tr.pid)
-	}
-	if err := tr.resume(); err != nil {
-		tr.finish(0)
-		return nil, err
-	}
-	runtime.UnlockOSThread()
-	if cfg.Attached != nil {
-		cfg.Attached(tr.pid)
-	}
 
 	rep := &SyscallReport{PID: tr.pid, Command: cfg.Command, Arch: tab.Arch(), Attach: cfg.Attach,
 		NoLatency: cfg.NoLatency, Started: time.Now()}
