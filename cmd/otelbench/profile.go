@@ -154,9 +154,14 @@ func commandStatus(t *prof.Target, code int) error {
 	return nil // -1: we interrupted it (Ctrl-C, --duration)
 }
 
+// profiled is a report that converts to a pprof profile (the syscall and the CPU report).
+type profiled interface {
+	Profile() (*profile.Profile, error)
+}
+
 // writeProfile writes rep's pprof profile to path, if one was asked for, and tells report how
 // to read it.
-func writeProfile(report io.Writer, path string, rep interface{ Profile() (*profile.Profile, error) }) error {
+func writeProfile(report io.Writer, path string, rep profiled) error {
 	if path == "" {
 		return nil
 	}
