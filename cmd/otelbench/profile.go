@@ -118,15 +118,8 @@ func runProfile(ctx context.Context, cmd *cobra.Command, f *profileFlags) error 
 			return fmt.Errorf("write json: %w", err)
 		}
 	}
-	if f.pprof != "" {
-		p, err := rep.Profile()
-		if err != nil {
-			return err
-		}
-		if err := writeProfile(f.pprof, p); err != nil {
-			return err
-		}
-		fmt.Fprintf(report, "\nwrote %s: go tool pprof -top %s\n", f.pprof, f.pprof)
+	if err := writeProfile(report, f.pprof, rep); err != nil {
+		return err
 	}
 	return commandStatus(t, rep.ExitCode)
 }
@@ -143,15 +136,8 @@ func runCPUProfile(ctx context.Context, cmd *cobra.Command, cfg prof.CPUConfig, 
 	if err := rep.WriteText(report, f.top); err != nil {
 		return err
 	}
-	if f.pprof != "" {
-		p, err := rep.Profile()
-		if err != nil {
-			return err
-		}
-		if err := writeProfile(f.pprof, p); err != nil {
-			return err
-		}
-		fmt.Fprintf(report, "\nwrote %s: go tool pprof -top %s\n", f.pprof, f.pprof)
+	if err := writeProfile(report, f.pprof, rep); err != nil {
+		return err
 	}
 	return commandStatus(&cfg.Target, rep.ExitCode)
 }
@@ -168,8 +154,26 @@ func commandStatus(t *prof.Target, code int) error {
 	return nil // -1: we interrupted it (Ctrl-C, --duration)
 }
 
-func writeProfile(path string, p *profile.Profile) error {
-	return writeFileWith(path, nil, p.Write)
+// profiled is a report that converts to a pprof profile (the syscall and the CPU report).
+type profiled interface {
+	Profile() (*profile.Profile, error)
+}
+
+// writeProfile writes rep's pprof profile to path, if one was asked for, and tells report how
+// to read it.
+func writeProfile(report io.Writer, path string, rep profiled) error {
+	if path == "" {
+		return nil
+	}
+	p, err := rep.Profile()
+	if err != nil {
+		return err
+	}
+	if err := writeFileWith(path, nil, p.Write); err != nil {
+		return err
+	}
+	fmt.Fprintf(report, "\nwrote %s: go tool pprof -top %s\n", path, path)
+	return nil
 }
 
 // writeFileWith writes path with write; "-" means stdout.

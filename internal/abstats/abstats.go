@@ -1,6 +1,7 @@
 package abstats
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -59,9 +60,7 @@ func (c Comparison) Change() float64 { return c.Ratio - 1 }
 // Summarize returns the median of values with its confidence interval at the
 // given level (0 means DefaultConfidence). values is not modified.
 func Summarize(values []float64, confidence float64) Summary {
-	if confidence == 0 {
-		confidence = DefaultConfidence
-	}
+	confidence = cmp.Or(confidence, DefaultConfidence)
 	s := newSample(values, DefaultAlpha)
 	sum := benchmath.AssumeNothing.Summary(s, confidence)
 	return Summary{
@@ -73,9 +72,7 @@ func Summarize(values []float64, confidence float64) Summary {
 // Compare summarizes base and head and tests whether they differ, at alpha
 // and confidence (0 means the defaults). Neither slice is modified.
 func Compare(base, head []float64, alpha, confidence float64) Comparison {
-	if alpha == 0 {
-		alpha = DefaultAlpha
-	}
+	alpha = cmp.Or(alpha, DefaultAlpha)
 	sb, sh := newSample(base, alpha), newSample(head, alpha)
 	cmp := benchmath.AssumeNothing.Compare(sb, sh)
 	c := Comparison{
@@ -100,9 +97,7 @@ func CanDetect(n1, n2 int, alpha float64) bool {
 	if n1 < 1 || n2 < 1 {
 		return false
 	}
-	if alpha == 0 {
-		alpha = DefaultAlpha
-	}
+	alpha = cmp.Or(alpha, DefaultAlpha)
 	a, b := make([]float64, n1), make([]float64, n2)
 	for i := range a {
 		a[i] = float64(i)

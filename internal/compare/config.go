@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -98,18 +99,10 @@ var ErrUsage = errors.New("usage")
 
 func (c *Config) withDefaults() Config {
 	d := *c
-	if d.Repo == "" {
-		d.Repo = "."
-	}
-	if d.Build == "" {
-		d.Build = DefaultBuild
-	}
-	if d.Serve == "" {
-		d.Serve = DefaultServe
-	}
-	if d.Rounds == 0 {
-		d.Rounds = DefaultRounds
-	}
+	d.Repo = cmp.Or(d.Repo, ".")
+	d.Build = cmp.Or(d.Build, DefaultBuild)
+	d.Serve = cmp.Or(d.Serve, DefaultServe)
+	d.Rounds = cmp.Or(d.Rounds, DefaultRounds)
 	switch {
 	case d.Warmup == 0:
 		d.Warmup = DefaultWarmup
@@ -119,18 +112,10 @@ func (c *Config) withDefaults() Config {
 	if d.Gates == nil {
 		d.Gates = DefaultGates
 	}
-	if d.ReadyTimeout == 0 {
-		d.ReadyTimeout = DefaultReadyTimeout
-	}
-	if d.StopGrace == 0 {
-		d.StopGrace = DefaultStopGrace
-	}
-	if d.BuildTimeout == 0 {
-		d.BuildTimeout = DefaultBuildTimeout
-	}
-	if d.LoadTimeout == 0 {
-		d.LoadTimeout = DefaultLoadTimeout
-	}
+	d.ReadyTimeout = cmp.Or(d.ReadyTimeout, DefaultReadyTimeout)
+	d.StopGrace = cmp.Or(d.StopGrace, DefaultStopGrace)
+	d.BuildTimeout = cmp.Or(d.BuildTimeout, DefaultBuildTimeout)
+	d.LoadTimeout = cmp.Or(d.LoadTimeout, DefaultLoadTimeout)
 	if d.Log == nil {
 		d.Log = io.Discard
 	}

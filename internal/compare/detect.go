@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"cmp"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -125,12 +126,8 @@ var detectFactors sync.Map // detectKey -> float64; pure functions of the key
 // becomes significant once δ exceeds its u-th smallest difference, and the
 // power-quantile of that threshold over many draws is the factor.
 func detectFactor(n1, n2 int, alpha, power float64) float64 {
-	if alpha == 0 {
-		alpha = abstats.DefaultAlpha
-	}
-	if power == 0 {
-		power = DefaultPower
-	}
+	alpha = cmp.Or(alpha, abstats.DefaultAlpha)
+	power = cmp.Or(power, DefaultPower)
 	key := detectKey{n1, n2, alpha, power}
 	if k, ok := detectFactors.Load(key); ok {
 		return k.(float64)

@@ -5,13 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/otelbench/otelbench/internal/syncbuf"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -51,24 +51,6 @@ func tinyRepo(t *testing.T, delaysMS ...int) string {
 
 func itoa(i int) string { return strconv.Itoa(i) }
 
-// syncBuffer is a bytes.Buffer safe to read while a child writes to it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 func run(t *testing.T, dir string, name string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command(name, args...)
@@ -93,13 +75,13 @@ type result struct {
 var tinyArgs = []string{"--build", "go build -trimpath -o {out} .", "--serve", "{bin} -addr {addr}", "--no-progress"}
 
 // compareCmd prepares otelbench compare in repo with its own TMPDIR.
-func compareCmd(t *testing.T, repo string, args ...string) (*exec.Cmd, *syncBuffer, *syncBuffer, string) {
+func compareCmd(t *testing.T, repo string, args ...string) (*exec.Cmd, *syncbuf.Buffer, *syncbuf.Buffer, string) {
 	t.Helper()
 	tmp := t.TempDir()
 	cmd := exec.Command(otelbench(t), append([]string{"compare"}, args...)...)
 	cmd.Dir = repo
 	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
-	stdout, stderr := &syncBuffer{}, &syncBuffer{}
+	stdout, stderr := &syncbuf.Buffer{}, &syncbuf.Buffer{}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	return cmd, stdout, stderr, tmp
 }
@@ -131,13 +113,30 @@ func checkCleanedUp(t *testing.T, repo, tmp string) {
 	if left, _ := os.ReadDir(tmp); len(left) > 0 {
 		t.Errorf("temporary files left in %s: %v", tmp, left)
 	}
+	for p, b := range procsWith(tmp) {
+		t.Errorf("process left running: %s: %q", p, b)
+	}
+}
+
+// procsWith returns the command lines, by /proc path, of the processes whose command line holds
+// each of parts: compare's children run from binaries and directories under its TMPDIR.
+func procsWith(parts ...string) map[string][]byte {
+	found := map[string][]byte{}
 	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
 	for _, p := range procs {
 		b, err := os.ReadFile(p)
-		if err == nil && bytes.Contains(b, []byte(tmp)) {
-			t.Errorf("process left running: %s: %q", p, b)
+		if err != nil {
+			continue
+		}
+		all := true
+		for _, part := range parts {
+			all = all && bytes.Contains(b, []byte(part))
+		}
+		if all {
+			found[p] = b
 		}
 	}
+	return found
 }
 
 func readReport(t *testing.T, path string) Report {
@@ -309,16 +308,16 @@ func TestCompareInterrupt(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	// Wait until the first round has started, then interrupt.
-	for !strings.Contains(stderr.String(), "round 1/4") {
+	// Wait until the first round's load runs (its process exists, beside the server started
+	// before it), then interrupt: inside its 5 s, with the server and the load to stop.
+	for !strings.Contains(stderr.String(), "round 1/4") || len(procsWith(tmp, "\x00load\x00--endpoint\x00")) == 0 {
 		if ctx.Err() != nil {
 			_ = cmd.Process.Kill()
 			_ = cmd.Wait()
-			t.Fatalf("first round never started:\n%s", stderr.String())
+			t.Fatalf("first round's load never started:\n%s", stderr.String())
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond)
 	}
-	time.Sleep(time.Second) // well inside the 5 s load
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}

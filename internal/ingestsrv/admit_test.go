@@ -141,11 +141,15 @@ func TestConnLimitStorm(t *testing.T) {
 		acked  int
 		wg     sync.WaitGroup
 	)
+	// Encoded on the test goroutine: encode may t.Fatal, which must not run on a client's.
+	bodies := make([][]byte, clients*perClient)
+	for seq := range bodies {
+		bodies[seq] = encode(t, otlptest.Logs(uint64(seq), 1), otlpcodec.EncodingProto)
+	}
 	for i := range clients {
 		wg.Go(func() {
 			for j := range perClient {
-				seq := uint64(i*perClient + j)
-				body := encode(t, otlptest.Logs(seq, 1), otlpcodec.EncodingProto)
+				body := bodies[i*perClient+j]
 				resp, err := send(client, http.MethodPost, ts.url+"/v1/logs", ctProto, "", bytes.NewReader(body))
 				mu.Lock()
 				switch {

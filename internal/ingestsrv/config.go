@@ -1,6 +1,7 @@
 package ingestsrv
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -189,39 +190,17 @@ func (c Config) Validate() error {
 }
 
 func (c Config) withDefaults() Config {
-	if c.Addr == "" {
-		c.Addr = DefaultAddr
-	}
-	if c.DataDir == "" {
-		c.DataDir = DefaultDataDir
-	}
-	if c.MaxBody == 0 {
-		c.MaxBody = DefaultMaxBody
-	}
-	if c.InflightBytes == 0 {
-		c.InflightBytes = DefaultInflightBytes
-	}
-	if c.MaxConns == 0 {
-		c.MaxConns = DefaultMaxConns
-	}
-	if c.MaxRejecting == 0 {
-		c.MaxRejecting = DefaultMaxRejecting
-	}
-	if c.MaxConnsPerSource == 0 {
-		c.MaxConnsPerSource = min(DefaultMaxConnsPerSource, c.MaxConns)
-	}
-	if c.MaxRecords == 0 {
-		c.MaxRecords = DefaultMaxRecords
-	}
-	if c.MinBodyRate == 0 {
-		c.MinBodyRate = DefaultMinBodyRate
-	}
-	if c.Sync == "" {
-		c.Sync = store.SyncFull
-	}
-	if c.ShutdownTimeout == 0 {
-		c.ShutdownTimeout = DefaultShutdownTimeout
-	}
+	c.Addr = cmp.Or(c.Addr, DefaultAddr)
+	c.DataDir = cmp.Or(c.DataDir, DefaultDataDir)
+	c.MaxBody = cmp.Or(c.MaxBody, DefaultMaxBody)
+	c.InflightBytes = cmp.Or(c.InflightBytes, DefaultInflightBytes)
+	c.MaxConns = cmp.Or(c.MaxConns, DefaultMaxConns)
+	c.MaxRejecting = cmp.Or(c.MaxRejecting, DefaultMaxRejecting)
+	c.MaxConnsPerSource = cmp.Or(c.MaxConnsPerSource, min(DefaultMaxConnsPerSource, c.MaxConns))
+	c.MaxRecords = cmp.Or(c.MaxRecords, DefaultMaxRecords)
+	c.MinBodyRate = cmp.Or(c.MinBodyRate, DefaultMinBodyRate)
+	c.Sync = cmp.Or(c.Sync, store.SyncFull)
+	c.ShutdownTimeout = cmp.Or(c.ShutdownTimeout, DefaultShutdownTimeout)
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/otelbench/otelbench/internal/otlpcodec"
+	"github.com/otelbench/otelbench/internal/otlpcodec/otlptest"
 	"github.com/otelbench/otelbench/internal/store"
 )
 
@@ -138,27 +138,10 @@ func send(client *http.Client, method, url, contentType, encoding string, body i
 	return response{status: resp.StatusCode, header: resp.Header, body: b}, nil
 }
 
-type message interface {
-	MarshalProto() ([]byte, error)
-	MarshalJSON() ([]byte, error)
-}
+// message and encode are otlptest's, by the names every test here uses.
+type message = otlptest.Message
 
-func encode(t testing.TB, m message, enc otlpcodec.Encoding) []byte {
-	t.Helper()
-	var (
-		b   []byte
-		err error
-	)
-	if enc == otlpcodec.EncodingJSON {
-		b, err = m.MarshalJSON()
-	} else {
-		b, err = m.MarshalProto()
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
+var encode = otlptest.Encode
 
 func getStats(t testing.TB, url string, hdr ...string) Stats {
 	t.Helper()

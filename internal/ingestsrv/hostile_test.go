@@ -96,9 +96,13 @@ func TestTrickleDoesNotLockOut(t *testing.T) {
 			answers <- strings.TrimSpace(line)
 		})
 	}
-	time.Sleep(time.Second) // every trickler's head is in
+	// Every trickler's head and first byte are in: the body reader charges a first buffer of
+	// 32 KiB (otlpcodec's initialGuess) on its first byte, and a second only after 32 KiB have
+	// arrived, which a trickle of a byte every half second does not reach.
+	const firstCharge = 32 << 10
+	waitFor(t, "every trickler's first byte read", func() bool { return ts.budget.used.Load() >= tricklers*firstCharge })
 	statuses := map[int]int{}
-	for i := range 20 {
+	for i := range 20 { // paced across 2 s of the trickle, not a synchronisation
 		resp := post(t, nil, ts.url+"/v1/logs", ctProto, "", encode(t, otlptest.Logs(uint64(i), 10), otlpcodec.EncodingProto))
 		statuses[resp.status]++
 		time.Sleep(100 * time.Millisecond)

@@ -33,9 +33,9 @@ func TestQueueFull503(t *testing.T) {
 		t.Fatal(err)
 	}
 	first := make(chan response, 1)
+	firstBody := encode(t, otlptest.Logs(0, 1), otlpcodec.EncodingProto) // on the test goroutine: encode may t.Fatal
 	go func() {
-		r, err := send(nil, http.MethodPost, ts.url+"/v1/logs", ctProto, "",
-			bytesReader(encode(t, otlptest.Logs(0, 1), otlpcodec.EncodingProto)))
+		r, err := send(nil, http.MethodPost, ts.url+"/v1/logs", ctProto, "", bytesReader(firstBody))
 		if err != nil {
 			r.status = -1
 		}

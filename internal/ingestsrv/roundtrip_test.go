@@ -5,10 +5,7 @@ import (
 	"net/http"
 	"testing"
 
-	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
 	"go.opentelemetry.io/collector/pdata/pmetric"
-	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
-	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
 	"github.com/otelbench/otelbench/internal/otlpcodec"
 	"github.com/otelbench/otelbench/internal/otlpcodec/otlptest"
@@ -152,32 +149,5 @@ func TestPartialSuccess(t *testing.T) {
 	}
 }
 
-// parseResponse decodes an Export*ServiceResponse; it returns partial_success.
-func parseResponse(t testing.TB, sig signal.Signal, enc otlpcodec.Encoding, b []byte) (int64, string) {
-	t.Helper()
-	un := func(proto, json func([]byte) error) {
-		var err error
-		if enc == otlpcodec.EncodingJSON {
-			err = json(b)
-		} else {
-			err = proto(b)
-		}
-		if err != nil {
-			t.Fatalf("decode %v response %s: %v", sig, trim(b), err)
-		}
-	}
-	switch sig {
-	case signal.Logs:
-		r := plogotlp.NewExportResponse()
-		un(r.UnmarshalProto, r.UnmarshalJSON)
-		return r.PartialSuccess().RejectedLogRecords(), r.PartialSuccess().ErrorMessage()
-	case signal.Metrics:
-		r := pmetricotlp.NewExportResponse()
-		un(r.UnmarshalProto, r.UnmarshalJSON)
-		return r.PartialSuccess().RejectedDataPoints(), r.PartialSuccess().ErrorMessage()
-	default:
-		r := ptraceotlp.NewExportResponse()
-		un(r.UnmarshalProto, r.UnmarshalJSON)
-		return r.PartialSuccess().RejectedSpans(), r.PartialSuccess().ErrorMessage()
-	}
-}
+// parseResponse is otlptest.PartialSuccess, the name every test here uses.
+var parseResponse = otlptest.PartialSuccess

@@ -2,6 +2,7 @@ package linesink
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -150,15 +151,11 @@ type statusWriter struct {
 }
 
 func (s *statusWriter) WriteHeader(code int) {
-	if s.code == 0 {
-		s.code = code
-	}
+	s.code = cmp.Or(s.code, code)
 	s.ResponseWriter.WriteHeader(code)
 }
 
 func (s *statusWriter) Write(b []byte) (int, error) {
-	if s.code == 0 {
-		s.code = http.StatusOK
-	}
+	s.code = cmp.Or(s.code, http.StatusOK)
 	return s.ResponseWriter.Write(b)
 }

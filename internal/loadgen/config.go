@@ -364,9 +364,7 @@ func (c Config) withDefaults() Config {
 	if c.Mix == (Mix{}) {
 		c.Mix = DefaultMix
 	}
-	if c.Timeout == 0 {
-		c.Timeout = DefaultTimeout
-	}
+	c.Timeout = cmp.Or(c.Timeout, DefaultTimeout)
 	if c.Concurrency == 0 {
 		c.Concurrency = DefaultConcurrency
 		if c.open() {
@@ -376,12 +374,8 @@ func (c Config) withDefaults() Config {
 	if c.Duration == 0 && c.Requests == 0 {
 		c.Duration = DefaultDuration
 	}
-	if c.LateThreshold == 0 {
-		c.LateThreshold = DefaultLateThreshold
-	}
-	if c.RetryMaxWait == 0 {
-		c.RetryMaxWait = DefaultRetryMaxWait
-	}
+	c.LateThreshold = cmp.Or(c.LateThreshold, DefaultLateThreshold)
+	c.RetryMaxWait = cmp.Or(c.RetryMaxWait, DefaultRetryMaxWait)
 	if c.Clock == nil {
 		c.Clock = realClock{}
 	}

@@ -1,6 +1,7 @@
 package loadgen
 
 import (
+	"cmp"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
@@ -116,10 +117,7 @@ func (c Config) signalURL(sig signal.Signal) (string, error) {
 		}
 		return u, nil
 	}
-	base := c.Endpoint
-	if base == "" {
-		base = DefaultEndpoint
-	}
+	base := cmp.Or(c.Endpoint, DefaultEndpoint)
 	u, err := normalizeEndpoint(base, c.Insecure)
 	if err != nil {
 		return "", err
@@ -182,15 +180,11 @@ func (c *Config) ApplyEnv(getenv func(string) string) error {
 		set  func(v, from string) error
 	}{
 		{"PROTOCOL", func(v, _ string) error {
-			if c.Protocol == "" {
-				c.Protocol = Protocol(v)
-			}
+			c.Protocol = cmp.Or(c.Protocol, Protocol(v))
 			return nil
 		}},
 		{"COMPRESSION", func(v, _ string) error {
-			if c.Payload.Compression == "" {
-				c.Payload.Compression = otlpgen.Compression(v)
-			}
+			c.Payload.Compression = cmp.Or(c.Payload.Compression, otlpgen.Compression(v))
 			return nil
 		}},
 		{"TIMEOUT", func(v, from string) error {
@@ -198,9 +192,7 @@ func (c *Config) ApplyEnv(getenv func(string) string) error {
 			if err != nil || ms < 0 {
 				return fmt.Errorf("%w: %s=%q: want milliseconds", ErrInvalidConfig, from, v)
 			}
-			if c.Timeout == 0 {
-				c.Timeout = time.Duration(ms) * time.Millisecond
-			}
+			c.Timeout = cmp.Or(c.Timeout, time.Duration(ms)*time.Millisecond)
 			return nil
 		}},
 		{"CERTIFICATE", func(v, _ string) error { c.TLS.CAFile = cmpOr(c.TLS.CAFile, v); return nil }},

@@ -1,7 +1,6 @@
 package loadgen
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +8,7 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/otelbench/otelbench/internal/reportfile"
 	"github.com/otelbench/otelbench/internal/signal"
 )
 
@@ -244,23 +244,13 @@ func (r *Report) CheckErrorRate(maxRate float64) error {
 }
 
 // WriteJSON writes the report as indented JSON.
-func (r *Report) WriteJSON(w io.Writer) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(r); err != nil {
-		return fmt.Errorf("write report: %w", err)
-	}
-	return nil
-}
+func (r *Report) WriteJSON(w io.Writer) error { return reportfile.Write(w, r) }
 
 // ReadReport decodes a JSON report and checks its schema.
 func ReadReport(rd io.Reader) (*Report, error) {
 	var r Report
-	if err := json.NewDecoder(rd).Decode(&r); err != nil {
-		return nil, fmt.Errorf("read report: %w", err)
-	}
-	if !knownSchema(r.Schema) {
-		return nil, fmt.Errorf("read report: schema %q, want %q or %q", r.Schema, Schema, SchemaV1)
+	if err := reportfile.Read(rd, &r, func() string { return r.Schema }, Schema, SchemaV1); err != nil {
+		return nil, err
 	}
 	return &r, nil
 }

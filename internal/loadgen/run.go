@@ -173,7 +173,7 @@ func (r *runner) run(ctx context.Context) (*Report, error) {
 	wg.Wait()
 	elapsed := r.cfg.Clock.Now().Sub(r.start)
 	stop()
-	prog.wait()
+	prog.Wait()
 	return r.report(elapsed, ctx.Err() != nil)
 }
 

@@ -1,6 +1,7 @@
 package logwriter
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"strconv"
@@ -134,36 +135,18 @@ type Config struct {
 var ErrInvalidConfig = errors.New("invalid writer config")
 
 func (c Config) withDefaults() Config {
-	if c.Files == 0 {
-		c.Files = DefaultFiles
-	}
-	if c.Rate == 0 {
-		c.Rate = DefaultRate
-	}
-	if c.Duration == 0 {
-		c.Duration = DefaultDuration
-	}
+	c.Files = cmp.Or(c.Files, DefaultFiles)
+	c.Rate = cmp.Or(c.Rate, DefaultRate)
+	c.Duration = cmp.Or(c.Duration, DefaultDuration)
 	if c.LineBytes == (Size{}) {
 		c.LineBytes = Size{DefaultLineBytes, DefaultLineBytes}
 	}
-	if c.Format == "" {
-		c.Format = logline.JSON
-	}
-	if c.Interval == 0 {
-		c.Interval = DefaultInterval
-	}
-	if c.RotateMode == "" {
-		c.RotateMode = RotateRename
-	}
-	if c.Keep == 0 {
-		c.Keep = DefaultKeep
-	}
-	if c.Layout == "" {
-		c.Layout = LayoutFlat
-	}
-	if c.Fsync == "" {
-		c.Fsync = FsyncNone
-	}
+	c.Format = cmp.Or(c.Format, logline.JSON)
+	c.Interval = cmp.Or(c.Interval, DefaultInterval)
+	c.RotateMode = cmp.Or(c.RotateMode, RotateRename)
+	c.Keep = cmp.Or(c.Keep, DefaultKeep)
+	c.Layout = cmp.Or(c.Layout, LayoutFlat)
+	c.Fsync = cmp.Or(c.Fsync, FsyncNone)
 	return c
 }
 

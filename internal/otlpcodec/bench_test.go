@@ -15,7 +15,7 @@ func BenchmarkDecode(b *testing.B) {
 	for _, n := range []int{1, 10} {
 		reqs := []struct {
 			sig signal.Signal
-			msg message
+			msg otlptest.Message
 		}{
 			{signal.Logs, otlptest.Logs(0, n)},
 			{signal.Metrics, otlptest.Metrics(0, n, 0)},
@@ -23,7 +23,7 @@ func BenchmarkDecode(b *testing.B) {
 		}
 		for _, r := range reqs {
 			for _, enc := range []otlpcodec.Encoding{otlpcodec.EncodingProto, otlpcodec.EncodingJSON} {
-				body := encode(b, r.msg, enc)
+				body := otlptest.Encode(b, r.msg, enc)
 				b.Run(fmt.Sprintf("%v/%d/%v", r.sig, n, enc), func(b *testing.B) {
 					b.ReportAllocs()
 					b.SetBytes(int64(len(body)))

@@ -24,13 +24,13 @@ func TestDecodeDepthSameInBothEncodings(t *testing.T) {
 		accepted := 0
 		for levels := 25; levels <= 55; levels++ {
 			req := otlptest.NestedLogs(levels, kvlist)
-			proto := encode(t, req, otlpcodec.EncodingProto)
+			proto := otlptest.Encode(t, req, otlpcodec.EncodingProto)
 			_, pdataErr := otlpcodec.DecodePdata(signal.Logs, otlpcodec.EncodingProto, bytes.Clone(proto))
 			if pdataErr == nil {
 				accepted++
 			}
 			for _, enc := range []otlpcodec.Encoding{otlpcodec.EncodingProto, otlpcodec.EncodingJSON} {
-				_, err := otlpcodec.Decode(signal.Logs, enc, encode(t, req, enc), nil)
+				_, err := otlpcodec.Decode(signal.Logs, enc, otlptest.Encode(t, req, enc), nil)
 				if (err == nil) != (pdataErr == nil) {
 					t.Fatalf("kvlist %v, %d levels, %v: Decode error %v, pdata protobuf error %v", kvlist, levels, enc, err, pdataErr)
 				}
@@ -55,7 +55,7 @@ func TestDecodeDepthSameInBothEncodings(t *testing.T) {
 // by its objects, protobuf by its messages), nothing on the protobuf fast
 // path, and returns the charge's error as is.
 func TestDecodeCharge(t *testing.T) {
-	valid := encode(t, otlptest.Logs(0, 3), otlpcodec.EncodingProto)
+	valid := otlptest.Encode(t, otlptest.Logs(0, 3), otlpcodec.EncodingProto)
 	long := []byte(`{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"body":{"stringValue":"` + strings.Repeat("x{", 5000) + `"}}]}]}]}`)
 	errSpent := errors.New("spent")
 	for _, tc := range []struct {
@@ -134,7 +134,7 @@ func TestDecodeJSONTooDeepBeforeDecoding(t *testing.T) {
 		v = v.SetEmptySlice().AppendEmpty()
 	}
 	v.SetStr("leaf")
-	body := encode(t, req, otlpcodec.EncodingJSON)
+	body := otlptest.Encode(t, req, otlpcodec.EncodingJSON)
 	if _, depth := otlpcodec.JSONShape(body); depth > otlpcodec.MaxJSONDepth {
 		t.Errorf("valid body nests %d brackets, over the bound %d", depth, otlpcodec.MaxJSONDepth)
 	}

@@ -11,34 +11,12 @@ import (
 	"github.com/otelbench/otelbench/internal/signal"
 )
 
-type message interface {
-	MarshalProto() ([]byte, error)
-	MarshalJSON() ([]byte, error)
-}
-
-func encode(t testing.TB, m message, enc otlpcodec.Encoding) []byte {
-	t.Helper()
-	var (
-		b   []byte
-		err error
-	)
-	if enc == otlpcodec.EncodingJSON {
-		b, err = m.MarshalJSON()
-	} else {
-		b, err = m.MarshalProto()
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
 func TestDecode(t *testing.T) {
 	tests := []struct {
 		name     string
 		sig      signal.Signal
-		req      message
-		valid    message // the request holding only the accepted records
+		req      otlptest.Message
+		valid    otlptest.Message // the request holding only the accepted records
 		records  int
 		rejected int64
 	}{
@@ -52,7 +30,7 @@ func TestDecode(t *testing.T) {
 	for _, tt := range tests {
 		for _, enc := range []otlpcodec.Encoding{otlpcodec.EncodingProto, otlpcodec.EncodingJSON} {
 			t.Run(tt.name+"/"+enc.String(), func(t *testing.T) {
-				got, err := otlpcodec.Decode(tt.sig, enc, encode(t, tt.req, enc), nil)
+				got, err := otlpcodec.Decode(tt.sig, enc, otlptest.Encode(t, tt.req, enc), nil)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -62,7 +40,7 @@ func TestDecode(t *testing.T) {
 				if (got.Message != "") != (tt.rejected > 0) {
 					t.Errorf("message %q with %d rejected", got.Message, tt.rejected)
 				}
-				want := encode(t, tt.valid, otlpcodec.EncodingProto)
+				want := otlptest.Encode(t, tt.valid, otlpcodec.EncodingProto)
 				if tt.records == 0 {
 					want = nil // no resource left: the empty message
 				}
@@ -99,8 +77,8 @@ func TestDecodeUndecodable(t *testing.T) {
 	}
 }
 
-func truncate(t *testing.T, m message) []byte {
-	b := encode(t, m, otlpcodec.EncodingProto)
+func truncate(t *testing.T, m otlptest.Message) []byte {
+	b := otlptest.Encode(t, m, otlpcodec.EncodingProto)
 	return b[:len(b)-3]
 }
 
@@ -131,11 +109,11 @@ func TestResponse(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				rejected, msg := parseResponse(t, sig, enc, b)
+				rejected, msg := otlptest.PartialSuccess(t, sig, enc, b)
 				if rejected != 3 || msg != "3 rejected" {
 					t.Errorf("got rejected=%d message=%q, want 3 and %q", rejected, msg, "3 rejected")
 				}
-				rejected, msg = parseResponse(t, sig, enc, otlpcodec.SuccessResponse(sig, enc))
+				rejected, msg = otlptest.PartialSuccess(t, sig, enc, otlpcodec.SuccessResponse(sig, enc))
 				if rejected != 0 || msg != "" {
 					t.Errorf("success response has rejected=%d message=%q", rejected, msg)
 				}

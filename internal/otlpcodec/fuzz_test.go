@@ -13,20 +13,20 @@ import (
 // seeds returns valid requests of sig in enc, with and without rejected
 // records, plus a few malformed bodies.
 func seeds(t testing.TB, sig signal.Signal, enc otlpcodec.Encoding) [][]byte {
-	var msgs []message
+	var msgs []otlptest.Message
 	switch sig {
 	case signal.Logs:
 		// Values nested just under and at the depth limit: accepted ones must re-decode.
-		msgs = []message{otlptest.Logs(0, 1), otlptest.Logs(5, 3),
+		msgs = []otlptest.Message{otlptest.Logs(0, 1), otlptest.Logs(5, 3),
 			otlptest.NestedLogs(49, false), otlptest.NestedLogs(50, false), otlptest.NestedLogs(34, true)}
 	case signal.Metrics:
-		msgs = []message{otlptest.Metrics(0, 5, 0), otlptest.Metrics(0, 10, 2)}
+		msgs = []otlptest.Message{otlptest.Metrics(0, 5, 0), otlptest.Metrics(0, 10, 2)}
 	case signal.Traces:
-		msgs = []message{otlptest.Traces(0, 2, 0), otlptest.Traces(0, 2, 2)}
+		msgs = []otlptest.Message{otlptest.Traces(0, 2, 0), otlptest.Traces(0, 2, 2)}
 	}
 	out := [][]byte{nil, []byte("{}"), []byte("\x0a\x00"), []byte("\xff")}
 	for _, m := range msgs {
-		out = append(out, encode(t, m, enc))
+		out = append(out, otlptest.Encode(t, m, enc))
 	}
 	return out
 }

@@ -59,11 +59,11 @@ func TestScanTakesGeneratedPayloads(t *testing.T) {
 // TestScanCases walks the rules one by one: each body is checked against
 // pdata, and the table says whether the fast path must take it.
 func TestScanCases(t *testing.T) {
-	logs := encode(t, otlptest.Logs(0, 3), otlpcodec.EncodingProto)
-	everyMetric := encode(t, otlptest.Metrics(0, 10, 0), otlpcodec.EncodingProto)
-	badMetrics := encode(t, otlptest.Metrics(0, 10, 2), otlpcodec.EncodingProto)
-	spans := encode(t, otlptest.Traces(0, 4, 0), otlpcodec.EncodingProto)
-	badSpans := encode(t, otlptest.Traces(0, 4, 1), otlpcodec.EncodingProto)
+	logs := otlptest.Encode(t, otlptest.Logs(0, 3), otlpcodec.EncodingProto)
+	everyMetric := otlptest.Encode(t, otlptest.Metrics(0, 10, 0), otlpcodec.EncodingProto)
+	badMetrics := otlptest.Encode(t, otlptest.Metrics(0, 10, 2), otlpcodec.EncodingProto)
+	spans := otlptest.Encode(t, otlptest.Traces(0, 4, 0), otlpcodec.EncodingProto)
+	badSpans := otlptest.Encode(t, otlptest.Traces(0, 4, 1), otlpcodec.EncodingProto)
 
 	// A log record whose body nests arrays 99 and 100 deep: pdata's limit.
 	nested := func(depth int) []byte {
@@ -74,7 +74,7 @@ func TestScanCases(t *testing.T) {
 			v = v.SetEmptySlice().AppendEmpty()
 		}
 		v.SetStr("leaf")
-		return encode(t, req, otlpcodec.EncodingProto)
+		return otlptest.Encode(t, req, otlpcodec.EncodingProto)
 	}
 	// Exemplars, exponential buckets and histogram bounds: the packed fields.
 	rich := func() []byte {
@@ -100,7 +100,7 @@ func TestScanCases(t *testing.T) {
 				}
 			}
 		}
-		return encode(t, req, otlpcodec.EncodingProto)
+		return otlptest.Encode(t, req, otlpcodec.EncodingProto)
 	}()
 	// A span with an event, a link and a status.
 	detailed := func() []byte {
@@ -112,7 +112,7 @@ func TestScanCases(t *testing.T) {
 		l.SetSpanID(otlptest.SpanID(7))
 		s.Status().SetCode(ptrace.StatusCodeError)
 		s.Attributes().PutEmptyMap("m").PutEmptySlice("s").AppendEmpty().SetEmptyBytes().FromRaw([]byte{1, 2})
-		return encode(t, req, otlpcodec.EncodingProto)
+		return otlptest.Encode(t, req, otlpcodec.EncodingProto)
 	}()
 	// Field 1000, the deprecated instrumentation_library_logs: pdata migrates it.
 	deprecated := protowire.AppendTag(nil, 1, protowire.BytesType)
@@ -202,7 +202,7 @@ func TestScanDepthBoundary(t *testing.T) {
 		for range depth {
 			v = v.SetEmptyMap().PutEmptySlice("k").AppendEmpty()
 		}
-		body := encode(t, req, otlpcodec.EncodingProto)
+		body := otlptest.Encode(t, req, otlpcodec.EncodingProto)
 		_, pdataErr := otlpcodec.DecodePdata(signal.Logs, otlpcodec.EncodingProto, bytes.Clone(body))
 		if fast := checkScan(t, signal.Logs, body); fast != (pdataErr == nil) {
 			t.Errorf("depth %d: scan took it %v, pdata error %v", depth, fast, pdataErr)

@@ -1,6 +1,7 @@
 package otlpgen
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"time"
@@ -109,16 +110,10 @@ func (c Config) withDefaults() Config {
 	def(&c.Services, DefaultServices)
 	def(&c.Instances, DefaultInstances)
 	def(&c.TraceServices, DefaultTraceServices)
-	if c.Temporality == "" {
-		c.Temporality = DefaultTemporality
-	}
+	c.Temporality = cmp.Or(c.Temporality, DefaultTemporality)
 	def(&c.PoolSize, DefaultPoolSize)
-	if c.Encoding == "" {
-		c.Encoding = DefaultEncoding
-	}
-	if c.Compression == "" {
-		c.Compression = DefaultCompression
-	}
+	c.Encoding = cmp.Or(c.Encoding, DefaultEncoding)
+	c.Compression = cmp.Or(c.Compression, DefaultCompression)
 	if c.BaseTime.IsZero() {
 		c.BaseTime = time.Now()
 	}

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -115,24 +116,12 @@ type Config struct {
 var ErrInvalidConfig = errors.New("invalid pipeline config")
 
 func (c Config) withDefaults() Config {
-	if c.Sink == "" {
-		c.Sink = SinkCount
-	}
-	if c.SinkAddr == "" {
-		c.SinkAddr = DefaultSinkAddr
-	}
-	if c.SinkGRPCAddr == "" {
-		c.SinkGRPCAddr = DefaultSinkAddr
-	}
-	if c.Warmup == 0 {
-		c.Warmup = DefaultWarmup
-	}
-	if c.Drain == 0 {
-		c.Drain = DefaultDrain
-	}
-	if c.StopWait == 0 {
-		c.StopWait = DefaultStopWait
-	}
+	c.Sink = cmp.Or(c.Sink, SinkCount)
+	c.SinkAddr = cmp.Or(c.SinkAddr, DefaultSinkAddr)
+	c.SinkGRPCAddr = cmp.Or(c.SinkGRPCAddr, DefaultSinkAddr)
+	c.Warmup = cmp.Or(c.Warmup, DefaultWarmup)
+	c.Drain = cmp.Or(c.Drain, DefaultDrain)
+	c.StopWait = cmp.Or(c.StopWait, DefaultStopWait)
 	if c.Pprof != "" {
 		c.Syscalls = true
 	}
@@ -149,9 +138,7 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: %s", ErrInvalidConfig, fmt.Sprintf(format, a...))
 	}
 	w := c.Writer
-	if w.Dir == "" {
-		w.Dir = "placeholder"
-	}
+	w.Dir = cmp.Or(w.Dir, "placeholder")
 	if err := w.Validate(); err != nil {
 		return err
 	}

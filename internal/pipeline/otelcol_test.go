@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/otelbench/otelbench/internal/logwriter"
+	"github.com/otelbench/otelbench/internal/syncbuf"
 )
 
 // otelcolWithFilelog returns the Collector built by scripts/build-otelcol.sh
@@ -46,7 +47,7 @@ func TestOtelcolFilelog(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			out := &syncBuffer{}
+			out := &syncbuf.Buffer{}
 			rep, err := Run(context.Background(), Config{
 				Writer:      logwriter.Config{Files: 2, Rate: 2000, Duration: 2 * time.Second},
 				Agent:       []string{bin, "--config", "{config}"},

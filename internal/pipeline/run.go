@@ -127,7 +127,7 @@ func drive(ctx context.Context, cfg Config, wr *logwriter.Writer, acc *linesink.
 	drainSecs := time.Since(drainStart).Seconds()
 	cost := m.stop(res.Lines)
 	stopProgress()
-	pr.wait()
+	pr.Wait()
 	if werr != nil {
 		return nil, werr
 	}

@@ -1,7 +1,6 @@
 package pipeline
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,31 +9,13 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/otelbench/otelbench/internal/logline"
 	"github.com/otelbench/otelbench/internal/logwriter"
+	"github.com/otelbench/otelbench/internal/syncbuf"
 )
-
-// syncBuffer collects an agent's output (written by os/exec's copier).
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // tailerSummary is the summary line the tailer prints on exit.
 type tailerSummary struct {
@@ -85,7 +66,7 @@ func TestTailerDeliversEveryLine(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.mode, func(t *testing.T) {
-			out := &syncBuffer{}
+			out := &syncbuf.Buffer{}
 			rep, err := Run(context.Background(), Config{
 				Writer: logwriter.Config{Files: 3, Rate: 3000, Duration: time.Second, Format: tt.format, Layout: tt.layout},
 				Agent:  tailer(tt.mode), AgentOutput: out, Sink: tt.sink,
@@ -136,7 +117,7 @@ func TestDefectiveAgent(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			out := &syncBuffer{}
+			out := &syncbuf.Buffer{}
 			rep, err := Run(context.Background(), Config{
 				Writer: logwriter.Config{Files: 2, Rate: 2000, Duration: 1500 * time.Millisecond,
 					RotateEvery: 300 * time.Millisecond, RotateMode: tt.rotate, Keep: 10, Layout: tt.layout},
@@ -199,7 +180,7 @@ func TestPlaceholders(t *testing.T) {
 	if err := os.WriteFile(tmpl, []byte("read: {dir}\nsend: {endpoint}/v1/logs\nfiles: {files}\nport: {port}\ngrpc: {grpc_endpoint}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out := &syncBuffer{}
+	out := &syncbuf.Buffer{}
 	dir := t.TempDir()
 	rep, err := Run(context.Background(), Config{
 		Writer:      logwriter.Config{Dir: dir, Files: 2, Rate: 10, Duration: 100 * time.Millisecond},

@@ -1,21 +1,15 @@
 package procfd
 
 import (
-	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
-	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/cilium/ebpf"
-	"golang.org/x/sys/unix"
 )
 
 // requireBPF skips tests of the BPF counter when not root, and loads it.
@@ -194,69 +188,11 @@ func TestBPFNotOurPIDNamespace(t *testing.T) {
 	}
 }
 
-// ownTableThread starts a thread (not the leader) that unshares its
-// descriptor table and opens k more descriptors; it returns the thread ID
-// and ends the thread at cleanup.
-func ownTableThread(t *testing.T, k int) int {
-	t.Helper()
-	pid := os.Getpid()
-	type result struct {
-		tid int
-		err error
-	}
-	ready := make(chan result)
-	done := make(chan struct{})
-	exited := make(chan struct{})
-	worker := func() {
-		defer close(exited)
-		runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
-		if err := unix.Unshare(unix.CLONE_FILES); err != nil {
-			ready <- result{err: err}
-			return
-		}
-		fds := make([]int, 0, k)
-		for range k {
-			fd, err := unix.Open(os.DevNull, unix.O_RDONLY|unix.O_CLOEXEC, 0)
-			if err != nil {
-				ready <- result{err: err}
-				return
-			}
-			fds = append(fds, fd)
-		}
-		ready <- result{tid: unix.Gettid()}
-		<-done
-		for _, fd := range fds {
-			unix.Close(fd)
-		}
-	}
-	go func() {
-		runtime.LockOSThread()
-		if unix.Gettid() == pid {
-			go worker()
-			<-exited
-			runtime.UnlockOSThread()
-			return
-		}
-		runtime.UnlockOSThread()
-		worker()
-	}()
-	r := <-ready
-	t.Cleanup(func() {
-		close(done)
-		<-exited
-		waitGone(t, pid, r.tid)
-	})
-	if r.err != nil {
-		t.Fatalf("thread: %v", r.err)
-	}
-	return r.tid
-}
-
 func TestBPFThreadWithOwnTable(t *testing.T) {
 	pfs := newBPFFS(t)
 	pid := os.Getpid()
 	const k = 40
-	tid := ownTableThread(t, k)
+	tid, _, _ := ownTableThread(t, k, nil)
 
 	// The process's count is the leader's table only: bpf and readdir
 	// agree (each holds one descriptor of its own while counting).
@@ -379,104 +315,6 @@ func selfFDs(t *testing.T, pfs *FS) int {
 		t.Fatal(err)
 	}
 	return n
-}
-
-// bpfChildEnv makes the test binary try the BPF counter on its own PID and
-// print the results as JSON (run as user nobody by TestBPFUnprivileged).
-const bpfChildEnv = "PROCFD_TEST_BPF_AS_CHILD"
-
-type bpfChildResult struct {
-	Forced        permResult `json:"forced"`
-	Unavailable   bool       `json:"unavailable"`
-	Auto          permResult `json:"auto"`
-	AutoNoSizes   permResult `json:"auto_no_sizes"`
-	LoadErr       bool       `json:"load_err"`
-	AutoAfterLoad permResult `json:"auto_after_load"`
-	Want          int        `json:"want"`
-}
-
-func init() {
-	if os.Getenv(bpfChildEnv) == "" {
-		return
-	}
-	pfs, err := NewFS("")
-	if err != nil {
-		os.Exit(3)
-	}
-	pid := os.Getpid()
-	res := func(n int, m Method, err error) permResult {
-		r := permResult{N: n, Method: m, Permission: errors.Is(err, ErrPermission)}
-		if err != nil {
-			r.Err = err.Error()
-		}
-		return r
-	}
-	var out bpfChildResult
-	n, m, err := pfs.CountMethod(pid, MethodBPF)
-	out.Forced, out.Unavailable = res(n, m, err), errors.Is(err, ErrBPFUnavailable)
-	out.Auto = res(pfs.Count(pid))
-	noSizes := *pfs
-	noSizes.statProbed, noSizes.statSize = true, false
-	out.AutoNoSizes = res(noSizes.Count(pid))
-	out.LoadErr = errors.Is(noSizes.LoadBPF(), ErrBPFUnavailable)
-	out.AutoAfterLoad = res(noSizes.Count(pid))
-	out.Want, _, _ = pfs.CountMethod(pid, MethodReaddir)
-	json.NewEncoder(os.Stdout).Encode(out)
-	os.Exit(0)
-}
-
-// TestBPFUnprivileged runs the BPF counter as user nobody: --method bpf
-// fails with ErrBPFUnavailable and the fix in the message; auto never
-// fails for it, with or without stat sizes.
-func TestBPFUnprivileged(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to start a child as nobody")
-	}
-	dir, err := os.MkdirTemp("", "procfd-bpf")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(dir, "procfd.test")
-	copyFile(t, os.Args[0], bin)
-	cmd := exec.Command(bin)
-	cmd.Env = []string{bpfChildEnv + "=1"}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
-	cmd.Stderr = os.Stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("child as nobody: %v", err)
-	}
-	var got bpfChildResult
-	if err := json.Unmarshal(out, &got); err != nil {
-		t.Fatalf("%v: %s", err, out)
-	}
-	t.Logf("as nobody: %+v", got)
-	if got.Forced.Err == "" || !got.Unavailable {
-		t.Errorf("--method bpf as nobody = %+v, want ErrBPFUnavailable", got.Forced)
-	}
-	for _, hint := range []string{"root", "CAP_BPF", "CAP_PERFMON", "--method auto"} {
-		if !strings.Contains(got.Forced.Err, hint) {
-			t.Errorf("error %q lacks %q", got.Forced.Err, hint)
-		}
-	}
-	if got.Auto.Err != "" || got.Auto.N <= 0 {
-		t.Errorf("auto as nobody = %+v", got.Auto)
-	}
-	// Without stat sizes, auto falls back to reading the directory, which
-	// then sees its own descriptor as the child's readdir did.
-	if r := got.AutoNoSizes; r.Err != "" || r.Method != MethodReaddir || r.N != got.Want {
-		t.Errorf("auto without stat sizes as nobody = %+v, want %d readdir", r, got.Want)
-	}
-	if !got.LoadErr {
-		t.Error("LoadBPF as nobody: want ErrBPFUnavailable")
-	}
-	if r := got.AutoAfterLoad; r.Err != "" || r.Method != MethodReaddir || r.N != got.Want {
-		t.Errorf("auto after a failed LoadBPF as nobody = %+v, want %d readdir", r, got.Want)
-	}
 }
 
 // TestBPFConcurrent counts from several goroutines while the programs are

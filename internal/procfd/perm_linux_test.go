@@ -70,27 +70,8 @@ func TestUnprivileged(t *testing.T) {
 	defer zombie.Wait()
 	waitState(t, zombie.Process.Pid, 'Z')
 
-	// The test binary sits in a 0700 build directory: give nobody a copy.
-	dir, err := os.MkdirTemp("", "procfd-perm")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(dir, "procfd.test")
-	copyFile(t, os.Args[0], bin)
-
 	hs, zs := strconv.Itoa(holder), strconv.Itoa(zombie.Process.Pid)
-	cmd := exec.Command(bin)
-	cmd.Env = []string{permChildEnv + "=" + hs + "," + zs}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
-	cmd.Stderr = os.Stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("child as nobody: %v", err)
-	}
+	out := runAsNobody(t, permChildEnv+"="+hs+","+zs)
 	var got map[string]permResult
 	if err := json.Unmarshal(out, &got); err != nil {
 		t.Fatalf("%v: %s", err, out)
@@ -119,6 +100,32 @@ func TestUnprivileged(t *testing.T) {
 	if r := got[hs+"/readdir"]; !strings.Contains(r.Err, "ptrace") {
 		t.Errorf("readdir error %q lacks the hint", r.Err)
 	}
+}
+
+// runAsNobody runs the test binary as user nobody with env as its only environment, and returns
+// what it printed. The binary sits in a 0700 build directory: nobody runs a copy.
+func runAsNobody(t *testing.T, env string) []byte {
+	t.Helper()
+	// Not t.TempDir: its parent is 0700 too.
+	dir, err := os.MkdirTemp("", "procfd-nobody")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "procfd.test")
+	copyFile(t, os.Args[0], bin)
+	cmd := exec.Command(bin)
+	cmd.Env = []string{env}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("child as nobody: %v", err)
+	}
+	return out
 }
 
 func copyFile(t *testing.T, from, to string) {

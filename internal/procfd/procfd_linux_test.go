@@ -234,69 +234,13 @@ func TestThreadWithOwnTable(t *testing.T) {
 	pfs := newProcFS(t)
 	pid := os.Getpid()
 	const k = 5
-	type result struct {
-		tid, before, after int
-		err                error
+	count := func(tid int) (int, error) {
+		n, _, err := pfs.CountTask(pid, tid, MethodReaddir)
+		return n, err
 	}
-	ready := make(chan result)
-	done := make(chan struct{})
-	exited := make(chan struct{})
-	worker := func() {
-		defer close(exited)
-		// Never unlocked: the runtime ends this thread when the goroutine
-		// returns, so its private table never serves other goroutines.
-		runtime.LockOSThread()
-		if err := unix.Unshare(unix.CLONE_FILES); err != nil {
-			ready <- result{err: err}
-			return
-		}
-		tid := unix.Gettid()
-		before, _, err := pfs.CountTask(pid, tid, MethodReaddir)
-		if err != nil {
-			ready <- result{err: err}
-			return
-		}
-		fds := make([]int, 0, k)
-		for range k {
-			fd, err := unix.Open(os.DevNull, unix.O_RDONLY|unix.O_CLOEXEC, 0)
-			if err != nil {
-				ready <- result{err: err}
-				return
-			}
-			fds = append(fds, fd)
-		}
-		after, _, err := pfs.CountTask(pid, tid, MethodReaddir)
-		ready <- result{tid: tid, before: before, after: after, err: err}
-		<-done
-		for _, fd := range fds {
-			unix.Close(fd)
-		}
-	}
-	go func() {
-		// The thread must not be the leader (its table is /proc/PID/fd): if
-		// this goroutine landed on the main thread, pin it there so the
-		// worker's goroutine starts on another thread.
-		runtime.LockOSThread()
-		if unix.Gettid() == pid {
-			go worker()
-			<-exited
-			runtime.UnlockOSThread()
-			return
-		}
-		runtime.UnlockOSThread()
-		worker() // locks again, for good
-	}()
-	r := <-ready
-	defer func() {
-		close(done)
-		<-exited
-		waitGone(t, pid, r.tid) // the runtime ends the thread after the goroutine
-	}()
-	if r.err != nil {
-		t.Fatalf("thread: %v", r.err)
-	}
-	if r.after-r.before != k {
-		t.Errorf("thread table moved by %d, want %d", r.after-r.before, k)
+	tid, before, after := ownTableThread(t, k, count)
+	if after-before != k {
+		t.Errorf("thread table moved by %d, want %d", after-before, k)
 	}
 	tables, grouping, err := pfs.Tables(pid, MethodAuto)
 	if err != nil {
@@ -311,16 +255,16 @@ func TestThreadWithOwnTable(t *testing.T) {
 	}
 	var own *Table
 	for i := range tables[1:] {
-		if slices.Contains(tables[1+i].TIDs, r.tid) {
+		if slices.Contains(tables[1+i].TIDs, tid) {
 			own = &tables[1+i]
 		}
 	}
 	if own == nil {
-		t.Fatalf("thread %d not in a table of its own: %+v", r.tid, tables)
+		t.Fatalf("thread %d not in a table of its own: %+v", tid, tables)
 	}
 	// The readdir counts inside the thread saw their own directory
 	// descriptor; the table at rest holds one less.
-	if want := r.after - 1; own.FDs != want {
+	if want := after - 1; own.FDs != want {
 		t.Errorf("thread table FDs = %d, want %d", own.FDs, want)
 	}
 
@@ -329,9 +273,9 @@ func TestThreadWithOwnTable(t *testing.T) {
 	if err := Run(context.Background(), Config{PIDs: []int{pid}, Threads: true, Stdout: &out}); err != nil {
 		t.Fatalf("Run --threads: %v", err)
 	}
-	row := regexp.MustCompile(`(?m)^` + strconv.Itoa(pid) + `\s+` + strconv.Itoa(r.tid) + `\s+\S+\s+` + strconv.Itoa(own.FDs) + `\s+stat\s+\d+$`)
+	row := regexp.MustCompile(`(?m)^` + strconv.Itoa(pid) + `\s+` + strconv.Itoa(tid) + `\s+\S+\s+` + strconv.Itoa(own.FDs) + `\s+stat\s+\d+$`)
 	if !row.MatchString(out.String()) {
-		t.Errorf("--threads output lacks a row for thread %d with %d fds:\n%s", r.tid, own.FDs, out.String())
+		t.Errorf("--threads output lacks a row for thread %d with %d fds:\n%s", tid, own.FDs, out.String())
 	}
 
 	// Without kcmp (a mount of another PID namespace), threads are grouped
@@ -342,8 +286,8 @@ func TestThreadWithOwnTable(t *testing.T) {
 	if err != nil || grouping != GroupingCount {
 		t.Fatalf("Tables without kcmp: %v, grouping %q", err, grouping)
 	}
-	if len(tables) < 2 || slices.Contains(tables[0].TIDs, r.tid) {
-		t.Errorf("without kcmp, thread %d not in a table of its own: %+v", r.tid, tables)
+	if len(tables) < 2 || slices.Contains(tables[0].TIDs, tid) {
+		t.Errorf("without kcmp, thread %d not in a table of its own: %+v", tid, tables)
 	}
 }
 
@@ -454,4 +398,84 @@ func TestParallelReaddirAgrees(t *testing.T) {
 			}
 		})
 	}
+}
+
+// ownTableThread starts a thread (not the leader) that unshares its descriptor table and opens k
+// more descriptors; it returns the thread ID and ends the thread at cleanup. With count, it also
+// returns count's figures for the thread, taken on the thread (so that a readdir sees its own
+// directory descriptor in the thread's table) before and after the k opens.
+func ownTableThread(t *testing.T, k int, count func(tid int) (int, error)) (tid, before, after int) {
+	t.Helper()
+	pid := os.Getpid()
+	ready := make(chan ownTable)
+	done := make(chan struct{})
+	exited := make(chan struct{})
+	worker := func() {
+		defer close(exited)
+		// Never unlocked: the runtime ends this thread when the goroutine
+		// returns, so its private table never serves other goroutines.
+		runtime.LockOSThread()
+		fds, r := openOwnTable(k, count)
+		ready <- r
+		<-done
+		for _, fd := range fds {
+			unix.Close(fd)
+		}
+	}
+	go func() {
+		// The thread must not be the leader (its table is /proc/PID/fd): if
+		// this goroutine landed on the main thread, pin it there so the
+		// worker's goroutine starts on another thread.
+		runtime.LockOSThread()
+		if unix.Gettid() == pid {
+			go worker()
+			<-exited
+			runtime.UnlockOSThread()
+			return
+		}
+		runtime.UnlockOSThread()
+		worker() // locks again, for good
+	}()
+	r := <-ready
+	t.Cleanup(func() {
+		close(done)
+		<-exited
+		waitGone(t, pid, r.tid) // the runtime ends the thread after the goroutine
+	})
+	if r.err != nil {
+		t.Fatalf("thread: %v", r.err)
+	}
+	return r.tid, r.before, r.after
+}
+
+// ownTable is what ownTableThread's thread reports once its table is ready.
+type ownTable struct {
+	tid, before, after int
+	err                error
+}
+
+// openOwnTable unshares the calling thread's descriptor table and opens k descriptors in it,
+// counting the table before and after with count if it is not nil.
+func openOwnTable(k int, count func(tid int) (int, error)) (fds []int, r ownTable) {
+	if r.err = unix.Unshare(unix.CLONE_FILES); r.err != nil {
+		return nil, r
+	}
+	r.tid = unix.Gettid()
+	if count != nil {
+		if r.before, r.err = count(r.tid); r.err != nil {
+			return nil, r
+		}
+	}
+	for range k {
+		fd, err := unix.Open(os.DevNull, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			r.err = err
+			return fds, r
+		}
+		fds = append(fds, fd)
+	}
+	if count != nil {
+		r.after, r.err = count(r.tid)
+	}
+	return fds, r
 }

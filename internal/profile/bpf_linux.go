@@ -21,6 +21,16 @@ const (
 	capBPF      = 39
 )
 
+// preflight readies a BPF trace of processes seen through procRoot: the privileges to load
+// it, no memlock limit in the way, and the target's PID namespace ours.
+func preflight(procRoot string) error {
+	if err := checkPrivileges(); err != nil {
+		return err
+	}
+	removeMemlock()
+	return checkPIDNamespace(procRoot)
+}
+
 // checkPrivileges fails with ErrPermission unless this process may load
 // tracing BPF programs: CAP_SYS_ADMIN, or CAP_BPF with CAP_PERFMON.
 func checkPrivileges() error {
@@ -205,4 +215,32 @@ func addRecursionMisses(coll *ebpf.Collection, lost map[string]uint64) {
 	if n > 0 {
 		lost["events skipped by the kernel (BPF recursion)"] = n
 	}
+}
+
+// followedChildren lists the processes coll followed besides the target pid: none unless the
+// trace followed children.
+func followedChildren(coll *ebpf.Collection, pid int, follow bool) []int {
+	if !follow {
+		return nil
+	}
+	var out []int
+	for _, p := range readTgids(coll.Maps["tgids"]) {
+		if p != pid {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// lostCounts is what coll's trace failed to count: its counters map less the counters that
+// are figures rather than losses (children followed, and drop's), and the kernel's recursion
+// skips.
+func lostCounts(coll *ebpf.Collection, drop ...string) map[string]uint64 {
+	lost := readCounters(coll.Maps["counters"])
+	delete(lost, "children followed")
+	for _, name := range drop {
+		delete(lost, name)
+	}
+	addRecursionMisses(coll, lost)
+	return lost
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -25,11 +24,7 @@ func ProfileCPU(ctx context.Context, cfg CPUConfig) (*CPUReport, error) {
 	if cfg.Freq == 0 {
 		cfg.Freq = DefaultFreq
 	}
-	if err := checkPrivileges(); err != nil {
-		return nil, err
-	}
-	removeMemlock()
-	if err := checkPIDNamespace(cfg.ProcRoot); err != nil {
+	if err := preflight(cfg.ProcRoot); err != nil {
 		return nil, err
 	}
 	cpus, err := onlineCPUs()
@@ -37,28 +32,12 @@ func ProfileCPU(ctx context.Context, cfg CPUConfig) (*CPUReport, error) {
 		return nil, err
 	}
 
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	tr, err := startTracee(cfg.Target)
+	tr, sess, syms, err := launch(cfg.Target, cfg.ProcRoot, true, cfg.Attached,
+		func(pid int) (*cpuSession, error) { return newCPUSession(cfg, pid, cpus) })
 	if err != nil {
-		return nil, err
-	}
-	sess, err := newCPUSession(cfg, tr.pid, cpus)
-	if err != nil {
-		tr.finish(0)
 		return nil, err
 	}
 	defer sess.close()
-	syms := newSymbolizers(cfg.ProcRoot)
-	syms.snapshot(tr.pid)
-	if err := tr.resume(); err != nil {
-		tr.finish(0)
-		return nil, err
-	}
-	runtime.UnlockOSThread()
-	if cfg.Attached != nil {
-		cfg.Attached(tr.pid)
-	}
 
 	rep := &CPUReport{PID: tr.pid, Command: cfg.Command, Freq: cfg.Freq, Started: time.Now()}
 	snap := func() { syms.snapshot(sess.pids()...) }
@@ -215,16 +194,8 @@ func (s *cpuSession) collect(rep *CPUReport, syms *symbolizers) error {
 	if err := it.Err(); err != nil {
 		return fmt.Errorf("read samples: %w", err)
 	}
-	if s.cfg.FollowChildren {
-		for _, p := range readTgids(s.coll.Maps["tgids"]) {
-			if p != s.pid {
-				rep.Children = append(rep.Children, p)
-			}
-		}
-	}
-	rep.Lost = readCounters(s.coll.Maps["counters"])
-	delete(rep.Lost, "children followed")
-	addRecursionMisses(s.coll, rep.Lost)
+	rep.Children = append(rep.Children, followedChildren(s.coll, s.pid, s.cfg.FollowChildren)...)
+	rep.Lost = lostCounts(s.coll)
 	return nil
 }
 

@@ -1,7 +1,6 @@
 package profile
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -9,6 +8,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/otelbench/otelbench/internal/reportfile"
 )
 
 // HistBuckets is the number of log2 latency buckets: bucket i counts
@@ -412,9 +413,7 @@ func (r *SyscallReport) WriteJSON(w io.Writer) error {
 		Syscalls       []jsonSyscall `json:"syscalls"`
 		Threads        []jsonThread  `json:"threads,omitempty"`
 	}{SyscallReportSchema, (*alias)(r), secs, r.Total(), r.Timed(), r.TotalNs(), conv(r.Syscalls, r.TotalNs()), threads}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	return reportfile.Write(w, v)
 }
 
 func sortThreads(ts []ThreadStat) {

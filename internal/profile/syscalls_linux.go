@@ -3,9 +3,6 @@ package profile
 import (
 	"context"
 	"fmt"
-	"math"
-	"math/rand/v2"
-	"runtime"
 	"strings"
 	"time"
 
@@ -33,11 +30,7 @@ func TraceSyscalls(ctx context.Context, cfg SyscallConfig) (*SyscallReport, erro
 	if cfg.Attach == "" {
 		cfg.Attach = DefaultAttach
 	}
-	if err := checkPrivileges(); err != nil {
-		return nil, err
-	}
-	removeMemlock()
-	if err := checkPIDNamespace(cfg.ProcRoot); err != nil {
+	if err := preflight(cfg.ProcRoot); err != nil {
 		return nil, err
 	}
 	if err := checkKernel(); err != nil {
@@ -45,31 +38,12 @@ func TraceSyscalls(ctx context.Context, cfg SyscallConfig) (*SyscallReport, erro
 	}
 	tab := syscalltab.Native()
 
-	// ptrace requests must come from the thread that started the command.
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	tr, err := startTracee(cfg.Target)
+	tr, sess, syms, err := launch(cfg.Target, cfg.ProcRoot, cfg.Stacks, cfg.Attached,
+		func(pid int) (*syscallSession, error) { return newSyscallSession(cfg, tab, pid) })
 	if err != nil {
-		return nil, err
-	}
-	sess, err := newSyscallSession(cfg, tab, tr.pid)
-	if err != nil {
-		tr.finish(0)
 		return nil, err
 	}
 	defer sess.close()
-	syms := newSymbolizers(cfg.ProcRoot)
-	if cfg.Stacks {
-		syms.snapshot(tr.pid)
-	}
-	if err := tr.resume(); err != nil {
-		tr.finish(0)
-		return nil, err
-	}
-	runtime.UnlockOSThread()
-	if cfg.Attached != nil {
-		cfg.Attached(tr.pid)
-	}
 
 	rep := &SyscallReport{PID: tr.pid, Command: cfg.Command, Arch: tab.Arch(), Attach: cfg.Attach,
 		NoLatency: cfg.NoLatency, Started: time.Now()}
@@ -115,25 +89,46 @@ type syscallSession struct {
 }
 
 func newSyscallSession(cfg SyscallConfig, tab *syscalltab.Table, pid int) (*syscallSession, error) {
+	spec, err := syscallSpec(cfg, tab, pid)
+	if err != nil {
+		return nil, err
+	}
+	enter, exit := syscallPrograms(cfg)
+	keep := []string{exit, "sched_exit"}
+	if enter != "" {
+		keep = append(keep, enter)
+	}
+	if cfg.FollowChildren {
+		keep = append(keep, "sched_fork")
+	}
+	coll, err := loadCollection(spec, keep...)
+	if err != nil {
+		return nil, err
+	}
+	s := &syscallSession{cfg: cfg, pid: pid, coll: coll}
+	if err := s.start(enter, exit); err != nil {
+		s.close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// syscallSpec loads the BPF spec and sets its constants for cfg and the target pid.
+func syscallSpec(cfg SyscallConfig, tab *syscalltab.Table, pid int) (*ebpf.CollectionSpec, error) {
 	spec, err := loadSyscalls()
 	if err != nil {
 		return nil, fmt.Errorf("load BPF spec: %w", err)
 	}
-	nrExit, nrExitGroup := int32(-1), int32(-1)
-	if n, ok := tab.Number("exit"); ok {
-		nrExit = int32(n)
-	}
-	if n, ok := tab.Number("exit_group"); ok {
-		nrExitGroup = int32(n)
-	}
-	nrSigreturn := int32(-1)
-	if n, ok := tab.Number("rt_sigreturn"); ok {
-		nrSigreturn = int32(n)
+	nr := func(name string) int32 {
+		if n, ok := tab.Number(name); ok {
+			return int32(n)
+		}
+		return -1
 	}
 	if err := setVars(spec, map[string]any{
 		"target_tgid": uint32(pid), "follow_children": b2u(cfg.FollowChildren),
 		"per_thread": b2u(cfg.PerThread), "want_stacks": b2u(cfg.Stacks),
-		"nr_exit": nrExit, "nr_exit_group": nrExitGroup, "nr_rt_sigreturn": nrSigreturn,
+		"nr_exit": nr("exit"), "nr_exit_group": nr("exit_group"), "nr_rt_sigreturn": nr("rt_sigreturn"),
 		"count_calls": b2u(!cfg.NoLatency && cfg.latencySample() == LatencySampleAuto),
 	}); err != nil {
 		return nil, err
@@ -148,7 +143,13 @@ func newSyscallSession(cfg SyscallConfig, tab *syscalltab.Table, pid int) (*sysc
 		spec.Maps["stacks"].MaxEntries = 1
 		spec.Maps["stack_counts"].MaxEntries = 1
 	}
-	enter, exit := "sys_enter_btf", "sys_exit_btf"
+	return spec, nil
+}
+
+// syscallPrograms names the entry and exit programs cfg attaches; enter is "" when no call is
+// timed.
+func syscallPrograms(cfg SyscallConfig) (enter, exit string) {
+	enter, exit = "sys_enter_btf", "sys_exit_btf"
 	if cfg.Attach == AttachRawTP {
 		enter, exit = "sys_enter_raw", "sys_exit_raw"
 	}
@@ -158,177 +159,54 @@ func newSyscallSession(cfg SyscallConfig, tab *syscalltab.Table, pid int) (*sysc
 			exit = "sys_exit_count_raw"
 		}
 	}
-	keep := []string{exit, "sched_exit"}
-	if enter != "" {
-		keep = append(keep, enter)
-	}
+	return enter, exit
+}
+
+// start fills the pid filter and attaches the programs, in the order that loses no event, and
+// starts the sampler if calls are timed in windows. The caller closes s on error.
+func (s *syscallSession) start(enter, exit string) error {
+	cfg, coll := s.cfg, s.coll
 	if cfg.FollowChildren {
-		keep = append(keep, "sched_fork")
-	}
-	coll, err := loadCollection(spec, keep...)
-	if err != nil {
-		return nil, err
-	}
-	s := &syscallSession{cfg: cfg, pid: pid, coll: coll}
-	if cfg.FollowChildren {
-		if err := coll.Maps["tgids"].Put(uint32(pid), uint8(1)); err != nil {
-			s.close()
-			return nil, fmt.Errorf("add pid to filter: %w", err)
+		if err := coll.Maps["tgids"].Put(uint32(s.pid), uint8(1)); err != nil {
+			return fmt.Errorf("add pid to filter: %w", err)
 		}
 		// Attach the fork hook first, so no child escapes between the two.
 		if err := s.attach(coll.Programs["sched_fork"], AttachTPBTF, "sched_process_fork"); err != nil {
-			s.close()
-			return nil, err
+			return err
 		}
-		if _, err := addDescendants(coll.Maps["tgids"], cfg.ProcRoot, pid); err != nil {
-			s.close()
-			return nil, err
+		if _, err := addDescendants(coll.Maps["tgids"], cfg.ProcRoot, s.pid); err != nil {
+			return err
 		}
 	}
 	if err := s.attach(coll.Programs["sched_exit"], AttachTPBTF, "sched_process_exit"); err != nil {
-		s.close()
-		return nil, err
+		return err
 	}
 	// Exit before enter: a syscall entered before the exit hook exists
 	// would otherwise never be completed.
 	if err := s.attach(coll.Programs[exit], cfg.Attach, "sys_exit"); err != nil {
-		s.close()
-		return nil, err
-	}
-	if enter != "" {
-		s.enterProg = coll.Programs[enter]
-		// Every call timed (1), or auto, which starts so: attach now, at the
-		// default weight 1. A fixed period N > 1 attaches only in its windows,
-		// after the sampler has set the weight to N; attached here, the calls
-		// before its first window were timed at weight 1 among weight-N ones.
-		n := cfg.latencySample()
-		if n == 1 || n == LatencySampleAuto {
-			if err := s.setEntry(true); err != nil {
-				s.close()
-				return nil, err
-			}
-		}
-		if n != 1 {
-			s.stopSampler, s.samplerDone = make(chan struct{}), make(chan struct{})
-			go s.sample(n)
-		} else {
-			s.maxSample = 1
-		}
-	}
-	return s, nil
-}
-
-// Latency sampling windows: each windowPeriod, the entry program is
-// attached for 1/N of it, at a random offset (so that no periodic
-// behaviour of the target lines up with the windows).
-const (
-	windowPeriod = 50 * time.Millisecond
-	autoCheck    = 2 * time.Millisecond
-)
-
-// setEntry attaches or detaches the entry program.
-func (s *syscallSession) setEntry(on bool) error {
-	if on == (s.enter != nil) {
-		return nil
-	}
-	if !on {
-		err := s.enter.Close()
-		s.enter = nil
-		if err != nil {
-			return fmt.Errorf("detach sys_enter: %w", err)
-		}
-		return nil
-	}
-	l, err := attachTracepoint(s.enterProg, s.cfg.Attach, "sys_enter")
-	if err != nil {
 		return err
 	}
-	s.enter = l
-	return nil
-}
-
-// sample runs the sampling windows until stopSampler is closed: with a
-// fixed period n > 1, or (n == 0, auto) with a period from the call rate
-// since the last decision: every call timed up to AutoFullRate calls/s,
-// then N = rate / AutoFullRate, at most MaxAutoLatencySample. While every
-// call is timed, the rate is checked every autoCheck, so that a storm is
-// sampled soon after it starts.
-func (s *syscallSession) sample(n int) {
-	defer close(s.samplerDone)
-	weight := s.coll.Variables["entry_weight"]
-	timer := time.NewTimer(0)
-	defer timer.Stop()
-	<-timer.C
-	wait := func(d time.Duration) bool {
-		timer.Reset(d)
-		select {
-		case <-s.stopSampler:
-			return false
-		case <-timer.C:
-			return true
-		}
+	if enter == "" {
+		return nil
 	}
-	fail := func(err error) {
-		s.sampleErr = fmt.Errorf("latency sampling: %w", err)
-		_ = s.setEntry(false)
-	}
-	var last uint64
-	lastT := time.Now()
-	for {
-		cur := n
-		if n == LatencySampleAuto {
-			calls, now := readCounter(s.coll.Maps["counters"], ctrCalls), time.Now()
-			rate := float64(calls-last) / max(now.Sub(lastT).Seconds(), 1e-3)
-			last, lastT = calls, now
-			cur = min(max(int(math.Ceil(rate/AutoFullRate)), 1), MaxAutoLatencySample)
-		}
-		s.maxSample = max(s.maxSample, cur)
-		if cur == 1 {
-			if s.enter == nil {
-				if err := weight.Set(uint64(1)); err != nil {
-					fail(err)
-					return
-				}
-			}
-			if err := s.setEntry(true); err != nil {
-				fail(err)
-				return
-			}
-			if !wait(autoCheck) {
-				return
-			}
-			continue
-		}
-		// Detached while the weight changes: a record carries the weight
-		// of the window it started in.
-		if err := s.setEntry(false); err != nil {
-			fail(err)
-			return
-		}
-		if err := weight.Set(uint64(cur)); err != nil {
-			fail(err)
-			return
-		}
-		on := windowPeriod / time.Duration(cur)
-		off := rand.N(windowPeriod - on)
-		if !wait(off) {
-			return
-		}
+	s.enterProg = coll.Programs[enter]
+	// Every call timed (1), or auto, which starts so: attach now, at the
+	// default weight 1. A fixed period N > 1 attaches only in its windows,
+	// after the sampler has set the weight to N; attached here, the calls
+	// before its first window were timed at weight 1 among weight-N ones.
+	n := cfg.latencySample()
+	if n == 1 || n == LatencySampleAuto {
 		if err := s.setEntry(true); err != nil {
-			fail(err)
-			return
-		}
-		if !wait(on) {
-			return
-		}
-		if err := s.setEntry(false); err != nil {
-			fail(err)
-			return
-		}
-		if !wait(windowPeriod - on - off) {
-			return
+			return err
 		}
 	}
+	if n != 1 {
+		s.stopSampler, s.samplerDone = make(chan struct{}), make(chan struct{})
+		go s.sample(n)
+	} else {
+		s.maxSample = 1
+	}
+	return nil
 }
 
 func (s *syscallSession) attach(prog *ebpf.Program, mode AttachMode, name string) error {
@@ -393,17 +271,8 @@ func (s *syscallSession) collect(rep *SyscallReport, tab *syscalltab.Table, syms
 		return fmt.Errorf("read syscall stats: %w", err)
 	}
 	sortSyscalls(rep.Syscalls)
-	if s.cfg.FollowChildren {
-		for _, p := range readTgids(s.coll.Maps["tgids"]) {
-			if p != s.pid {
-				rep.Children = append(rep.Children, p)
-			}
-		}
-	}
-	rep.Lost = readCounters(s.coll.Maps["counters"])
-	delete(rep.Lost, "children followed")
-	delete(rep.Lost, "calls")
-	addRecursionMisses(s.coll, rep.Lost)
+	rep.Children = append(rep.Children, followedChildren(s.coll, s.pid, s.cfg.FollowChildren)...)
+	rep.Lost = lostCounts(s.coll, "calls")
 	if s.cfg.PerThread {
 		if err := s.collectThreads(rep, tab); err != nil {
 			return err

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -228,4 +229,38 @@ func pidErr(err error) error {
 		return ErrNoProcess
 	}
 	return err
+}
+
+// launch starts the target stopped, builds its trace session with attach while it cannot run
+// yet, snapshots its mappings for symbolization if snapshot, lets it run and reports its pid
+// to attached. ptrace requests must come from the thread that started the command: launch
+// holds its thread until the target runs. On error the target is finished and the session
+// closed; otherwise the caller owns both.
+func launch[S interface{ close() }](t Target, procRoot string, snapshot bool, attached func(pid int),
+	attach func(pid int) (S, error)) (*tracee, S, *symbolizers, error) {
+	var none S
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	tr, err := startTracee(t)
+	if err != nil {
+		return nil, none, nil, err
+	}
+	sess, err := attach(tr.pid)
+	if err != nil {
+		tr.finish(0)
+		return nil, none, nil, err
+	}
+	syms := newSymbolizers(procRoot)
+	if snapshot {
+		syms.snapshot(tr.pid)
+	}
+	if err := tr.resume(); err != nil {
+		tr.finish(0)
+		sess.close()
+		return nil, none, nil, err
+	}
+	if attached != nil {
+		attached(tr.pid)
+	}
+	return tr, sess, syms, nil
 }

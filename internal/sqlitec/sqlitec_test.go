@@ -85,19 +85,36 @@ func TestRoundTrip(t *testing.T) {
 }
 
 // checkRoundTrip reads back TestRoundTrip's rows.
+// got is a row of t as the driver reads it.
+type got struct {
+	i     sql.NullInt64
+	f     sql.NullFloat64
+	s     sql.NullString
+	b     []byte
+	bNull bool
+}
+
+// checkRoundTrip checks the rows TestRoundTrip wrote through the driver, then through Rows.
 func checkRoundTrip(t *testing.T, c *Conn, path, big string) {
+	want := []got{
+		{i: sql.NullInt64{Int64: math.MinInt64, Valid: true}, f: sql.NullFloat64{Float64: 1.5, Valid: true}, s: sql.NullString{String: "hello", Valid: true}, b: []byte{0, 1, 2}},
+		{i: sql.NullInt64{Int64: 7, Valid: true}, f: sql.NullFloat64{Float64: -0.25, Valid: true}, s: sql.NullString{Valid: true}, b: []byte{}},
+		{i: sql.NullInt64{Int64: -3, Valid: true}, s: sql.NullString{String: big, Valid: true}, b: []byte(big)},
+		{i: sql.NullInt64{Int64: math.MaxUint32, Valid: true}, s: sql.NullString{String: "é\x00z", Valid: true}, bNull: true},
+		{i: sql.NullInt64{Int64: 1, Valid: true}, s: sql.NullString{String: "short", Valid: true}, b: []byte("again")},
+		{i: sql.NullInt64{Int64: 0, Valid: true}, bNull: true},
+	}
+	checkThroughDriver(t, path, want)
+	checkThroughRows(t, c, want)
+}
+
+// checkThroughDriver reads t through database/sql, another connection, and compares with want.
+func checkThroughDriver(t *testing.T, path string, want []got) {
 	db, err := sql.Open("sqlite", path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	type got struct {
-		i     sql.NullInt64
-		f     sql.NullFloat64
-		s     sql.NullString
-		b     []byte
-		bNull bool
-	}
 	q, err := db.Query(`SELECT i, f, s, b, b IS NULL FROM t ORDER BY id`)
 	if err != nil {
 		t.Fatal(err)
@@ -113,14 +130,6 @@ func checkRoundTrip(t *testing.T, c *Conn, path, big string) {
 	if err := q.Err(); err != nil {
 		t.Fatal(err)
 	}
-	want := []got{
-		{i: sql.NullInt64{Int64: math.MinInt64, Valid: true}, f: sql.NullFloat64{Float64: 1.5, Valid: true}, s: sql.NullString{String: "hello", Valid: true}, b: []byte{0, 1, 2}},
-		{i: sql.NullInt64{Int64: 7, Valid: true}, f: sql.NullFloat64{Float64: -0.25, Valid: true}, s: sql.NullString{Valid: true}, b: []byte{}},
-		{i: sql.NullInt64{Int64: -3, Valid: true}, s: sql.NullString{String: big, Valid: true}, b: []byte(big)},
-		{i: sql.NullInt64{Int64: math.MaxUint32, Valid: true}, s: sql.NullString{String: "é\x00z", Valid: true}, bNull: true},
-		{i: sql.NullInt64{Int64: 1, Valid: true}, s: sql.NullString{String: "short", Valid: true}, b: []byte("again")},
-		{i: sql.NullInt64{Int64: 0, Valid: true}, bNull: true},
-	}
 	if len(all) != len(want) {
 		t.Fatalf("%d rows, want %d", len(all), len(want))
 	}
@@ -130,7 +139,11 @@ func checkRoundTrip(t *testing.T, c *Conn, path, big string) {
 			t.Errorf("row %d: got %+v, want %+v", i, g, w)
 		}
 	}
+}
 
+// checkThroughRows reads t from id 2 through Rows' accessors and compares with want; then the
+// statement runs again.
+func checkThroughRows(t *testing.T, c *Conn, want []got) {
 	sel := prepare(t, c, `SELECT id, s, b FROM t WHERE id >= ? ORDER BY id`)
 	r, err := sel.Query(int64(2))
 	if err != nil {
@@ -338,8 +351,8 @@ func TestClosed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Close(); err != nil {
-		t.Fatal(err)
+	if err := c.Close(); !errors.Is(err, ErrOpenStatements) {
+		t.Fatalf("close with a statement open: got %v, want ErrOpenStatements", err)
 	}
 	if err := c.Close(); err != nil {
 		t.Errorf("second close: %v", err)
@@ -356,7 +369,7 @@ func TestClosed(t *testing.T) {
 	if _, err := st.QueryInt64(); !errors.Is(err, errClosed) {
 		t.Errorf("statement of a closed connection: %v", err)
 	}
-	if err := st.Close(); !errors.Is(err, errClosed) {
+	if err := st.Close(); err != nil {
 		t.Errorf("closing a statement after its connection: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package otlpcodec_test
+package otlptest
 
 import (
 	"testing"
@@ -11,9 +11,34 @@ import (
 	"github.com/otelbench/otelbench/internal/signal"
 )
 
-// parseResponse decodes an Export*ServiceResponse and returns its
-// partial_success fields.
-func parseResponse(t testing.TB, sig signal.Signal, enc otlpcodec.Encoding, b []byte) (int64, string) {
+// Message is an OTLP export request or response that marshals to both OTLP/HTTP encodings.
+type Message interface {
+	MarshalProto() ([]byte, error)
+	MarshalJSON() ([]byte, error)
+}
+
+// Encode marshals m in enc, failing t if it cannot. It calls t.Fatal: call it on the test's
+// goroutine.
+func Encode(t testing.TB, m Message, enc otlpcodec.Encoding) []byte {
+	t.Helper()
+	var (
+		b   []byte
+		err error
+	)
+	if enc == otlpcodec.EncodingJSON {
+		b, err = m.MarshalJSON()
+	} else {
+		b, err = m.MarshalProto()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// PartialSuccess decodes b, an Export*ServiceResponse of sig in enc, and returns its
+// partial_success fields, failing t if b does not decode.
+func PartialSuccess(t testing.TB, sig signal.Signal, enc otlpcodec.Encoding, b []byte) (rejected int64, msg string) {
 	t.Helper()
 	un := func(proto, json func([]byte) error) {
 		var err error
@@ -23,7 +48,7 @@ func parseResponse(t testing.TB, sig signal.Signal, enc otlpcodec.Encoding, b []
 			err = proto(b)
 		}
 		if err != nil {
-			t.Fatalf("decode %v response %q: %v", sig, b, err)
+			t.Fatalf("decode %v response %.200q: %v", sig, b, err)
 		}
 	}
 	switch sig {
