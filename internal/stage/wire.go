@@ -12,8 +12,8 @@ import (
 //
 // Decoding a payload with pdata builds every record, attribute and value as Go objects that
 // the stage only reads once to make its rows: in a mixed catch-up that decoding was a fifth of
-// the process's CPU and most of its allocations (docs/benchmarks/store.md, seventeenth
-// session). wireStager makes the same rows straight from the payload's bytes, with pdata's
+// the process's CPU and most of its allocations (docs/benchmarks/store.md).
+// wireStager makes the same rows straight from the payload's bytes, with pdata's
 // acceptance rules (internal/otlpwire, the field tables of pdata v1.71's generated
 // UnmarshalProto code): every wire type is checked, ids must be 0 or 8/16 bytes, the AnyValue
 // family stops at its recursion limit, and fields the stage does not keep (exemplars, entity

@@ -199,8 +199,7 @@ func openOne(ctx context.Context, dsn string) (*sql.DB, error) {
 // header falls in the next power-of-two slab class of modernc.org/memory (8 KiB for a 4 KiB page,
 // 16 KiB for an 8 KiB one). The writer only appends (1 MiB: the rightmost B-tree path and one
 // commit's dirty pages; a bigger commit spills to the WAL early), the projector's raw reader
-// reads each page once (256 KiB, the B-tree's inner pages: with 1 MiB, as until the thirteenth
-// session, a two-projector catch-up ran no faster and peaked ~2 MB higher), the projector
+// reads each page once (256 KiB, the B-tree's inner pages: with 1 MiB a two-projector catch-up ran no faster and peaked ~2 MB higher), the projector
 // updates indexes all over telemetry.db (2 MiB: under a mixed load SQLite's own memory measured 52 MB with 4 MiB and 33 MB with 512 KiB, and
 // catch-up after the load ran as fast with 2 MiB as with 4; BenchmarkProject/logs/records=10 is
 // ~2% slower at 1 MiB), and each read connection gets 2 MiB: queries read the OS's page cache
