@@ -81,6 +81,22 @@ func (w *frameWatch) watch(pr *io.PipeReader) {
 	}
 }
 
+// watchingDial returns a gRPC dialer whose connections are frameWatches,
+// each handed to seen once dialed.
+func watchingDial(seen func(*frameWatch)) func(context.Context, string) (net.Conn, error) {
+	return func(ctx context.Context, addr string) (net.Conn, error) {
+		c, err := (&net.Dialer{}).DialContext(ctx, "tcp", addr)
+		if err != nil {
+			return nil, err
+		}
+		pr, pw := io.Pipe()
+		w := &frameWatch{Conn: c, pw: pw}
+		go w.watch(pr) // owned: ends when the connection closes or a GOAWAY came
+		seen(w)
+		return w, nil
+	}
+}
+
 // serverPings returns the PINGs the server sent so far.
 func (w *frameWatch) serverPings() int {
 	w.mu.Lock()
@@ -118,19 +134,11 @@ func TestGRPCKeepaliveEnforcement(t *testing.T) {
 			ts := startGRPCServer(t, cfg)
 			var watches []*frameWatch
 			var mu sync.Mutex
-			dial := func(ctx context.Context, addr string) (net.Conn, error) {
-				c, err := (&net.Dialer{}).DialContext(ctx, "tcp", addr)
-				if err != nil {
-					return nil, err
-				}
-				pr, pw := io.Pipe()
-				w := &frameWatch{Conn: c, pw: pw}
-				go w.watch(pr) // owned: ends when the connection closes or a GOAWAY came
+			dial := watchingDial(func(w *frameWatch) {
 				mu.Lock()
 				watches = append(watches, w)
 				mu.Unlock()
-				return w, nil
-			}
+			})
 			cc := dialRaw(t, ts.grpcAddr, grpc.WithContextDialer(dial),
 				grpc.WithKeepaliveParams(keepalive.ClientParameters{Time: tt.every, Timeout: 5 * time.Second, PermitWithoutStream: true}))
 			cc.Connect()
@@ -237,19 +245,11 @@ func TestGRPCFixedWindows(t *testing.T) {
 	ts := startGRPCServer(t, Config{})
 	var mu sync.Mutex
 	var watch *frameWatch
-	dial := func(ctx context.Context, addr string) (net.Conn, error) {
-		c, err := (&net.Dialer{}).DialContext(ctx, "tcp", addr)
-		if err != nil {
-			return nil, err
-		}
-		pr, pw := io.Pipe()
-		w := &frameWatch{Conn: c, pw: pw}
-		go w.watch(pr) // owned: ends when the connection closes
+	dial := watchingDial(func(w *frameWatch) {
 		mu.Lock()
 		watch = w
 		mu.Unlock()
-		return w, nil
-	}
+	})
 	cc := dialRaw(t, ts.grpcAddr, grpc.WithContextDialer(dial))
 	small := encode(t, otlptest.Logs(0, 1), otlpcodec.EncodingProto)
 	large := encode(t, otlptest.Logs(0, 20000), otlpcodec.EncodingProto)

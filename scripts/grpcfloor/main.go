@@ -114,14 +114,7 @@ func runServer(ctx context.Context, args []string) error {
 	_ = fs.Parse(args)
 	gs := grpc.NewServer(grpc.ForceServerCodecV2(otlpgrpc.Codec{}))
 	for _, s := range sig.All() {
-		gs.RegisterService(otlpgrpc.ServiceDesc(s, func(_ context.Context, dec func(any) error) (any, error) {
-			var m otlpgrpc.Message
-			if err := dec(&m); err != nil {
-				return nil, err
-			}
-			m.Free()
-			return otlpgrpc.Raw(nil), nil
-		}), nil)
+		gs.RegisterService(otlpgrpc.ServiceDesc(s, otlpgrpc.Discard), nil)
 	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
