@@ -76,8 +76,6 @@ func (s *Server) GRPCServer(onAck AckFunc) *grpc.Server {
 		grpc.SharedWriteBuffer(true),
 		grpc.ConnectionTimeout(readHeaderTimeout),
 		grpc.NumStreamWorkers(grpcStreamWorkers),
-		grpc.InitialWindowSize(grpcStreamWindow),
-		grpc.InitialConnWindowSize(grpcConnWindow),
 	)
 	for _, sig := range signal.All() {
 		gs.RegisterService(otlpgrpc.ServiceDesc(sig, func(ctx context.Context, dec func(any) error) (any, error) {

@@ -37,22 +37,6 @@ const (
 // serve's CPU profile, and gRPC's stream handling from 26% to 15%.
 const grpcStreamWorkers = 256
 
-// Flow-control windows of a gRPC stream and connection, fixed. Left to
-// grpc-go, they start at 64 KiB and follow its bandwidth-delay estimate,
-// which sends a PING and a WINDOW_UPDATE every round trip of every busy
-// connection for as long as the estimate stays under 16 MiB, as it does
-// under small requests: 70 PINGs over 51 sequential requests
-// (TestGRPCFixedWindows), each answered by the client and read back; at 256
-// concurrent 1-record requests (scripts/bench-grpc.sh's logs1) serve's
-// read calls fell from 0.74-0.79 to 0.54-0.62 a request. A stream's 1 MiB
-// takes a 4 MiB message in four window updates on loopback (1 MiB a round
-// trip on a long link); the connection's 8 MiB, half the estimate's cap,
-// bounds what a client may send before the server reads it.
-const (
-	grpcStreamWindow = 1 << 20
-	grpcConnWindow   = 8 << 20
-)
-
 // gRPC keepalive: a client may ping at most every grpcMinPingInterval (more
 // often gets GOAWAY "too_many_pings", as gRPC's enforcement policy does),
 // idle connections are closed after idleTimeout like HTTP keep-alives, and
