@@ -116,7 +116,10 @@ run() { # run NAME TARGET LOADARGS...
 	start_target "$target" "$port" "$dir"
 	tck=$(getconf CLK_TCK)
 	t0=$(awk '{print $14+$15}' "/proc/$pid/stat")
-	"$BIN" load --protocol grpc --insecure --endpoint "127.0.0.1:$port" --no-progress --json "$dir/load.json" "$@" >"$dir/load.txt"
+	# load exits 1 when requests fail, which the overload run expects; the
+	# table shows what failed.
+	"$BIN" load --protocol grpc --insecure --endpoint "127.0.0.1:$port" --no-progress --json "$dir/load.json" "$@" >"$dir/load.txt" ||
+		echo "$name on $target: load exited $? ($dir/load.txt)" >&2
 	t1=$(awk '{print $14+$15}' "/proc/$pid/stat")
 	stop_target
 	rm -rf "$dir/data"
