@@ -3,8 +3,10 @@
 # peer in the same run:
 #
 # 1. serve: `otelbench serve` (durable: --sync full, projection on) against an
-#    OpenTelemetry Collector (otlpreceiver + nop exporter, persists nothing),
-#    both loaded by `otelbench load --protocol grpc`, closed model, at 1 record
+#    OpenTelemetry Collector (otlpreceiver + nop exporter, persists nothing)
+#    and grpc-go's floor (scripts/grpcfloor server: a bare grpc-go server
+#    answering every Export without reading it), all loaded by
+#    `otelbench load --protocol grpc`, closed model, at 1 record
 #    a request (logs) and 10 (mixed). Reported: req/s, p50/p99, OK and
 #    UNAVAILABLE counts, transport errors, the server's peak RSS (VmHWM) and
 #    its CPU per OK answer (user+sys from /proc/PID/stat, which a shared,
@@ -17,10 +19,14 @@
 #    endpoint, plain text, no rate limit), both sending logs of 100 records a
 #    request to the Collector; records counted by the Collector
 #    (otelcol_receiver_accepted_log_records), CPU by getrusage of the child.
+#    Beside them grpc-go's floor (scripts/grpcfloor client: load's payloads
+#    sent by bare Invoke calls, grpc-go's defaults, nothing else), the most
+#    records per CPU-second any client on grpc-go reaches here.
 #
 # Usage: scripts/bench-grpc.sh
 # Env:   DURATION=10s CONCURRENCY=256 RUNS=3 OVERLOAD_DURATION=15s (0 skips)
 #        SERVE=1 (0 skips phase 1, and phase 2 with it)
+#        FLOOR=1 (0 leaves grpc-go's floor out of phases 1 and 3)
 #        CLIENT_WORKERS="1 8 32" (empty skips phase 3)
 #        OTELCOL=/tmp/otelbench-otelcol/otelcol (built by scripts/build-otelcol.sh if missing)
 #        TELEMETRYGEN=path (default: telemetrygen on PATH, else go install into OUT)
@@ -34,6 +40,7 @@ runs=${RUNS:-3}
 odur=${OVERLOAD_DURATION:-15s}
 serve=${SERVE:-1}
 workers=${CLIENT_WORKERS-1 8 32}
+floor=${FLOOR:-1}
 otelcol=${OTELCOL:-/tmp/otelbench-otelcol/otelcol}
 out=${OUT:-$(mktemp -d /tmp/bench-grpc.XXXXXX)}
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -46,6 +53,8 @@ if [[ -z ${BIN:-} ]]; then
 	(cd "$root" && go build -o "$BIN" ./cmd/otelbench)
 fi
 [[ -x $otelcol ]] || "$root/scripts/build-otelcol.sh" "$otelcol" >/dev/null
+grpcfloor=$out/grpcfloor
+if ((floor)); then (cd "$root" && go build -o "$grpcfloor" ./scripts/grpcfloor); fi
 tg=${TELEMETRYGEN:-$(command -v telemetrygen || true)}
 if [[ -z $tg && -n $workers ]]; then
 	GOBIN=$out go install "$tgmod"
@@ -54,8 +63,11 @@ fi
 
 
 
-start_target() { # start_target otelbench|otelcol GRPCPORT DIR [PROMPORT]
+start_target() { # start_target otelbench|otelcol|floor GRPCPORT DIR [PROMPORT]
 	case $1 in
+	floor)
+		"$grpcfloor" server -addr "127.0.0.1:$2" 2>"$3/server.log" &
+		;;
 	otelbench)
 		"$BIN" serve --addr "127.0.0.1:$(free_port)" --grpc-addr "127.0.0.1:$2" --data "$3/data" --sync full 2>"$3/server.log" &
 		;;
@@ -104,7 +116,10 @@ run() { # run NAME TARGET LOADARGS...
 	start_target "$target" "$port" "$dir"
 	tck=$(getconf CLK_TCK)
 	t0=$(awk '{print $14+$15}' "/proc/$pid/stat")
-	"$BIN" load --protocol grpc --insecure --endpoint "127.0.0.1:$port" --no-progress --json "$dir/load.json" "$@" >"$dir/load.txt"
+	# load exits 1 when requests fail, which the overload run expects; the
+	# table shows what failed.
+	"$BIN" load --protocol grpc --insecure --endpoint "127.0.0.1:$port" --no-progress --json "$dir/load.json" "$@" >"$dir/load.txt" ||
+		echo "$name on $target: load exited $? ($dir/load.txt)" >&2
 	t1=$(awk '{print $14+$15}' "/proc/$pid/stat")
 	stop_target
 	rm -rf "$dir/data"
@@ -118,7 +133,7 @@ run() { # run NAME TARGET LOADARGS...
 
 echo "# bench-grpc $(date -u +%FT%TZ) $(uname -r) $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); duration $dur, concurrency $conc, $runs rounds; reports in $out"
 echo
-declare -A ratios cpuratios
+declare -A ratios cpuratios floorratios
 if ((serve)); then
 	echo '| workload  | target    |    req/s |   p50 ms |   p99 ms |       OK | UNAVAILABLE | xport |  RSS MB | CPU us/OK |'
 	echo '|-----------|-----------|----------|----------|----------|----------|-------------|-------|---------|-----------|'
@@ -126,6 +141,7 @@ fi
 for i in $(seq "$((serve ? runs : 0))"); do
 	order="otelbench otelcol"
 	((i % 2 == 0)) && order="otelcol otelbench"
+	if ((floor)); then order+=" floor"; fi
 	for w in logs1 mixed10; do
 		for target in $order; do
 			case $w in
@@ -135,6 +151,7 @@ for i in $(seq "$((serve ? runs : 0))"); do
 		done
 		ratios[$w]+=" $(python3 -c "print(f'{${rps[$w-otelbench]}/max(1,${rps[$w-otelcol]}):.2f}')")"
 		cpuratios[$w]+=" $(python3 -c "print(f'{${cpu[$w-otelbench]}/max(1,${cpu[$w-otelcol]}):.2f}')")"
+		if ((floor)); then floorratios[$w]+=" $(python3 -c "print(f'{${rps[$w-floor]}/max(1,${rps[$w-otelcol]}):.2f}')")"; fi
 	done
 done
 echo
@@ -142,21 +159,23 @@ for w in logs1 mixed10; do
 	((serve)) || break
 	# shellcheck disable=SC2086 # the ratios are a list of numbers
 	echo "$w serve/otelcol over $runs rounds: median req/s ratio $(median ${ratios[$w]}) (${ratios[$w]# }), median CPU per OK ratio $(median ${cpuratios[$w]}) (${cpuratios[$w]# })"
+	# shellcheck disable=SC2086
+	if ((floor)); then echo "$w grpc-go floor/otelcol: median req/s ratio $(median ${floorratios[$w]}) (${floorratios[$w]# })"; fi
 done
 
 if ((serve)) && [[ $odur != 0 ]]; then
 	echo
 	rate=$((10 * ${rps[logs1-otelbench]}))
 	echo "overload: $rate req/s (10x logs1), open model"
-	run overload otelbench --mix logs=1 --records 1 --rate "$rate" --concurrency 4096 --duration "$odur" --timeout 5s
+	run overload otelbench --mix logs=1 --records 1 --rate "$rate" --concurrency 4096 --duration "$odur" --timeout 5s --min-success 0
 fi
 
 [[ -n $workers ]] || exit 0
 echo
 echo "client: records per CPU-second, 100-record log requests to the Collector's gRPC receiver"
 echo
-echo '| workers | client       |   records | CPU s | records/CPU-s |'
-echo '|---------|--------------|-----------|-------|---------------|'
+echo '| workers | client        |   records | CPU s | records/CPU-s |'
+echo '|---------|---------------|-----------|-------|---------------|'
 port=$(free_port) prom=$(free_port)
 mkdir -p "$out/client"
 start_target otelcol "$port" "$out/client" "$prom"
@@ -173,13 +192,14 @@ measure() { # measure WORKERS NAME CMD...
 	sleep 1.5 # the receiver's counters go through a periodic reader
 	a1=$(accepted)
 	eff[$w-$name]+=" $(python3 -c "print(int(($a1 - $a0) / $c))")"
-	printf '| %7s | %-12s | %9s | %5s | %13s |\n' "$w" "$name" "$((a1 - a0))" "$c" "$(python3 -c "print(int(($a1 - $a0) / $c))")"
+	printf '| %7s | %-13s | %9s | %5s | %13s |\n' "$w" "$name" "$((a1 - a0))" "$c" "$(python3 -c "print(int(($a1 - $a0) / $c))")"
 }
 for i in $(seq "$runs"); do
 	for w in $workers; do
 		measure "$w" otelbench "$BIN" load --protocol grpc --insecure --endpoint "127.0.0.1:$port" --mix logs=1 --records 100 \
 			--concurrency "$w" --duration "$dur" --no-progress
 		measure "$w" telemetrygen "$tg" logs --otlp-endpoint "127.0.0.1:$port" --otlp-insecure --rate 0 --workers "$w" --duration "$dur"
+		if ((floor)); then measure "$w" grpc-go-floor "$grpcfloor" client -endpoint "127.0.0.1:$port" -workers "$w" -duration "$dur"; fi
 	done
 done
 stop_target
@@ -187,4 +207,6 @@ echo
 for w in $workers; do
 	# shellcheck disable=SC2086 # lists of numbers
 	echo "$w workers: otelbench/telemetrygen records per CPU-second, ratio of medians $(python3 -c "print(f'{$(median ${eff[$w-otelbench]})/$(median ${eff[$w-telemetrygen]}):.1f}')") (otelbench${eff[$w-otelbench]}; telemetrygen${eff[$w-telemetrygen]})"
+	# shellcheck disable=SC2086
+	if ((floor)); then echo "$w workers: grpc-go floor/telemetrygen $(python3 -c "print(f'{$(median ${eff[$w-grpc-go-floor]})/$(median ${eff[$w-telemetrygen]}):.1f}')"), otelbench/floor $(python3 -c "print(f'{$(median ${eff[$w-otelbench]})/$(median ${eff[$w-grpc-go-floor]}):.2f}')") (floor${eff[$w-grpc-go-floor]})"; fi
 done

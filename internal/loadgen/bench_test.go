@@ -5,13 +5,19 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
 	"github.com/otelbench/otelbench/internal/otlpgen"
+	"github.com/otelbench/otelbench/internal/otlpgrpc"
+	"github.com/otelbench/otelbench/internal/signal"
 )
 
 // BenchmarkReadResponse measures parsing a typical OTLP 200 answer.
@@ -58,4 +64,61 @@ func BenchmarkRun(b *testing.B) {
 			})
 		}
 	}
+}
+
+// BenchmarkGRPCSend sends one 100-record logs request at a time to an
+// in-process gRPC server that answers an empty response (its CPU and
+// allocations are included). "exchanger" is the load's gRPC sender; "bare"
+// is grpc-go's Invoke with only the raw codec, the floor any gRPC client on
+// grpc-go pays: their difference is the sender's own cost.
+func BenchmarkGRPCSend(b *testing.B) {
+	gs := grpc.NewServer(grpc.ForceServerCodecV2(otlpgrpc.Codec{}))
+	gs.RegisterService(otlpgrpc.ServiceDesc(signal.Logs, otlpgrpc.Discard), nil)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	go func() { _ = gs.Serve(ln) }()
+	defer gs.Stop()
+	pool, err := otlpgen.NewPool(otlpgen.Config{Records: 100, PoolSize: 1}, signal.Logs)
+	if err != nil {
+		b.Fatal(err)
+	}
+	p := pool.Get(signal.Logs, 0)
+	cfg := Config{Protocol: ProtocolGRPC, Endpoint: ln.Addr().String(), Insecure: true, Concurrency: 1, Timeout: 10 * time.Second}
+	s, err := newGRPCSender(cfg, otlpgen.CompressionNone)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.close()
+	b.Run("exchanger", func(b *testing.B) {
+		ex := s.exchanger(cfg)
+		defer ex.close()
+		var buf bytes.Buffer
+		b.ReportAllocs()
+		b.SetBytes(int64(len(p.Body)))
+		for b.Loop() {
+			if resp, err := ex.send(context.Background(), p, p.Body, &buf); err != nil || resp.status != 200 {
+				b.Fatalf("send: status %d, error %v", resp.status, err)
+			}
+		}
+	})
+	b.Run("bare", func(b *testing.B) {
+		cc, err := grpc.NewClient(ln.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer cc.Close()
+		method := otlpgrpc.Method(signal.Logs)
+		codec := grpc.ForceCodecV2(otlpgrpc.Codec{})
+		b.ReportAllocs()
+		b.SetBytes(int64(len(p.Body)))
+		for b.Loop() {
+			var reply otlpgrpc.Message
+			if err := cc.Invoke(context.Background(), method, otlpgrpc.Raw(p.Body), &reply, codec); err != nil {
+				b.Fatal(err)
+			}
+			reply.Free()
+		}
+	})
 }

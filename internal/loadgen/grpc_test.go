@@ -1,16 +1,20 @@
 package loadgen
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/hpack"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -193,6 +197,93 @@ func TestGRPCTransportErrors(t *testing.T) {
 	}
 	if err := rep.CheckErrorRate(1); !errors.Is(err, ErrTooManyErrors) {
 		t.Errorf("CheckErrorRate = %v, want ErrTooManyErrors (nothing answered)", err)
+	}
+}
+
+// TestGRPCCutOffCall answers the first call with a raw HTTP/2 peer that
+// closes the connection after reading it: the call counts as a transport
+// error when nothing came back, and as the status it ended with
+// (UNAVAILABLE) when the peer had sent a gRPC response's headers.
+func TestGRPCCutOffCall(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		sendHeader    bool
+		wantTransport int64
+		wantCodes     map[string]int64
+	}{
+		{name: "before headers", wantTransport: 1, wantCodes: map[string]int64{}},
+		{name: "after headers", sendHeader: true, wantCodes: map[string]int64{"UNAVAILABLE": 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ln.Close()
+			peer := make(chan error, 1)
+			go func() { peer <- cutOffPeer(ln, tc.sendHeader) }()
+			rep, err := Run(context.Background(), Config{
+				Protocol: ProtocolGRPC, Endpoint: ln.Addr().String(), Insecure: true, Requests: 1, Concurrency: 1,
+				Timeout: 5 * time.Second, Mix: Mix{1, 0, 0}, Payload: otlpgen.Config{Records: 1, PoolSize: 1},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := <-peer; err != nil {
+				t.Fatalf("HTTP/2 peer: %v", err)
+			}
+			got := rep.Totals
+			if got.Requests != 1 || got.TransportErrors != tc.wantTransport || !maps.Equal(got.GRPCStatus, tc.wantCodes) {
+				t.Errorf("got requests %d, transport errors %d, codes %v; want 1, %d, %v",
+					got.Requests, got.TransportErrors, got.GRPCStatus, tc.wantTransport, tc.wantCodes)
+			}
+		})
+	}
+}
+
+// cutOffPeer accepts one connection, speaks HTTP/2 until the first
+// request's message has arrived, writes a gRPC response's headers if
+// sendHeader, and closes the connection.
+func cutOffPeer(ln net.Listener, sendHeader bool) error {
+	c, err := ln.Accept()
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if _, err := io.ReadFull(c, make([]byte, len(http2.ClientPreface))); err != nil {
+		return err
+	}
+	fr := http2.NewFramer(c, c)
+	if err := fr.WriteSettings(); err != nil {
+		return err
+	}
+	for {
+		f, err := fr.ReadFrame()
+		if err != nil {
+			return err
+		}
+		switch f := f.(type) {
+		case *http2.SettingsFrame:
+			if !f.IsAck() {
+				if err := fr.WriteSettingsAck(); err != nil {
+					return err
+				}
+			}
+		case *http2.DataFrame:
+			if !f.StreamEnded() {
+				continue
+			}
+			if sendHeader {
+				var block bytes.Buffer
+				enc := hpack.NewEncoder(&block)
+				_ = enc.WriteField(hpack.HeaderField{Name: ":status", Value: "200"})
+				_ = enc.WriteField(hpack.HeaderField{Name: "content-type", Value: "application/grpc"})
+				if err := fr.WriteHeaders(http2.HeadersFrameParam{StreamID: f.StreamID, BlockFragment: block.Bytes(), EndHeaders: true}); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
 	}
 }
 

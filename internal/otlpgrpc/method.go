@@ -72,3 +72,15 @@ func ServiceDesc(sig signal.Signal, export ExportFunc) *grpc.ServiceDesc {
 		}},
 	}
 }
+
+// Discard is an ExportFunc that answers every Export an empty response
+// (a full success) without looking at the message: the server of a
+// benchmark that measures gRPC alone (scripts/grpcfloor).
+func Discard(_ context.Context, dec func(any) error) (any, error) {
+	var m Message
+	if err := dec(&m); err != nil {
+		return nil, err
+	}
+	m.Free()
+	return Raw(nil), nil
+}

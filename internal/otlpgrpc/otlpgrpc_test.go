@@ -2,6 +2,8 @@ package otlpgrpc
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"io"
 	"strings"
 	"testing"
@@ -150,5 +152,33 @@ func TestZstdWindowLimit(t *testing.T) {
 	}
 	if err == nil || !strings.Contains(err.Error(), "window") {
 		t.Fatalf("decoding a frame asking for a 2 GiB window: %v, want a window size error", err)
+	}
+}
+
+// TestDiscard: the answer is an empty message whatever came, and a failed
+// read is the call's error.
+func TestDiscard(t *testing.T) {
+	readErr := errors.New("stream broke")
+	tests := []struct {
+		name    string
+		dec     func(any) error
+		wantErr error
+	}{
+		{"message", func(v any) error { return (Codec{}).Unmarshal(mem.BufferSlice{mem.SliceBuffer([]byte("\x0a\x00"))}, v) }, nil},
+		{"read fails", func(any) error { return readErr }, readErr},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Discard(context.Background(), tt.dec)
+			if !errors.Is(err, tt.wantErr) {
+				t.Fatalf("error %v, want %v", err, tt.wantErr)
+			}
+			if tt.wantErr != nil {
+				return
+			}
+			if m, ok := got.(*Message); !ok || m.Len() != 0 {
+				t.Errorf("answer %#v, want an empty *Message", got)
+			}
+		})
 	}
 }
