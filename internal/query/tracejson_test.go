@@ -19,6 +19,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/otelbench/otelbench/internal/jsonstr"
 	"github.com/otelbench/otelbench/internal/signal"
 )
 
@@ -262,7 +263,9 @@ func TestTraceJSONRowsFallback(t *testing.T) {
 	defer db.Close()
 	if _, err := db.Exec(`CREATE TABLE spans (id INTEGER PRIMARY KEY, trace_id TEXT, span_id TEXT, parent_span_id TEXT,
 		service TEXT, name TEXT, kind INTEGER, start_time_unix_nano INTEGER, end_time_unix_nano INTEGER,
-		status_code INTEGER, status_message TEXT, attributes TEXT);
+		status_code INTEGER, status_message TEXT, attributes TEXT, resource_id INTEGER);
+		CREATE TABLE resources (id INTEGER PRIMARY KEY, attributes TEXT NOT NULL);
+		INSERT INTO resources VALUES (1, '{}'), (2, '{"service.name":"cart","host.name":"node <7>"}');
 		-- What Open adds when it upgrades a version 1 database: no chunks for the spans already there.
 		CREATE INDEX spans_trace_block ON spans(id >> 12, trace_id);
 		CREATE TABLE trace_chunks (trace_id TEXT NOT NULL, first_span_id INTEGER NOT NULL, last_span_id INTEGER NOT NULL,
@@ -284,10 +287,10 @@ func TestTraceJSONRowsFallback(t *testing.T) {
 		if i == 3 {
 			svc = nil
 		}
-		if _, err := db.Exec(`INSERT INTO spans VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, i+1, traceA,
+		if _, err := db.Exec(`INSERT INTO spans VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, i+1, traceA,
 			fmt.Sprintf("%016x", i+1), parent, svc, oddStrings[(i+3)%len(oddStrings)], i%6,
 			1_700_000_000_000_000_000+int64(i%4)*1000, 1_700_000_000_000_900_000, i%3,
-			oddStrings[(i+5)%len(oddStrings)], attrs[i%len(attrs)]); err != nil {
+			oddStrings[(i+5)%len(oddStrings)], attrs[i%len(attrs)], 1+i%2); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -318,7 +321,7 @@ func TestTraceJSONRowsFallback(t *testing.T) {
 	sameJSON(t, "GET /traces/{id} from rows", got, want)
 }
 
-// FuzzTraceJSONString: appendJSONString writes what json.Marshal writes
+// FuzzTraceJSONString: jsonstr.Append writes what json.Marshal writes
 // for any string, and appendRawJSON what it writes for any valid RawJSON.
 func FuzzTraceJSONString(f *testing.F) {
 	for _, s := range oddStrings {
@@ -332,11 +335,8 @@ func FuzzTraceJSONString(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := appendJSONString(nil, s); !bytes.Equal(got, want) {
-			t.Errorf("appendJSONString(%q) = %s, want %s", s, got, want)
-		}
-		if got := appendJSONString(nil, []byte(s)); !bytes.Equal(got, want) {
-			t.Errorf("appendJSONString([]byte %q) = %s, want %s", s, got, want)
+		if got := jsonstr.Append(nil, s); !bytes.Equal(got, want) {
+			t.Errorf("jsonstr.Append(%q) = %s, want %s", s, got, want)
 		}
 		if s == "" || !json.Valid([]byte(s)) {
 			return

@@ -153,6 +153,11 @@ type Span struct {
 	StatusCode        int32   `json:"status_code"`
 	StatusMessage     string  `json:"status_message,omitempty"`
 	Attributes        RawJSON `json:"attributes,omitempty"`
+	// Resource is the attributes of the span's resource (service.name,
+	// host.name, k8s.pod.name, ...).
+	Resource RawJSON `json:"resource,omitempty"`
+
+	resourceID int64 // read from spans rows; resolved into Resource
 }
 
 // TraceTree is a whole trace: Spans in depth-first pre-order (children by
@@ -288,6 +293,13 @@ func (r *Reader) traceFromRows(ctx context.Context, id string, lo, hi int64, tm 
 	if len(spans) == 0 {
 		return nil, fmt.Errorf("trace %s: %w", id, ErrNotFound)
 	}
+	schema, err := r.traceSchema(ctx)
+	if err == nil {
+		err = r.spanResources(ctx, schema, spans)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("trace %s: %w", id, err)
+	}
 	t1 := time.Now()
 	t := BuildTree(id, spans)
 	if tm != nil {
@@ -326,7 +338,8 @@ var spanRangeSQL = spanRangeCTE + ` SELECT group_concat(
 		octet_length(name)||':'||name||
 		kind||';'||start_time_unix_nano||';'||end_time_unix_nano||';'||status_code||';'||
 		octet_length(status_message)||':'||status_message||
-		octet_length(attributes)||':'||attributes, '')
+		octet_length(attributes)||':'||attributes||
+		resource_id||';', '')
 		FROM sb ` + spansOf("sb", "spans", "spans.trace_id = ?1") + ` AND spans.id BETWEEN ?2 AND ?3`
 
 var errPacked = errors.New("malformed packed spans")
@@ -358,7 +371,7 @@ func unpackSpans(p string) ([]Span, error) {
 	}
 	for len(p) > 0 {
 		var s Span
-		var ok [10]bool
+		var ok [11]bool
 		var kind, status int64
 		s.SpanID, ok[0] = text()
 		s.ParentSpanID, ok[1] = text()
@@ -371,6 +384,7 @@ func unpackSpans(p string) ([]Span, error) {
 		s.StatusMessage, ok[8] = text()
 		var attrs string
 		attrs, ok[9] = text()
+		s.resourceID, ok[10] = num()
 		for _, o := range ok {
 			if !o {
 				return nil, errPacked
