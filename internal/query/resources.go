@@ -3,6 +3,7 @@ package query
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -136,4 +137,46 @@ func (r *Reader) chunkResources(ctx context.Context, b *traceBufs) ([]RawJSON, e
 		return nil, fmt.Errorf("span resources: %w", err)
 	}
 	return out, nil
+}
+
+// streamResources reads the attributes of the resources of the metric
+// streams in groups, one query for all, by resource id ("" for none).
+func (r *Reader) streamResources(ctx context.Context, groups map[[2]string][]metricStream) (map[int64]RawJSON, error) {
+	var ids []any
+	seen := map[int64]bool{}
+	for _, ms := range groups {
+		for _, m := range ms {
+			if !seen[m.resource] {
+				seen[m.resource] = true
+				ids = append(ids, m.resource)
+			}
+		}
+	}
+	attrs := make(map[int64]RawJSON, len(ids))
+	err := r.resourceAttrs(ctx, "main", "id", ids, func(key any, a string) {
+		if id, ok := key.(int64); ok {
+			attrs[id] = RawJSON(a)
+		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("metric stream resources: %w", err)
+	}
+	return attrs, nil
+}
+
+// seriesResources lists the distinct non-empty resources of streams ms in
+// resource id order.
+func seriesResources(ms []metricStream, attrs map[int64]RawJSON) []RawJSON {
+	ids := make([]int64, 0, len(ms))
+	for _, m := range ms {
+		ids = append(ids, m.resource)
+	}
+	slices.Sort(ids)
+	var out []RawJSON
+	for _, id := range slices.Compact(ids) {
+		if a := attrs[id]; a != "" {
+			out = append(out, a)
+		}
+	}
+	return out
 }
