@@ -90,9 +90,9 @@ type SeriesResult struct {
 type metricStream struct {
 	id, resource int64
 	service      string
-	typ         string
-	unit        string
-	temporality int // 1 delta, 2 cumulative
+	typ          string
+	unit         string
+	temporality  int // 1 delta, 2 cumulative
 }
 
 // Series computes q's time series, one per (service, type).
