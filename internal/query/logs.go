@@ -7,7 +7,6 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"sync/atomic"
 
 	"github.com/otelbench/otelbench/internal/schema"
 	"github.com/otelbench/otelbench/internal/stage"
@@ -23,8 +22,6 @@ type Reader struct {
 	// noBlocks makes Logs plan text searches by selectivity as before log_blocks existed (the
 	// peer in tests and benchmarks).
 	noBlocks bool
-
-	legacy atomic.Int32 // legacyUnknown, legacyNone, legacySome (hasLegacySpans)
 
 	heavy *heavyGate // bounds concurrent trace and series reads
 }

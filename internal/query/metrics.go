@@ -191,9 +191,8 @@ var seekStreamsMax = 1024 // a variable for tests
 
 // pointsQuery returns the SQL and arguments that select cols (which must include
 // time_unix_nano) from the points of streams ms in table, with times in [q.Since, q.Until), by
-// time. The points indexes are keyed by (block, metric_id, time_unix_nano) (store's schema.sql):
-// the query looks in each block that point_blocks says can hold the range, and in the NULL block
-// of the rows written before schema version 9.
+// time. The points indexes are keyed by (block, metric_id, time_unix_nano) (schema.sql): the
+// query looks in each block that point_blocks says can hold the range.
 func pointsQuery(table, cols string, ms []metricStream, q SeriesQuery) (string, []any) {
 	args := make([]any, 0, 2+len(ms))
 	args = append(args, q.Since, q.Until)
@@ -226,9 +225,6 @@ func pointsQuery(table, cols string, ms []metricStream, q SeriesQuery) (string, 
 	return `SELECT ` + cols + ` FROM ` + table + ` WHERE block IN (SELECT block FROM point_blocks
 			WHERE point_table = '` + table + `' AND max_time_unix_nano >= ?1 AND min_time_unix_nano < ?2)
 		AND ` + seek + ` IN (` + ids.String() + `) AND time_unix_nano >= ?1 AND time_unix_nano < ?2` + attrs.String() + `
-		UNION ALL
-		SELECT ` + cols + ` FROM ` + table + ` WHERE block IS NULL
-		AND metric_id IN (` + ids.String() + `) AND time_unix_nano >= ?1 AND time_unix_nano < ?2` + attrs.String() + `
 		ORDER BY time_unix_nano`, args
 }
 

@@ -68,31 +68,6 @@ func (r *Reader) withResources(ctx context.Context, logs []Log) error {
 	return nil
 }
 
-// spanResources fills each span's Resource (spans read from spans rows).
-func (r *Reader) spanResources(ctx context.Context, schema string, spans []Span) error {
-	ids := make([]any, 0, 16)
-	seen := map[int64]bool{}
-	for i := range spans {
-		if id := spans[i].resourceID; !seen[id] {
-			seen[id] = true
-			ids = append(ids, id)
-		}
-	}
-	attrs := make(map[int64]RawJSON, len(ids))
-	err := r.resourceAttrs(ctx, schema, "id", ids, func(key any, a string) {
-		if id, ok := key.(int64); ok {
-			attrs[id] = RawJSON(a)
-		}
-	})
-	if err != nil {
-		return fmt.Errorf("span resources: %w", err)
-	}
-	for i := range spans {
-		spans[i].Resource = attrs[spans[i].resourceID]
-	}
-	return nil
-}
-
 // chunkResources resolves the resources of the spans b decoded from
 // trace_chunks, one query for the trace: each chunk names its resources by
 // hash in a table of its own, which the spans' Text.Resource indexes. It

@@ -6,28 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strings"
 	"time"
 
 	"golang.org/x/sync/errgroup"
 
 	"github.com/otelbench/otelbench/internal/tracechunk"
 )
-
-// traceFromChunks builds the tree of trace id (span rows lo..hi) from the
-// store's packed trace_chunks, with its Spans materialised. ok is false
-// when the database has no chunks for this trace (it predates schema
-// version 2, or the trace began before the upgrade): the caller then reads
-// the spans rows.
-func (r *Reader) traceFromChunks(ctx context.Context, id string, lo, hi int64) (t *TraceTree, ok bool, err error) {
-	v, ok, err := r.chunkView(ctx, id, lo, hi, nil)
-	if err != nil || !ok {
-		return nil, ok, err
-	}
-	t = v.materialize()
-	v.release()
-	return t, true, nil
-}
 
 // A trace of at least chunkParallelSpans spans has its chunks read and
 // decoded by TraceReaders goroutines, each on its own read connection and
@@ -38,22 +22,12 @@ var chunkParallelSpans = ParallelSpans
 
 // chunkView reads the trace_chunks of trace id (span rows lo..hi), decodes
 // them into compact columns and builds the tree on them: no Span exists.
-// ok is false when the trace has no chunks (see traceFromChunks). The view
+// ok is false when the trace has no chunks. The view
 // holds pooled buffers: the caller must release it. tm, if not nil, gets
 // the time spent in SQLite and in decoding (summed over the readers) and
 // in building the tree.
 func (r *Reader) chunkView(ctx context.Context, id string, lo, hi int64, tm *traceTiming) (v *traceView, ok bool, err error) {
 	t0 := time.Now()
-	var start int64
-	err = r.db.QueryRowContext(ctx, `SELECT span_id FROM trace_chunks_start WHERE id = 1`).Scan(&start)
-	switch {
-	case errors.Is(err, sql.ErrNoRows) || err != nil && strings.Contains(err.Error(), "no such table"):
-		return nil, false, nil
-	case err != nil:
-		return nil, false, fmt.Errorf("query trace chunks: %w", err)
-	case lo < start:
-		return nil, false, nil
-	}
 	b := getTraceBufs()
 	defer func() {
 		if v == nil {
@@ -101,7 +75,12 @@ func (r *Reader) chunkView(ctx context.Context, id string, lo, hi int64, tm *tra
 	}
 	db += time.Since(t1)
 	t1 = time.Now()
-	v = &traceView{b: b, resources: resources}
+	v = &traceView{b: b, resources: resources, resJSON: make([][]byte, len(resources))}
+	for i, res := range resources {
+		if res != "" { // written once per trace, not once per span
+			v.resJSON[i] = appendRawJSON([]byte(`,"resource":`), res)
+		}
+	}
 	v.tree.TraceID = id
 	b.parentIndexes()
 	b.buildTree(&v.tree)

@@ -295,6 +295,7 @@ type traceView struct {
 	tree      TraceTree // the summary; Spans is nil
 	b         *traceBufs
 	resources []RawJSON // by the spans' Text.Resource: their resource's attributes, "" if none
+	resJSON   [][]byte  // the same as each span's JSON field, `,"resource":{...}` or empty
 }
 
 func (v *traceView) release() {

@@ -120,10 +120,7 @@ func (v *traceView) appendSpan(buf []byte, k int) []byte {
 		buf = append(buf, `,"attributes":`...)
 		buf = appendRawJSON(buf, b.str(r))
 	}
-	if res := v.resources[tx.Resource]; res != "" {
-		buf = append(buf, `,"resource":`...)
-		buf = appendRawJSON(buf, res)
-	}
+	buf = append(buf, v.resJSON[tx.Resource]...)
 	return append(buf, "}\n"...)
 }
 

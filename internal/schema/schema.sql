@@ -92,7 +92,7 @@ CREATE TABLE IF NOT EXISTS number_points (
 	value_int            INTEGER,
 	value_double         REAL,
 	flags                INTEGER NOT NULL DEFAULT 0,
-	block                INTEGER -- rowid >> 12 (PointBlockShift)
+	block                INTEGER NOT NULL -- rowid >> 12 (PointBlockShift)
 );
 
 -- histogram_points: explicit-bucket histograms. bucket_counts and explicit_bounds are JSON arrays
@@ -110,7 +110,7 @@ CREATE TABLE IF NOT EXISTS histogram_points (
 	bucket_counts        TEXT NOT NULL DEFAULT '[]',
 	explicit_bounds      TEXT NOT NULL DEFAULT '[]',
 	flags                INTEGER NOT NULL DEFAULT 0,
-	block                INTEGER -- rowid >> 12 (PointBlockShift)
+	block                INTEGER NOT NULL -- rowid >> 12 (PointBlockShift)
 );
 
 -- exp_histogram_points: base-2 exponential histograms. positive_buckets / negative_buckets are
@@ -133,7 +133,7 @@ CREATE TABLE IF NOT EXISTS exp_histogram_points (
 	negative_offset      INTEGER NOT NULL DEFAULT 0,
 	negative_buckets     TEXT NOT NULL DEFAULT '[]',
 	flags                INTEGER NOT NULL DEFAULT 0,
-	block                INTEGER -- rowid >> 12 (PointBlockShift)
+	block                INTEGER NOT NULL -- rowid >> 12 (PointBlockShift)
 );
 
 -- summary_points: quantiles is a JSON array of {"q": quantile, "v": value}.
@@ -147,7 +147,7 @@ CREATE TABLE IF NOT EXISTS summary_points (
 	sum                  REAL NOT NULL,
 	quantiles            TEXT NOT NULL DEFAULT '[]',
 	flags                INTEGER NOT NULL DEFAULT 0,
-	block                INTEGER -- rowid >> 12 (PointBlockShift)
+	block                INTEGER NOT NULL -- rowid >> 12 (PointBlockShift)
 );
 
 -- log_blocks (a summary; see schema_common.sql): logs by fixed blocks of 4,096

@@ -77,14 +77,6 @@ CREATE TABLE IF NOT EXISTS trace_chunks (
 	last_span_id  INTEGER NOT NULL,
 	span_count    INTEGER NOT NULL,
 	packed        BLOB NOT NULL,
-	errors        INTEGER, -- spans with status ERROR among them
+	errors        INTEGER NOT NULL, -- spans with status ERROR among them
 	PRIMARY KEY (trace_id, first_span_id)
 );
-
--- trace_chunks_start has one row: spans with id >= span_id have their trace_chunks (every span
--- of a database this schema creates: span_id is 1).
-CREATE TABLE IF NOT EXISTS trace_chunks_start (
-	id      INTEGER PRIMARY KEY CHECK (id = 1),
-	span_id INTEGER NOT NULL
-);
-INSERT OR IGNORE INTO trace_chunks_start(id, span_id) SELECT 1, COALESCE(max(id), 0) + 1 FROM spans;

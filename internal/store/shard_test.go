@@ -35,7 +35,7 @@ func fileTables(t *testing.T, path string) []string {
 // its trace tables in traces.db and nowhere else; each keeps its layout whatever a later Open
 // asks for; and the read pool answers the same queries over both.
 func TestLayouts(t *testing.T) {
-	traceTables := []string{"span_events", "span_links", "spans", "trace_chunks", "trace_chunks_start"}
+	traceTables := []string{"span_events", "span_links", "spans", "trace_chunks"}
 	for _, tc := range []struct {
 		first, reopen bool // one file asked for at the first and at the second Open
 		want          bool // the directory has one file
