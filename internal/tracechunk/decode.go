@@ -81,17 +81,21 @@ func Decode(p []byte, base uint32, c Columns) (resources Ref, err error) {
 		}
 		return strs[i]
 	}
-	for j := range c.IDs {
+	// Local columns, each resliced to the span count, so the loop indexes them without
+	// bounds checks.
+	spans := len(c.IDs)
+	ids, parents, start, end, text := c.IDs, c.Parents[:spans], c.Start[:spans], c.End[:spans], c.Text[:spans]
+	for j := range ids {
 		if len(p)-d.pos < 16 {
 			return Ref{}, ErrBadTraceChunk
 		}
-		c.IDs[j] = binary.BigEndian.Uint64(p[d.pos:])
-		c.Parents[j] = binary.BigEndian.Uint64(p[d.pos+8:])
+		ids[j] = binary.BigEndian.Uint64(p[d.pos:])
+		parents[j] = binary.BigEndian.Uint64(p[d.pos+8:])
 		d.pos += 16
 		s := t0 + d.varint()
-		c.Start[j] = s
-		c.End[j] = s + d.varint()
-		tx := &c.Text[j]
+		start[j] = s
+		end[j] = s + d.varint()
+		tx := &text[j]
 		tx.Kind = int32(d.uvarint())
 		tx.Status = int32(d.uvarint())
 		tx.Str[StrService] = str(d.uvarint())
@@ -102,7 +106,15 @@ func Decode(p []byte, base uint32, c Columns) (resources Ref, err error) {
 			return Ref{}, ErrBadTraceChunk
 		}
 		tx.Resource = uint32(r)
-		tx.Str[StrAttributes] = d.ref(base)
+		l := d.uvarint() // the attributes, read here rather than by d.ref: not inlined, it cost ~5%
+		if l > uint64(len(p)-d.pos) {
+			return Ref{}, ErrBadTraceChunk
+		}
+		tx.Str[StrAttributes] = Ref{}
+		if l > 0 {
+			tx.Str[StrAttributes] = Ref{base + uint32(d.pos), uint32(l)}
+		}
+		d.pos += int(l)
 		if d.bad {
 			return Ref{}, ErrBadTraceChunk
 		}
