@@ -214,6 +214,7 @@ func TestSeriesAttributeFilters(t *testing.T) {
 		rm := md.ResourceMetrics().AppendEmpty()
 		rm.Resource().Attributes().PutStr("service.name", "api")
 		rm.Resource().Attributes().PutStr("host.name", host)
+		rm.Resource().Attributes().PutStr("k8s.pod.name", "api-"+host)
 		g := rm.ScopeMetrics().AppendEmpty().Metrics().AppendEmpty()
 		g.SetName("temperature")
 		g.SetEmptyGauge()
@@ -237,11 +238,12 @@ func TestSeriesAttributeFilters(t *testing.T) {
 	for _, tc := range []struct {
 		filter string
 		want   float64
+		hosts  string // the series' resources: host.name/k8s.pod.name of each
 	}{
-		{"", 10 + 11 + 100 + 101},
-		{"&resource.host.name=node-7", 10 + 11},
-		{"&attr.http.route=/cart", 10 + 100},
-		{"&resource.host.name=node-8&attr.http.route=/", 101},
+		{"", 10 + 11 + 100 + 101, "node-7/api-node-7 node-8/api-node-8"},
+		{"&resource.host.name=node-7", 10 + 11, "node-7/api-node-7"},
+		{"&attr.http.route=/cart", 10 + 100, "node-7/api-node-7 node-8/api-node-8"},
+		{"&resource.host.name=node-8&attr.http.route=/", 101, "node-8/api-node-8"},
 	} {
 		t.Run(tc.filter, func(t *testing.T) {
 			var res SeriesResult
@@ -251,6 +253,17 @@ func TestSeriesAttributeFilters(t *testing.T) {
 			}
 			if got := *res.Series[0].Points[0].Value; got != tc.want {
 				t.Errorf("got %v, want %v", got, tc.want)
+			}
+			var hosts []string
+			for _, r := range res.Series[0].Resources {
+				var m map[string]string
+				if err := json.Unmarshal([]byte(r), &m); err != nil || m["service.name"] != "api" {
+					t.Errorf("series resource %s: %v, want service.name api", r, err)
+				}
+				hosts = append(hosts, m["host.name"]+"/"+m["k8s.pod.name"])
+			}
+			if got := strings.Join(hosts, " "); got != tc.hosts {
+				t.Errorf("series resources: got %q, want %q", got, tc.hosts)
 			}
 		})
 	}

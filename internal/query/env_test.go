@@ -40,7 +40,12 @@ func (l smallSendBuffers) Accept() (net.Conn, error) {
 
 func newEnvListener(t *testing.T, cfg Config, wrap func(net.Listener) net.Listener) *testEnv {
 	t.Helper()
-	st := querytest.OpenStore(t)
+	return newEnvStore(t, querytest.OpenStore(t), cfg, wrap)
+}
+
+// newEnvStore serves the API over st.
+func newEnvStore(t *testing.T, st *store.Store, cfg Config, wrap func(net.Listener) net.Listener) *testEnv {
+	t.Helper()
 	cfg.Tail.Notify = st.ProjectedNotify
 	api := New(NewReader(st.ReadDB()), cfg)
 	mux := http.NewServeMux()

@@ -31,7 +31,7 @@ func reportCandidates(b *testing.B, r *Reader, q LogQuery) {
 //
 //	OTELBENCH_QUERY_DATA=/tmp/qdata go test -run '^$' -bench LogSearchData -count 5 ./internal/query
 //
-// Skipped without the variable. Opening a database of schema version 2 upgrades it.
+// Skipped without the variable. The directory must have this build's schema version.
 func BenchmarkLogSearchData(b *testing.B) {
 	dir := os.Getenv("OTELBENCH_QUERY_DATA")
 	if dir == "" {

@@ -3,7 +3,6 @@ package query
 import (
 	"cmp"
 	"context"
-	"database/sql"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -245,53 +244,7 @@ func TestLogsByBlocksExact(t *testing.T) {
 	checkAgainstReference(t, st, searchQueries(base))
 }
 
-// TestLogsByBlocksAfterUpgrade makes a version 2 database (no summaries, every signal in
-// telemetry.db), lets Open upgrade it, and checks searches over the old rows and over rows
-// projected after the upgrade.
-func TestLogsByBlocksAfterUpgrade(t *testing.T) {
-	dir := t.TempDir()
-	st := openStoreDir(t, dir)
-	base := time.Now().Add(-time.Hour).Truncate(time.Second)
-	rng := rand.New(rand.NewPCG(3, 5))
-	appendDisordered(t, st, rng, base, 0, 6_000)
-	closeStore(t, st)
-	downgradeToV2(t, telemetryPath(dir))
-
-	st = openStoreDir(t, dir)
-	defer closeStore(t, st)
-	r := NewReader(st.ReadDB())
-	var covered, blocks int64
-	if err := r.db.QueryRow(`SELECT (SELECT log_id FROM summary_state), (SELECT count(*) FROM log_blocks)`).Scan(&covered, &blocks); err != nil {
-		t.Fatal(err)
-	}
-	if covered != 6_000 || blocks != 2 {
-		t.Fatalf("after upgrade: summary covers %d logs in %d blocks, want 6000 in 2", covered, blocks)
-	}
-	qs := searchQueries(base)
-	checkAgainstReference(t, st, map[string]LogQuery{"common": qs["common"], "common service": qs["common service"],
-		"rare": qs["rare"], "since until": qs["since until"]})
-	appendDisordered(t, st, rng, base, 6_000, 3_000)
-	checkAgainstReference(t, st, map[string]LogQuery{
-		"common": {LogFilter: LogFilter{Q: "timeout"}, Limit: 100},
-		"rare":   {LogFilter: LogFilter{Q: "quokka"}, Limit: 3},
-	})
-}
-
 func telemetryPath(dir string) string { return filepath.Join(dir, store.FileName) }
-
-// downgradeToV2 turns a telemetry database into what version 2 wrote: no summaries.
-func downgradeToV2(t testing.TB, path string) {
-	t.Helper()
-	db, err := sql.Open("sqlite", "file:"+path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if _, err := db.Exec(`DROP TRIGGER IF EXISTS summarize_logs_metrics; DROP TRIGGER IF EXISTS summarize_spans; DROP TABLE log_blocks; DROP TABLE service_counts;
-		DROP TABLE summary_state; UPDATE schema_version SET version = 2`); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // TestLogBlocksBound checks the cache against the prefix maxima computed from the logs rows,
 // for ids in complete blocks, in the partial last block, and beyond what is summarized.

@@ -7,7 +7,6 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"sync/atomic"
 
 	"github.com/otelbench/otelbench/internal/schema"
 	"github.com/otelbench/otelbench/internal/stage"
@@ -23,8 +22,6 @@ type Reader struct {
 	// noBlocks makes Logs plan text searches by selectivity as before log_blocks existed (the
 	// peer in tests and benchmarks).
 	noBlocks bool
-
-	legacy atomic.Int32 // legacyUnknown, legacyNone, legacySome (hasLegacySpans)
 
 	heavy *heavyGate // bounds concurrent trace and series reads
 }
@@ -201,45 +198,6 @@ func (r *Reader) Logs(ctx context.Context, q LogQuery) (LogPage, LogPlan, error)
 		err = r.withResources(ctx, p.Logs)
 	}
 	return p, plan, err
-}
-
-// withResources fills each log's Resource from the resources table, one query for all.
-func (r *Reader) withResources(ctx context.Context, logs []Log) error {
-	if len(logs) == 0 {
-		return nil
-	}
-	ids := make([]any, 0, len(logs))
-	seen := map[int64]bool{}
-	for i := range logs {
-		if id := logs[i].resourceID; !seen[id] {
-			seen[id] = true
-			ids = append(ids, id)
-		}
-	}
-	rows, err := r.db.QueryContext(ctx, `SELECT id, attributes FROM main.resources WHERE id IN (`+
-		strings.TrimSuffix(strings.Repeat("?,", len(ids)), ",")+`)`, ids...)
-	if err != nil {
-		return fmt.Errorf("query log resources: %w", err)
-	}
-	defer rows.Close()
-	attrs := make(map[int64][]byte, len(ids))
-	for rows.Next() {
-		var id int64
-		var a []byte
-		if err := rows.Scan(&id, &a); err != nil {
-			return fmt.Errorf("scan log resource: %w", err)
-		}
-		if len(a) > 2 { // "{}" is omitted
-			attrs[id] = a
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("query log resources: %w", err)
-	}
-	for i := range logs {
-		logs[i].Resource = attrs[logs[i].resourceID] // shared between logs of one resource
-	}
-	return nil
 }
 
 // logs is Logs without the resources.

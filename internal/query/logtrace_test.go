@@ -7,14 +7,12 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/otelbench/otelbench/internal/query/querytest"
-	"github.com/otelbench/otelbench/internal/schema"
 	"go.opentelemetry.io/collector/pdata/plog"
 )
 
@@ -112,53 +110,6 @@ func explain(t testing.TB, db *sql.DB, query string, args ...any) string {
 		t.Fatal(err)
 	}
 	return strings.Join(lines, "\n")
-}
-
-// TestLogsByTraceAfterUpgrade turns a database into what version 4 wrote (logs_trace and
-// spans_trace indexes on trace_id, trace_chunks without errors), lets Open upgrade it, and checks the indexes and the trace queries over the old
-// rows and over rows projected after the upgrade.
-func TestLogsByTraceAfterUpgrade(t *testing.T) {
-	dir := t.TempDir()
-	st := openStoreDir(t, dir)
-	base := time.Now().Add(-time.Hour).Truncate(time.Second)
-	rng := rand.New(rand.NewPCG(19, 23))
-	appendDisordered(t, st, rng, base, 0, 6_000)
-	const errTrace = "eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee"
-	querytest.AppendSpans(t, st,
-		spanSpec{Service: "a", TraceID: errTrace, SpanID: "0000000000000001", Name: "root", Start: base, End: base.Add(time.Second)},
-		spanSpec{Service: "b", TraceID: errTrace, SpanID: "0000000000000002", ParentID: "0000000000000001", Name: "child",
-			Start: base, End: base.Add(time.Second), Err: true})
-	querytest.WaitProjected(t, st)
-	closeStore(t, st)
-	execTelemetry(t, dir, `DROP INDEX logs_trace_block; DROP INDEX spans_trace_block;
-		CREATE INDEX logs_trace ON logs(trace_id) WHERE trace_id IS NOT NULL;
-		CREATE INDEX spans_trace ON spans(trace_id);
-		ALTER TABLE trace_chunks DROP COLUMN errors;
-		UPDATE schema_version SET version = 4`)
-
-	st = openStoreDir(t, dir)
-	defer closeStore(t, st)
-	var version int
-	indexes := indexNames(t, st.ReadDB(), `name IN ('logs_trace', 'logs_trace_block', 'spans_trace', 'spans_trace_block')`)
-	if err := st.ReadDB().QueryRow(`SELECT version FROM schema_version`).Scan(&version); err != nil {
-		t.Fatal(err)
-	}
-	if want := []string{"logs_trace_block", "spans_trace_block"}; !slices.Equal(indexes, want) || version != schema.Version {
-		t.Fatalf("after the upgrade: trace indexes %v, version %d; want %v, %d", indexes, version, want, schema.Version)
-	}
-	// The chunks written before the upgrade have no errors count; the filter reads their spans.
-	var nulls int
-	if err := st.ReadDB().QueryRow(`SELECT count(*) FROM trace_chunks WHERE errors IS NULL`).Scan(&nulls); err != nil || nulls != 1 {
-		t.Fatalf("after the upgrade: %d chunks without an errors count (%v), want 1", nulls, err)
-	}
-	yes := true
-	if list, err := NewReader(st.ReadDB()).Traces(context.Background(), TraceQuery{Limit: 10, Error: &yes}); err != nil ||
-		len(list) != 1 || list[0].TraceID != errTrace || list[0].SpanCount != 2 {
-		t.Errorf("error traces after the upgrade: %v (%v), want %s with 2 spans", list, err, errTrace)
-	}
-	checkPlanAgainstReference(t, st, PlanScan, traceQueries(base))
-	appendDisordered(t, st, rng, base, 6_000, 3_000)
-	checkPlanAgainstReference(t, st, PlanScan, traceQueries(base))
 }
 
 // BenchmarkLogsByTrace measures a trace's logs looked up by id, on a store of

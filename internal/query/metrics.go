@@ -66,10 +66,14 @@ type SeriesPoint struct {
 
 // Series is one service's values of a metric.
 type Series struct {
-	Service string        `json:"service"`
-	Type    string        `json:"type"`
-	Unit    string        `json:"unit,omitempty"`
-	Points  []SeriesPoint `json:"points"`
+	Service string `json:"service"`
+	Type    string `json:"type"`
+	Unit    string `json:"unit,omitempty"`
+	// Resources are the attributes of the resources of the streams the
+	// series aggregates (service.name, host.name, k8s.pod.name, ...), one
+	// entry each, in resource id order; absent when none has any.
+	Resources []RawJSON     `json:"resources,omitempty"`
+	Points    []SeriesPoint `json:"points"`
 }
 
 // SeriesResult answers /metrics/series.
@@ -84,11 +88,11 @@ type SeriesResult struct {
 }
 
 type metricStream struct {
-	id          int64
-	service     string
-	typ         string
-	unit        string
-	temporality int // 1 delta, 2 cumulative
+	id, resource int64
+	service      string
+	typ          string
+	unit         string
+	temporality  int // 1 delta, 2 cumulative
 }
 
 // Series computes q's time series, one per (service, type).
@@ -109,7 +113,7 @@ func (r *Reader) Series(ctx context.Context, q SeriesQuery) (*SeriesResult, erro
 	}
 	// metrics holds one row per stream, so a subquery on resources is cheap.
 	resourceSet{}.preds(w, "resource_id", "service", "main", q.Attrs)
-	rows, err := r.db.QueryContext(ctx, `SELECT id, coalesce(service,''), type, unit, temporality FROM metrics WHERE `+w.String()+
+	rows, err := r.db.QueryContext(ctx, `SELECT id, resource_id, coalesce(service,''), type, unit, temporality FROM metrics WHERE `+w.String()+
 		` ORDER BY service, type, id`, w.args...)
 	if err != nil {
 		return nil, fmt.Errorf("query metric streams: %w", err)
@@ -118,7 +122,7 @@ func (r *Reader) Series(ctx context.Context, q SeriesQuery) (*SeriesResult, erro
 	var keys [][2]string
 	for rows.Next() {
 		var m metricStream
-		if err := rows.Scan(&m.id, &m.service, &m.typ, &m.unit, &m.temporality); err != nil {
+		if err := rows.Scan(&m.id, &m.resource, &m.service, &m.typ, &m.unit, &m.temporality); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("scan metric stream: %w", err)
 		}
@@ -132,11 +136,15 @@ func (r *Reader) Series(ctx context.Context, q SeriesQuery) (*SeriesResult, erro
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("query metric streams: %w", err)
 	}
+	resources, err := r.streamResources(ctx, groups)
+	if err != nil {
+		return nil, err
+	}
 	res := &SeriesResult{Name: q.Name, Agg: q.Agg, StepSeconds: q.Step.Seconds(),
 		SinceUnixNano: q.Since, UntilUnixNano: q.Until, Series: []Series{}}
 	for _, k := range keys {
 		ms := groups[k]
-		s := Series{Service: k[0], Type: k[1], Unit: ms[0].unit}
+		s := Series{Service: k[0], Type: k[1], Unit: ms[0].unit, Resources: seriesResources(ms, resources)}
 		b := newStepper(q)
 		switch k[1] {
 		case "gauge", "sum":
@@ -183,9 +191,8 @@ var seekStreamsMax = 1024 // a variable for tests
 
 // pointsQuery returns the SQL and arguments that select cols (which must include
 // time_unix_nano) from the points of streams ms in table, with times in [q.Since, q.Until), by
-// time. The points indexes are keyed by (block, metric_id, time_unix_nano) (store's schema.sql):
-// the query looks in each block that point_blocks says can hold the range, and in the NULL block
-// of the rows written before schema version 9.
+// time. The points indexes are keyed by (block, metric_id, time_unix_nano) (schema.sql): the
+// query looks in each block that point_blocks says can hold the range.
 func pointsQuery(table, cols string, ms []metricStream, q SeriesQuery) (string, []any) {
 	args := make([]any, 0, 2+len(ms))
 	args = append(args, q.Since, q.Until)
@@ -218,9 +225,6 @@ func pointsQuery(table, cols string, ms []metricStream, q SeriesQuery) (string, 
 	return `SELECT ` + cols + ` FROM ` + table + ` WHERE block IN (SELECT block FROM point_blocks
 			WHERE point_table = '` + table + `' AND max_time_unix_nano >= ?1 AND min_time_unix_nano < ?2)
 		AND ` + seek + ` IN (` + ids.String() + `) AND time_unix_nano >= ?1 AND time_unix_nano < ?2` + attrs.String() + `
-		UNION ALL
-		SELECT ` + cols + ` FROM ` + table + ` WHERE block IS NULL
-		AND metric_id IN (` + ids.String() + `) AND time_unix_nano >= ?1 AND time_unix_nano < ?2` + attrs.String() + `
 		ORDER BY time_unix_nano`, args
 }
 

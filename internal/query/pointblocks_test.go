@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"fmt"
 	"math/rand/v2"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -134,30 +133,9 @@ func allSeries(t *testing.T, st *store.Store, qs []SeriesQuery, seekMax int) []*
 	return out
 }
 
-// downgradePointsToV8 makes the points tables what schema version 8 wrote: no block column,
-// (metric_id, time_unix_nano) indexes, no point_blocks.
-func downgradePointsToV8(t *testing.T, path string) {
-	t.Helper()
-	db, err := sql.Open("sqlite", "file:"+path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	for _, tb := range pointTables {
-		if _, err := db.Exec(`DROP INDEX ` + tb + `_block; ALTER TABLE ` + tb + ` DROP COLUMN block;
-			CREATE INDEX ` + tb + `_metric_time ON ` + tb + `(metric_id, time_unix_nano)`); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := db.Exec(`DROP TABLE point_blocks; UPDATE schema_version SET version = 8`); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // TestSeriesByBlocks answers the same series queries from points in blocks (seeking each
-// stream, or scanning each block), from the same points written by schema version 8 (the NULL
-// block) and from a database upgraded half-way (both), and checks them against counts from the
-// points rows themselves.
+// stream, or scanning each block) and checks them against counts from the points rows
+// themselves.
 func TestSeriesByBlocks(t *testing.T) {
 	base := time.Now().Add(-24 * time.Hour).Truncate(time.Hour)
 	const steps = 120 // 40 services: 9,600 number points, 4,800 of each other type
@@ -202,25 +180,6 @@ func TestSeriesByBlocks(t *testing.T) {
 	if diff := cmp.Diff(numberWant, allSeries(t, fresh, numberQs, 0)); diff != "" {
 		t.Errorf("scanning the blocks (-seeking +scanning):\n%s", diff)
 	}
-
-	// The same points, half written by version 8 and half after the upgrade.
-	dir := t.TempDir()
-	old := openStoreDir(t, dir)
-	appendSeriesData(t, old, base, 0, steps/2)
-	closeStore(t, old)
-	downgradePointsToV8(t, filepath.Join(dir, store.FileName))
-	upgraded := openStoreDir(t, dir)
-	defer closeStore(t, upgraded)
-	appendSeriesData(t, upgraded, base, steps/2, steps-steps/2)
-	if got := queryCount(t, upgraded.ReadDB(), `SELECT count(*) FROM number_points WHERE block IS NULL`); got != 2*40*(steps/2) {
-		t.Fatalf("%d number points without a block after the upgrade, want the %d of version 8", got, 2*40*(steps/2))
-	}
-	if diff := cmp.Diff(want, allSeries(t, upgraded, qs, seekStreamsMax)); diff != "" {
-		t.Errorf("upgraded half-way (-fresh +upgraded):\n%s", diff)
-	}
-	if diff := cmp.Diff(numberWant, allSeries(t, upgraded, numberQs, 0)); diff != "" {
-		t.Errorf("upgraded half-way, scanning the blocks (-fresh +upgraded):\n%s", diff)
-	}
 }
 
 func queryCount(t *testing.T, db *sql.DB, q string, args ...any) int64 {
@@ -233,8 +192,8 @@ func queryCount(t *testing.T, db *sql.DB, q string, args ...any) int64 {
 }
 
 // TestSeriesSeeksBlocks checks the plans of the points queries: a few streams are sought in
-// each block the time range needs, and in the NULL block, by (block, metric_id, time); many
-// streams scan each such block's entries.
+// each block the time range needs by (block, metric_id, time); many streams scan each such
+// block's entries.
 func TestSeriesSeeksBlocks(t *testing.T) {
 	st := openStoreDir(t, t.TempDir())
 	defer closeStore(t, st)
@@ -254,11 +213,9 @@ func TestSeriesSeeksBlocks(t *testing.T) {
 			"few": {few, []string{
 				"SEARCH " + table + " USING INDEX " + table + "_block (block=? AND metric_id=? AND time_unix_nano>? AND time_unix_nano<?)",
 				"SEARCH point_blocks USING PRIMARY KEY (point_table=?)",
-				"SEARCH " + table + " USING INDEX " + table + "_block (block=? AND metric_id=? AND time_unix_nano>? AND time_unix_nano<?)",
 			}},
 			"many": {many, []string{
 				"SEARCH " + table + " USING INDEX " + table + "_block (block=?)",
-				"SEARCH " + table + " USING INDEX " + table + "_block (block=? AND metric_id=? AND time_unix_nano>? AND time_unix_nano<?)",
 			}},
 		} {
 			query, args := pointsQuery(table, "metric_id, attributes, time_unix_nano", c.ms, q)

@@ -21,7 +21,7 @@ import (
 
 // TestTracesAcrossSpanBlocks puts two traces' spans, in a traces.db of their own, on both sides
 // of a block boundary of span ids (id >> SpanBlockShift) and checks that the list counts and filters them whole and that a
-// fetch, from chunks and from rows, returns every span.
+// fetch returns every span.
 func TestTracesAcrossSpanBlocks(t *testing.T) {
 	dir := t.TempDir()
 	st := openStoreConfig(t, store.Config{Dir: dir, TracesFile: true}) // traces.db, attached as "traces"
@@ -94,9 +94,6 @@ func TestTracesAcrossSpanBlocks(t *testing.T) {
 		}
 	}
 	checkErrorFilter("chunks with error counts")
-	// Chunks written before schema version 5 have no errors count: the filter reads their spans.
-	execTraces(t, dir, `UPDATE trace_chunks SET errors = NULL`)
-	checkErrorFilter("chunks without counts")
 	for id, n := range map[string]int{traceA: 4, traceB: 2} {
 		bid, _ := hex.DecodeString(id)
 		tree, err := r.Trace(context.Background(), bid)
@@ -110,13 +107,8 @@ func TestTracesAcrossSpanBlocks(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		lo, hi := b0.Int64, b1.Int64
-		tree, err = r.traceFromRows(context.Background(), id, lo, hi, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(tree.Spans) != n || lo>>schema.SpanBlockShift != 0 || hi>>schema.SpanBlockShift != 1 {
-			t.Errorf("trace %s from rows %d..%d: %d spans, want %d across blocks 0 and 1", id[:4], lo, hi, len(tree.Spans), n)
+		if lo, hi := b0.Int64, b1.Int64; lo>>schema.SpanBlockShift != 0 || hi>>schema.SpanBlockShift != 1 {
+			t.Errorf("trace %s bounds %d..%d, want across blocks 0 and 1", id[:4], lo, hi)
 		}
 	}
 }
@@ -142,7 +134,7 @@ func TestSpanQueriesSeekIndex(t *testing.T) {
 	const tid = "0af7651916cd43dd8448eb211c80319c"
 	errWhere := &sqlWhere{}
 	errWhere.add("r.parent_span_id IS NULL")
-	errWhere.add("(" + traceHasError + " OR " + legacyHasError + ")")
+	errWhere.add(traceHasError)
 	svcWhere := &sqlWhere{}
 	svcWhere.add("r.parent_span_id IS NULL")
 	servicePred(svcWhere, "r.service", []string{"s"})
@@ -151,15 +143,10 @@ func TestSpanQueriesSeekIndex(t *testing.T) {
 		args []any
 		want string
 	}{
-		"bounds":             {chunkBoundsSQL, []any{tid}, "SEARCH trace_chunks USING INDEX sqlite_autoindex_trace_chunks_1 (trace_id=?)"},
-		"legacy bounds":      {legacyBoundsSQL, []any{tid}, "SEARCH spans USING COVERING INDEX spans_trace_block (<expr>=? AND trace_id=?)"},
-		"range":              {spanRangeSQL, []any{tid, 1, 1 << 20}, "SEARCH spans USING INDEX spans_trace_block (<expr>=? AND trace_id=? AND rowid>? AND rowid<?)"},
-		"error chunks":       {tracesSQL(errWhere, "main"), append(errWhere.args, 10), "SEARCH c USING INDEX sqlite_autoindex_trace_chunks_1 (trace_id=?)"},
-		"error count":        {tracesSQL(errWhere, "main"), append(errWhere.args, 10), "SEARCH e USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"},
-		"error legacy":       {tracesSQL(errWhere, "main"), append(errWhere.args, 10), "SEARCH e USING INDEX spans_trace_block (<expr>=? AND trace_id=? AND rowid<?)"},
-		"aggregation":        {traceAggSQL(3, false), []any{tid, tid, tid}, "SEARCH s USING INDEX spans_trace_block (<expr>=? AND trace_id=?)"},
-		"aggregation legacy": {traceAggSQL(3, true), []any{tid, tid, tid}, "SEARCH s USING INDEX spans_trace_block (<expr>=? AND trace_id=?)"},
-		"by service":         {tracesSQL(svcWhere, "main"), append(svcWhere.args, 10), "SEARCH r USING INDEX spans_root_service_start (service=?)"},
+		"bounds":       {chunkBoundsSQL, []any{tid}, "SEARCH trace_chunks USING INDEX sqlite_autoindex_trace_chunks_1 (trace_id=?)"},
+		"error chunks": {tracesSQL(errWhere, "main"), append(errWhere.args, 10), "SEARCH c EXISTS USING INDEX sqlite_autoindex_trace_chunks_1 (trace_id=?)"},
+		"aggregation":  {traceAggSQL(3), []any{tid, tid, tid}, "SEARCH s USING INDEX spans_trace_block (<expr>=? AND trace_id=?)"},
+		"by service":   {tracesSQL(svcWhere, "main"), append(svcWhere.args, 10), "SEARCH r USING INDEX spans_root_service_start (service=?)"},
 	} {
 		plan := explain(t, st.ReadDB(), q.sql, q.args...)
 		if testing.Verbose() {
@@ -226,52 +213,6 @@ func BenchmarkTraceList(b *testing.B) {
 	}
 }
 
-// TestTraceListLegacySpans: spans written before trace_chunks (below trace_chunks_start, as a
-// version 1 database has them) are still listed, counted and found by the error filter,
-// alone and in a trace that goes on in spans with chunks.
-func TestTraceListLegacySpans(t *testing.T) {
-	dir := t.TempDir()
-	st := openStoreDir(t, dir)
-	base := time.Now().Add(-time.Hour).Truncate(time.Millisecond)
-	ms := func(n int) time.Time { return base.Add(time.Duration(n) * time.Millisecond) }
-	const traceL, traceM, traceN = "11111111111111111111111111111111", "22222222222222222222222222222222", "33333333333333333333333333333333"
-	querytest.AppendSpans(t, st,
-		spanSpec{Service: "a", TraceID: traceL, SpanID: "0000000000000001", Name: "L", Start: ms(0), End: ms(10)},
-		spanSpec{Service: "b", TraceID: traceL, SpanID: "0000000000000002", ParentID: "0000000000000001", Name: "L2", Start: ms(1), End: ms(9), Err: true},
-		spanSpec{Service: "a", TraceID: traceM, SpanID: "0000000000000003", Name: "M", Start: ms(20), End: ms(30)})
-	querytest.WaitProjected(t, st)
-	closeStore(t, st)
-	execTelemetry(t, dir, `DELETE FROM trace_chunks; UPDATE trace_chunks_start SET span_id = (SELECT max(id) + 1 FROM spans)`)
-	st = openStoreDir(t, dir)
-	defer closeStore(t, st)
-	querytest.AppendSpans(t, st,
-		spanSpec{Service: "c", TraceID: traceM, SpanID: "0000000000000004", ParentID: "0000000000000003", Name: "M2", Start: ms(21), End: ms(29), Err: true},
-		spanSpec{Service: "a", TraceID: traceN, SpanID: "0000000000000005", Name: "N", Start: ms(40), End: ms(50)},
-		spanSpec{Service: "a", TraceID: traceN, SpanID: "0000000000000006", ParentID: "0000000000000005", Name: "N2", Start: ms(41), End: ms(45)})
-	querytest.WaitProjected(t, st)
-	r := NewReader(st.ReadDB())
-	for _, tc := range []struct {
-		errOnly *bool
-		want    []string
-	}{
-		{nil, []string{traceN + " 2 false", traceM + " 2 true", traceL + " 2 true"}},
-		{ptr(true), []string{traceM + " 2 true", traceL + " 2 true"}},
-		{ptr(false), []string{traceN + " 2 false"}},
-	} {
-		list, err := r.Traces(context.Background(), TraceQuery{Limit: 10, Error: tc.errOnly})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var got []string
-		for _, s := range list {
-			got = append(got, s.TraceID+" "+itoa(s.SpanCount)+" "+boolStr(s.Error))
-		}
-		if !slices.Equal(got, tc.want) {
-			t.Errorf("error filter %v: %v, want %v", tc.errOnly, got, tc.want)
-		}
-	}
-}
-
 func ptr[T any](v T) *T { return &v }
 
 // execTelemetry runs query on the telemetry database in dir through a connection of its own (to
@@ -296,54 +237,5 @@ func execFile(t testing.TB, path, query string, args ...any) {
 	defer db.Close()
 	if _, err := db.Exec(query, args...); err != nil {
 		t.Fatal(err)
-	}
-}
-
-// TestTracesByServiceAfterUpgrade turns a database into what version 5 wrote (every span in
-// spans_service_start), lets Open upgrade it to the root spans' index and lists traces by
-// service over rows from before and after the upgrade: the filter applies to the root span.
-func TestTracesByServiceAfterUpgrade(t *testing.T) {
-	dir := t.TempDir()
-	st := openStoreDir(t, dir)
-	base := time.Now().Add(-time.Hour).Truncate(time.Millisecond)
-	trace := func(i int, root, child string) {
-		id := fmt.Sprintf("%032x", i+1)
-		querytest.AppendSpans(t, st,
-			spanSpec{Service: root, TraceID: id, SpanID: "0000000000000001", Name: "root",
-				Start: base.Add(time.Duration(i) * time.Second), End: base.Add(time.Duration(i)*time.Second + time.Millisecond)},
-			spanSpec{Service: child, TraceID: id, SpanID: "0000000000000002", ParentID: "0000000000000001", Name: "child",
-				Start: base.Add(time.Duration(i) * time.Second), End: base.Add(time.Duration(i)*time.Second + time.Millisecond)})
-	}
-	trace(0, "front", "db")
-	trace(1, "db", "front")
-	querytest.WaitProjected(t, st)
-	closeStore(t, st)
-	execTelemetry(t, dir, `DROP INDEX spans_root_service_start;
-		CREATE INDEX spans_service_start ON spans(service, start_time_unix_nano);
-		UPDATE schema_version SET version = 5`)
-
-	st = openStoreDir(t, dir)
-	defer closeStore(t, st)
-	if indexes, want := indexNames(t, st.ReadDB(), `name LIKE 'spans%service%'`), []string{"spans_root_service_start"}; !slices.Equal(indexes, want) {
-		t.Fatalf("service indexes after the upgrade: %v, want %v", indexes, want)
-	}
-	trace(2, "front", "db")
-	querytest.WaitProjected(t, st)
-	r := NewReader(st.ReadDB())
-	for svc, want := range map[string][]string{
-		"front": {fmt.Sprintf("%032x", 3), fmt.Sprintf("%032x", 1)},
-		"db":    {fmt.Sprintf("%032x", 2)},
-	} {
-		list, err := r.Traces(context.Background(), TraceQuery{Service: svc, Limit: 10})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var got []string
-		for _, tr := range list {
-			got = append(got, tr.TraceID)
-		}
-		if !slices.Equal(got, want) {
-			t.Errorf("traces of %s: %v, want %v (newest first, by root span)", svc, got, want)
-		}
 	}
 }

@@ -3,6 +3,8 @@ package query
 import (
 	"cmp"
 	"slices"
+
+	"github.com/otelbench/otelbench/internal/hexid"
 )
 
 // spanIndex maps span ids to positions. OTLP span ids are 8 bytes, stored
@@ -12,7 +14,7 @@ import (
 func spanIndex(spans []Span) func(string) (int32, bool) {
 	byNum := make(map[uint64]int32, len(spans))
 	for i := range spans {
-		v, ok := hex64(spans[i].SpanID)
+		v, ok := hexid.Parse64(spans[i].SpanID)
 		if !ok {
 			byStr := make(map[string]int32, len(spans))
 			for i := range spans {
@@ -23,36 +25,13 @@ func spanIndex(spans []Span) func(string) (int32, bool) {
 		byNum[v] = int32(i)
 	}
 	return func(id string) (int32, bool) {
-		v, ok := hex64(id)
+		v, ok := hexid.Parse64(id)
 		if !ok {
 			return 0, false
 		}
 		p, ok := byNum[v]
 		return p, ok
 	}
-}
-
-// hex64 parses exactly 16 lowercase or uppercase hex digits.
-func hex64(s string) (uint64, bool) {
-	if len(s) != 16 {
-		return 0, false
-	}
-	var v uint64
-	for i := 0; i < 16; i++ {
-		c := s[i]
-		switch {
-		case c >= '0' && c <= '9':
-			c -= '0'
-		case c >= 'a' && c <= 'f':
-			c -= 'a' - 10
-		case c >= 'A' && c <= 'F':
-			c -= 'A' - 10
-		default:
-			return 0, false
-		}
-		v = v<<4 | uint64(c)
-	}
-	return v, true
 }
 
 // BuildTree orders spans into a TraceTree. It is iterative, so a

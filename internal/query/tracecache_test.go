@@ -52,15 +52,3 @@ func TestTraceCacheRevalidates(t *testing.T) {
 		t.Errorf("3-span trace cached in a 2-span cache (held %d)", small.traces.held)
 	}
 }
-
-func TestUnpackSpansMalformed(t *testing.T) {
-	for _, p := range []string{"3:ab", "x:abc", "1:a1:b1:c1:d", "1:a0:0:1:n1;2;3;0;0:2:{}extra"} {
-		if _, err := unpackSpans(p); err == nil {
-			t.Errorf("unpackSpans(%q): no error", p)
-		}
-	}
-	got, err := unpackSpans("1:a0:1:s4:n:;x7;10;20;2;0:2:{}")
-	if err != nil || len(got) != 1 || got[0].Name != "n:;x" || got[0].Kind != 7 || got[0].EndTimeUnixNano != 20 || got[0].Attributes != "" {
-		t.Errorf("got %+v, %v", got, err)
-	}
-}

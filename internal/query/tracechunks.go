@@ -6,29 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strings"
 	"time"
-	"unsafe"
 
 	"golang.org/x/sync/errgroup"
 
 	"github.com/otelbench/otelbench/internal/tracechunk"
 )
-
-// traceFromChunks builds the tree of trace id (span rows lo..hi) from the
-// store's packed trace_chunks, with its Spans materialised. ok is false
-// when the database has no chunks for this trace (it predates schema
-// version 2, or the trace began before the upgrade): the caller then reads
-// the spans rows.
-func (r *Reader) traceFromChunks(ctx context.Context, id string, lo, hi int64) (t *TraceTree, ok bool, err error) {
-	v, ok, err := r.chunkView(ctx, id, lo, hi, nil)
-	if err != nil || !ok {
-		return nil, ok, err
-	}
-	t = v.materialize()
-	v.release()
-	return t, true, nil
-}
 
 // A trace of at least chunkParallelSpans spans has its chunks read and
 // decoded by TraceReaders goroutines, each on its own read connection and
@@ -39,22 +22,12 @@ var chunkParallelSpans = ParallelSpans
 
 // chunkView reads the trace_chunks of trace id (span rows lo..hi), decodes
 // them into compact columns and builds the tree on them: no Span exists.
-// ok is false when the trace has no chunks (see traceFromChunks). The view
+// ok is false when the trace has no chunks. The view
 // holds pooled buffers: the caller must release it. tm, if not nil, gets
 // the time spent in SQLite and in decoding (summed over the readers) and
 // in building the tree.
 func (r *Reader) chunkView(ctx context.Context, id string, lo, hi int64, tm *traceTiming) (v *traceView, ok bool, err error) {
 	t0 := time.Now()
-	var start int64
-	err = r.db.QueryRowContext(ctx, `SELECT span_id FROM trace_chunks_start WHERE id = 1`).Scan(&start)
-	switch {
-	case errors.Is(err, sql.ErrNoRows) || err != nil && strings.Contains(err.Error(), "no such table"):
-		return nil, false, nil
-	case err != nil:
-		return nil, false, fmt.Errorf("query trace chunks: %w", err)
-	case lo < start:
-		return nil, false, nil
-	}
 	b := getTraceBufs()
 	defer func() {
 		if v == nil {
@@ -96,7 +69,18 @@ func (r *Reader) chunkView(ctx context.Context, id string, lo, hi int64, tm *tra
 		db, decode = db+t[0], decode+t[1]
 	}
 	t1 := time.Now()
-	v = &traceView{b: b}
+	resources, err := r.chunkResources(ctx, b)
+	if err != nil {
+		return nil, false, fmt.Errorf("trace %s: %w", id, err)
+	}
+	db += time.Since(t1)
+	t1 = time.Now()
+	v = &traceView{b: b, resources: resources, resJSON: make([][]byte, len(resources))}
+	for i, res := range resources {
+		if res != "" { // written once per trace, not once per span
+			v.resJSON[i] = appendRawJSON([]byte(`,"resource":`), res)
+		}
+	}
 	v.tree.TraceID = id
 	b.parentIndexes()
 	b.buildTree(&v.tree)
@@ -121,6 +105,7 @@ type chunkInfo struct {
 	first       int64
 	off, size   int
 	span, spans int
+	res         tracechunk.Ref // the chunk's resource table, once decoded
 }
 
 // locateChunks reads the placement of the chunks of trace id (span rows
@@ -149,7 +134,7 @@ func (b *traceBufs) locateChunks(ctx context.Context, db *sql.DB, id string, lo,
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("query trace chunks: %w", err)
 	}
-	if off > math.MaxUint32 { // strRef offsets are 32-bit
+	if off > math.MaxUint32 { // tracechunk.Ref offsets are 32-bit
 		return fmt.Errorf("trace %s: %d bytes of chunks: too big", id, off)
 	}
 	b.arena = grow(b.arena, off)
@@ -222,70 +207,21 @@ func (b *traceBufs) readChunks(ctx context.Context, db *sql.DB, id string, from,
 // them (pruned meanwhile).
 var errTraceChanged = errors.New("trace chunks changed while read; retry")
 
-// decodeChunk decodes chunk c (in the arena) into its spans' places.
-func (b *traceBufs) decodeChunk(c *chunkInfo) error {
-	if handled, err := b.decodeChunkV1(c); handled {
-		return err
-	}
-	return b.decodeChunkStore(c)
-}
-
-// decodeChunkStore is decodeChunk through tracechunk.DecodeTraceChunk, for any
-// layout the store's decoder knows.
-func (b *traceBufs) decodeChunkStore(c *chunkInfo) error {
-	if c.size == 0 {
-		return tracechunk.ErrBadTraceChunk
-	}
-	p := unsafe.String(&b.arena[c.off], c.size)
-	// The decoder returns substrings of p: their offsets locate them in
-	// the arena with no copy.
-	base := uintptr(unsafe.Pointer(unsafe.StringData(p)))
+// decodeChunk decodes chunk c (in the arena) into its spans' places and notes where its
+// resource table lies.
+func (b *traceBufs) decodeChunk(c *chunkInfo) (err error) {
 	k, end := c.span, c.span+c.spans
-	bad := false
-	ref := func(s string) strRef {
-		if len(s) == 0 {
-			return strRef{}
-		}
-		d := uintptr(unsafe.Pointer(unsafe.StringData(s))) - base
-		if d > uintptr(len(p)) || uintptr(len(s)) > uintptr(len(p))-d {
-			bad = true
-			return strRef{}
-		}
-		return strRef{uint32(c.off) + uint32(d), uint32(len(s))}
-	}
-	ids, parents, start, finish, text := b.ids[k:end], b.parents[k:end], b.start[k:end], b.end[k:end], b.text[k:end]
-	j := 0
-	err := tracechunk.DecodeTraceChunk(p, func(ps *tracechunk.PackedSpan) {
-		if j == len(ids) {
-			bad = true
-			return
-		}
-		ids[j], parents[j], start[j], finish[j] = ps.SpanID, ps.ParentID, ps.Start, ps.End
-		text[j] = spanText{kind: ps.Kind, status: ps.Status,
-			str: [4]strRef{ref(ps.Service), ref(ps.Name), ref(ps.StatusMessage), ref(ps.Attributes)}}
-		j++
-	})
-	if err == nil && (bad || j != len(ids)) {
-		err = tracechunk.ErrBadTraceChunk
-	}
+	c.res, err = tracechunk.Decode(b.arena[c.off:c.off+c.size], uint32(c.off), tracechunk.Columns{
+		IDs: b.ids[k:end], Parents: b.parents[k:end], Start: b.start[k:end], End: b.end[k:end], Text: b.text[k:end]})
 	return err
 }
 
-// spanText holds a span's small fields and where its strings lie in the
-// arena: no pointers, so the column costs the GC nothing to scan.
-type spanText struct {
-	kind, status int32
-	str          [4]strRef // service, name, status message, attributes
-}
-
-// strRef is a string of the arena: offset and length.
-type strRef struct{ off, n uint32 }
-
+// The strings of a span's text, by their index in Text.Str.
 const (
-	strService = iota
-	strName
-	strStatusMessage
-	strAttributes
+	strService       = tracechunk.StrService
+	strName          = tracechunk.StrName
+	strStatusMessage = tracechunk.StrStatusMessage
+	strAttributes    = tracechunk.StrAttributes
 )
 
 // grow returns s with length n, reusing its array when it is big enough
@@ -338,24 +274,5 @@ func (b *traceBufs) parentIndexes() {
 			p = orphan
 		}
 		out[i] = p
-	}
-}
-
-// hexPairs holds the two lowercase hex digits of every byte value.
-var hexPairs = func() (t [512]byte) {
-	const digits = "0123456789abcdef"
-	for i := range 256 {
-		t[2*i], t[2*i+1] = digits[i>>4], digits[i&0xf]
-	}
-	return t
-}()
-
-// putHex64 writes v as 16 lowercase hex digits into b[:16].
-func putHex64(b []byte, v uint64) {
-	_ = b[15]
-	for i := 14; i >= 0; i -= 2 {
-		x := 2 * (v & 0xff)
-		b[i], b[i+1] = hexPairs[x], hexPairs[x+1]
-		v >>= 8
 	}
 }

@@ -57,6 +57,51 @@ func chunkTrace(lo, hi int) ptrace.Traces {
 	return td
 }
 
+// traceFromChunks builds the tree of trace id (span rows lo..hi) from its
+// trace_chunks, with its Spans materialised, as Reader.Trace does without
+// locating the span rows or using the tree cache.
+func (r *Reader) traceFromChunks(ctx context.Context, id string, lo, hi int64) (t *TraceTree, ok bool, err error) {
+	v, ok, err := r.chunkView(ctx, id, lo, hi, nil)
+	if err != nil || !ok {
+		return nil, ok, err
+	}
+	t = v.materialize()
+	v.release()
+	return t, true, nil
+}
+
+// treeFromRows is the reference for the trees read from trace_chunks: every spans row of
+// trace id with its resource's attributes, read one by one, built by BuildTree.
+func treeFromRows(db *sql.DB, id string) (*TraceTree, error) {
+	rows, err := db.Query(`SELECT s.span_id, coalesce(s.parent_span_id, ''), coalesce(s.service, ''), s.name, s.kind,
+		s.start_time_unix_nano, s.end_time_unix_nano, s.status_code, s.status_message, s.attributes, r.attributes
+		FROM spans s JOIN resources r ON r.id = s.resource_id WHERE s.trace_id = ? ORDER BY s.id`, id)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var spans []Span
+	for rows.Next() {
+		var s Span
+		var attrs, res string
+		if err := rows.Scan(&s.SpanID, &s.ParentSpanID, &s.Service, &s.Name, &s.Kind, &s.StartTimeUnixNano,
+			&s.EndTimeUnixNano, &s.StatusCode, &s.StatusMessage, &attrs, &res); err != nil {
+			return nil, err
+		}
+		if len(attrs) > 2 {
+			s.Attributes = RawJSON(attrs)
+		}
+		if len(res) > 2 {
+			s.Resource = RawJSON(res)
+		}
+		spans = append(spans, s)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return BuildTree(id, spans), nil
+}
+
 func TestTraceChunksMatchRows(t *testing.T) {
 	st := querytest.OpenStore(t)
 	var m ptrace.ProtoMarshaler
@@ -80,7 +125,7 @@ func TestTraceChunksMatchRows(t *testing.T) {
 	if err := st.ReadDB().QueryRow(`SELECT count(*) FROM trace_chunks WHERE trace_id = ?`, traceA).Scan(&chunks); err != nil || chunks != 3 {
 		t.Fatalf("trace_chunks rows: %d (%v), want 3", chunks, err)
 	}
-	rows, err := r.traceFromRows(ctx, traceA, lo, hi, nil)
+	rows, err := treeFromRows(st.ReadDB(), traceA)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,43 +209,6 @@ func TestTraceBufsKept(t *testing.T) {
 	}
 }
 
-// TestTraceChunksOlderData: a trace whose spans predate trace_chunks_start
-// (projected before the schema upgrade) is read from the spans rows.
-func TestTraceChunksOlderData(t *testing.T) {
-	st := querytest.OpenStore(t)
-	var m ptrace.ProtoMarshaler
-	b, err := m.MarshalTraces(chunkTrace(0, 10))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Append(context.Background(), 3, b, 10); err != nil {
-		t.Fatal(err)
-	}
-	querytest.WaitProjected(t, st)
-	r := NewReader(st.ReadDB())
-	ctx := context.Background()
-	var start int64
-	if err := st.ReadDB().QueryRow(`SELECT span_id FROM trace_chunks_start`).Scan(&start); err != nil {
-		t.Fatal(err)
-	}
-	// Ask as if the trace's first span row were below the start.
-	if _, ok, err := r.traceFromChunks(ctx, traceA, start-1, start+9); err != nil || ok {
-		t.Errorf("traceFromChunks below the chunk start: ok %v, err %v; want false, nil", ok, err)
-	}
-	if _, ok, err := r.traceFromChunks(ctx, traceA, start, start+9); err != nil || !ok {
-		t.Errorf("traceFromChunks at the chunk start: ok %v, err %v; want true, nil", ok, err)
-	}
-	// A database without the tables at all (version 1) reads as "no chunks".
-	db, err := sql.Open("sqlite", "file::memory:")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if _, ok, err := NewReader(db).traceFromChunks(ctx, traceA, 1, 2); err != nil || ok {
-		t.Errorf("traceFromChunks without trace_chunks: ok %v, err %v; want false, nil", ok, err)
-	}
-}
-
 // BenchmarkTrace161k measures one 161,000-span trace (fan-out 8, 161
 // requests of 1,000 spans) read from the packed chunks, no tree cache:
 //
@@ -214,7 +222,6 @@ func TestTraceChunksOlderData(t *testing.T) {
 //     target's server time);
 //   - handler: the whole GET /api/v1/traces/{id} handler writing the JSON
 //     to a discarding ResponseWriter;
-//   - rows: the row-by-row read the chunks replaced.
 //
 // Each reports the process CPU time per op beside the wall time.
 //
@@ -303,14 +310,6 @@ func BenchmarkTrace161k(b *testing.B) {
 		}
 		reportCPU(b, cpu0)
 		b.ReportMetric(float64(w.n), "json-bytes/op")
-	})
-	b.Run("rows", func(b *testing.B) {
-		for b.Loop() {
-			t, err := r.traceFromRows(ctx, traceA, lo, hi, nil)
-			if err != nil || t.SpanCount != spans {
-				b.Fatalf("traceFromRows: %v", err)
-			}
-		}
 	})
 }
 

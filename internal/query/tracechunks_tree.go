@@ -7,6 +7,9 @@ import (
 	"sync"
 	"time"
 	"unsafe"
+
+	"github.com/otelbench/otelbench/internal/hexid"
+	"github.com/otelbench/otelbench/internal/tracechunk"
 )
 
 // traceBufs is the working memory of one fetch from trace_chunks: the
@@ -20,7 +23,7 @@ type traceBufs struct {
 	// Columns, one entry per span in spans.id order ("span i").
 	ids, parents []uint64
 	start, end   []int64
-	text         []spanText
+	text         []tracechunk.Text
 
 	table      []int32 // parentIndexes' open-addressing table
 	parent     []int32 // position of span i's parent; -1 root (after buildTree)
@@ -104,13 +107,13 @@ func (k *bufKeeper) drop() {
 func (b *traceBufs) bytes() int {
 	return cap(b.arena) + int(unsafe.Sizeof(chunkInfo{}))*cap(b.chunks) +
 		8*(cap(b.ids)+cap(b.parents)+cap(b.start)+cap(b.end)) +
-		int(unsafe.Sizeof(spanText{}))*cap(b.text) + 8*cap(b.stack) +
+		int(unsafe.Sizeof(tracechunk.Text{}))*cap(b.text) + 8*cap(b.stack) +
 		4*(cap(b.table)+cap(b.parent)+cap(b.childCount)+cap(b.off)+cap(b.fill)+cap(b.kids)+cap(b.pos)+
 			cap(b.order)+cap(b.depth)+cap(b.parentPos)+cap(b.seen))
 }
 
 // str returns the bytes of r in the arena.
-func (b *traceBufs) str(r strRef) []byte { return b.arena[r.off : r.off+r.n] }
+func (b *traceBufs) str(r tracechunk.Ref) []byte { return b.arena[r.Off : r.Off+r.N] }
 
 // buildTree orders the decoded spans into a tree (the same order, depths
 // and parents as BuildTree), filling t's summary fields and b's pre-order
@@ -134,7 +137,7 @@ func (b *traceBufs) buildTree(t *TraceTree) {
 		childCount[p+1]++
 		t.StartTimeUnixNano = min(t.StartTimeUnixNano, b.start[i])
 		t.EndTimeUnixNano = max(t.EndTimeUnixNano, b.end[i])
-		t.Error = t.Error || b.text[i].status == StatusError
+		t.Error = t.Error || b.text[i].Status == StatusError
 	}
 	t.DurationNano = t.EndTimeUnixNano - t.StartTimeUnixNano
 	// Children in CSR form by counting sort: slot 0 holds the roots.
@@ -264,12 +267,12 @@ func (b *traceBufs) services(t *TraceTree) {
 	for _, c := range b.chunks {
 		seen = seen[:0]
 		for end := i + c.spans; i < end; i++ {
-			r := b.text[i].str[strService]
-			if slices.Contains(seen, r.off) {
+			r := b.text[i].Str[strService]
+			if slices.Contains(seen, r.Off) {
 				continue
 			}
 			if len(seen) < 64 {
-				seen = append(seen, r.off)
+				seen = append(seen, r.Off)
 			}
 			s := b.str(r)
 			if _, ok := set[string(s)]; !ok {
@@ -289,8 +292,10 @@ func (b *traceBufs) services(t *TraceTree) {
 // streams as JSON without materialising a Span. release returns its
 // buffers; the view must not be used after.
 type traceView struct {
-	tree TraceTree // the summary; Spans is nil
-	b    *traceBufs
+	tree      TraceTree // the summary; Spans is nil
+	b         *traceBufs
+	resources []RawJSON // by the spans' Text.Resource: their resource's attributes, "" if none
+	resJSON   [][]byte  // the same as each span's JSON field, `,"resource":{...}` or empty
 }
 
 func (v *traceView) release() {
@@ -308,13 +313,13 @@ func (v *traceView) materialize() *TraceTree {
 	t := v.tree
 	n := len(b.order)
 	arena := string(b.arena)
-	str := func(r strRef) string { return arena[r.off : r.off+r.n] }
+	str := func(r tracechunk.Ref) string { return arena[r.Off : r.Off+r.N] }
 	// All span and parent ids as hex in one buffer, sliced per span; it is
 	// complete and never written again, so it is viewed as a string.
 	hexBuf := make([]byte, 32*n)
 	for k, i := range b.order {
-		putHex64(hexBuf[32*k:32*k+16], b.ids[i])
-		putHex64(hexBuf[32*k+16:32*k+32], b.parents[i])
+		hexid.Put64(hexBuf[32*k:32*k+16], b.ids[i])
+		hexid.Put64(hexBuf[32*k+16:32*k+32], b.parents[i])
 	}
 	hex := unsafe.String(unsafe.SliceData(hexBuf), len(hexBuf))
 	spans := make([]Span, n)
@@ -322,10 +327,10 @@ func (v *traceView) materialize() *TraceTree {
 		tx := &b.text[i]
 		s := &spans[k]
 		*s = Span{SpanID: hex[32*k : 32*k+16], Parent: int(b.parentPos[k]), Depth: int(b.depth[k]),
-			Children: int(b.childCount[i+1]), Service: str(tx.str[strService]), Name: str(tx.str[strName]),
-			Kind: tx.kind, StartTimeUnixNano: b.start[i], EndTimeUnixNano: b.end[i],
-			StatusCode: tx.status, StatusMessage: str(tx.str[strStatusMessage]),
-			Attributes: RawJSON(str(tx.str[strAttributes]))}
+			Children: int(b.childCount[i+1]), Service: str(tx.Str[strService]), Name: str(tx.Str[strName]),
+			Kind: tx.Kind, StartTimeUnixNano: b.start[i], EndTimeUnixNano: b.end[i],
+			StatusCode: tx.Status, StatusMessage: str(tx.Str[strStatusMessage]),
+			Attributes: RawJSON(str(tx.Str[strAttributes])), Resource: v.resources[tx.Resource]}
 		if b.parents[i] != 0 {
 			s.ParentSpanID = hex[32*k+16 : 32*k+32]
 		}

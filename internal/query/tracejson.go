@@ -5,7 +5,9 @@ import (
 	"io"
 	"strconv"
 	"sync"
-	"unicode/utf8"
+
+	"github.com/otelbench/otelbench/internal/hexid"
+	"github.com/otelbench/otelbench/internal/jsonstr"
 )
 
 // The trace document is written by hand, span by span, straight from the
@@ -87,10 +89,10 @@ func (v *traceView) appendSpan(buf []byte, k int) []byte {
 	i := b.order[k]
 	tx := &b.text[i]
 	buf = append(buf, `{"span_id":"`...)
-	buf = appendHex64(buf, b.ids[i])
+	buf = hexid.Append64(buf, b.ids[i])
 	if p := b.parents[i]; p != 0 {
 		buf = append(buf, `","parent_span_id":"`...)
-		buf = appendHex64(buf, p)
+		buf = hexid.Append64(buf, p)
 	}
 	buf = append(buf, `","parent":`...)
 	buf = appendInt(buf, int64(b.parentPos[k]))
@@ -99,35 +101,36 @@ func (v *traceView) appendSpan(buf []byte, k int) []byte {
 	buf = append(buf, `,"children":`...)
 	buf = appendInt(buf, int64(b.childCount[i+1]))
 	buf = append(buf, `,"service":`...)
-	buf = appendJSONString(buf, b.str(tx.str[strService]))
+	buf = jsonstr.Append(buf, b.str(tx.Str[strService]))
 	buf = append(buf, `,"name":`...)
-	buf = appendJSONString(buf, b.str(tx.str[strName]))
+	buf = jsonstr.Append(buf, b.str(tx.Str[strName]))
 	buf = append(buf, `,"kind":`...)
-	buf = appendInt(buf, int64(tx.kind))
+	buf = appendInt(buf, int64(tx.Kind))
 	buf = append(buf, `,"start_time_unix_nano":`...)
 	buf = appendInt(buf, b.start[i])
 	buf = append(buf, `,"end_time_unix_nano":`...)
 	buf = appendInt(buf, b.end[i])
 	buf = append(buf, `,"status_code":`...)
-	buf = appendInt(buf, int64(tx.status))
-	if r := tx.str[strStatusMessage]; r.n > 0 {
+	buf = appendInt(buf, int64(tx.Status))
+	if r := tx.Str[strStatusMessage]; r.N > 0 {
 		buf = append(buf, `,"status_message":`...)
-		buf = appendJSONString(buf, b.str(r))
+		buf = jsonstr.Append(buf, b.str(r))
 	}
-	if r := tx.str[strAttributes]; r.n > 0 {
+	if r := tx.Str[strAttributes]; r.N > 0 {
 		buf = append(buf, `,"attributes":`...)
 		buf = appendRawJSON(buf, b.str(r))
 	}
+	buf = append(buf, v.resJSON[tx.Resource]...)
 	return append(buf, "}\n"...)
 }
 
 // appendSpanJSON appends s as json.Encoder encodes it (with its newline).
 func appendSpanJSON(buf []byte, s *Span) []byte {
 	buf = append(buf, `{"span_id":`...)
-	buf = appendJSONString(buf, s.SpanID)
+	buf = jsonstr.Append(buf, s.SpanID)
 	if s.ParentSpanID != "" {
 		buf = append(buf, `,"parent_span_id":`...)
-		buf = appendJSONString(buf, s.ParentSpanID)
+		buf = jsonstr.Append(buf, s.ParentSpanID)
 	}
 	buf = append(buf, `,"parent":`...)
 	buf = appendInt(buf, int64(s.Parent))
@@ -136,9 +139,9 @@ func appendSpanJSON(buf []byte, s *Span) []byte {
 	buf = append(buf, `,"children":`...)
 	buf = appendInt(buf, int64(s.Children))
 	buf = append(buf, `,"service":`...)
-	buf = appendJSONString(buf, s.Service)
+	buf = jsonstr.Append(buf, s.Service)
 	buf = append(buf, `,"name":`...)
-	buf = appendJSONString(buf, s.Name)
+	buf = jsonstr.Append(buf, s.Name)
 	buf = append(buf, `,"kind":`...)
 	buf = appendInt(buf, int64(s.Kind))
 	buf = append(buf, `,"start_time_unix_nano":`...)
@@ -149,11 +152,15 @@ func appendSpanJSON(buf []byte, s *Span) []byte {
 	buf = appendInt(buf, int64(s.StatusCode))
 	if s.StatusMessage != "" {
 		buf = append(buf, `,"status_message":`...)
-		buf = appendJSONString(buf, s.StatusMessage)
+		buf = jsonstr.Append(buf, s.StatusMessage)
 	}
 	if s.Attributes != "" {
 		buf = append(buf, `,"attributes":`...)
 		buf = appendRawJSON(buf, s.Attributes)
+	}
+	if s.Resource != "" {
+		buf = append(buf, `,"resource":`...)
+		buf = appendRawJSON(buf, s.Resource)
 	}
 	return append(buf, "}\n"...)
 }
@@ -195,76 +202,7 @@ func append8(buf []byte, x uint32) []byte {
 		decimalPairs[2*(b/100)], decimalPairs[2*(b/100)+1], decimalPairs[2*(b%100)], decimalPairs[2*(b%100)+1])
 }
 
-// appendHex64 appends v as 16 lowercase hex digits.
-func appendHex64(buf []byte, v uint64) []byte {
-	buf = append(buf, "0000000000000000"...)
-	putHex64(buf[len(buf)-16:], v)
-	return buf
-}
-
-// jsonSafe marks the ASCII bytes a JSON string carries as they are under
-// encoding/json's HTML-safe escaping: everything printable but `"`, `\`,
-// `<`, `>` and `&`.
-var jsonSafe = func() (t [256]bool) {
-	for c := 0x20; c < utf8.RuneSelf; c++ {
-		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
-	}
-	return t
-}()
-
 const hexDigits = "0123456789abcdef"
-
-// appendJSONString appends s as a JSON string exactly as encoding/json
-// (HTML escaping on) writes it: short escapes for \ " \b \f \n \r \t,
-// \u00XX for other control bytes and <, >, &, \u2028 and \u2029 escaped,
-// invalid UTF-8 as \ufffd.
-func appendJSONString[S []byte | string | RawJSON](buf []byte, s S) []byte {
-	buf = append(buf, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if jsonSafe[c] {
-			i++
-			continue
-		}
-		if c < utf8.RuneSelf {
-			buf = append(buf, s[start:i]...)
-			switch c {
-			case '\\', '"':
-				buf = append(buf, '\\', c)
-			case '\b':
-				buf = append(buf, '\\', 'b')
-			case '\f':
-				buf = append(buf, '\\', 'f')
-			case '\n':
-				buf = append(buf, '\\', 'n')
-			case '\r':
-				buf = append(buf, '\\', 'r')
-			case '\t':
-				buf = append(buf, '\\', 't')
-			default:
-				buf = append(buf, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(string(s[i:min(len(s), i+utf8.UTFMax)]))
-		switch {
-		case r == utf8.RuneError && size == 1:
-			buf = append(buf, s[start:i]...)
-			buf = append(buf, `\ufffd`...)
-			start = i + size
-		case r == '\u2028' || r == '\u2029':
-			buf = append(buf, s[start:i]...)
-			buf = append(buf, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
-			start = i + size
-		}
-		i += size
-	}
-	buf = append(buf, s[start:]...)
-	return append(buf, '"')
-}
 
 // rawPlain marks the bytes appendRawJSON copies without a look: all but
 // quotes, backslashes, whitespace, <, >, & and 0xE2 (the first byte of

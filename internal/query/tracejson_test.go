@@ -3,14 +3,11 @@ package query
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -19,6 +16,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/otelbench/otelbench/internal/jsonstr"
 	"github.com/otelbench/otelbench/internal/signal"
 )
 
@@ -250,75 +248,7 @@ func checkTraceJSON(t *testing.T, e *testEnv, ids map[string]string) {
 	}
 }
 
-// TestTraceJSONRowsFallback: spans without trace_chunks (a database
-// upgraded from schema version 1) are read from their rows, whose stored text the writer
-// must escape and compact as encoding/json does: ids that are not hex,
-// attributes with whitespace between tokens.
-func TestTraceJSONRowsFallback(t *testing.T) {
-	db, err := sql.Open("sqlite", "file:"+filepath.Join(t.TempDir(), "v1.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if _, err := db.Exec(`CREATE TABLE spans (id INTEGER PRIMARY KEY, trace_id TEXT, span_id TEXT, parent_span_id TEXT,
-		service TEXT, name TEXT, kind INTEGER, start_time_unix_nano INTEGER, end_time_unix_nano INTEGER,
-		status_code INTEGER, status_message TEXT, attributes TEXT);
-		-- What Open adds when it upgrades a version 1 database: no chunks for the spans already there.
-		CREATE INDEX spans_trace_block ON spans(id >> 12, trace_id);
-		CREATE TABLE trace_chunks (trace_id TEXT NOT NULL, first_span_id INTEGER NOT NULL, last_span_id INTEGER NOT NULL,
-			span_count INTEGER NOT NULL, packed BLOB NOT NULL, errors INTEGER, PRIMARY KEY (trace_id, first_span_id));
-		CREATE TABLE trace_chunks_start (id INTEGER PRIMARY KEY, span_id INTEGER NOT NULL);
-		INSERT INTO trace_chunks_start VALUES (1, 13)`); err != nil {
-		t.Fatal(err)
-	}
-	attrs := []string{`{}`, `{"a": 1, "b" : [ true, null ]}`, "{\n\t\"html\": \"<&>\u2028 x y\",\r\n \"esc\": \"q\\\" \\\\ \\u0041\"}", `{"k":"v"}`}
-	for i := range 12 {
-		parent := any(nil)
-		if i > 0 {
-			parent = fmt.Sprintf("%016x", (i-1)/2+1)
-		}
-		if i == 7 {
-			parent = "not hex <&>"
-		}
-		var svc any = oddStrings[i%len(oddStrings)]
-		if i == 3 {
-			svc = nil
-		}
-		if _, err := db.Exec(`INSERT INTO spans VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, i+1, traceA,
-			fmt.Sprintf("%016x", i+1), parent, svc, oddStrings[(i+3)%len(oddStrings)], i%6,
-			1_700_000_000_000_000_000+int64(i%4)*1000, 1_700_000_000_000_900_000, i%3,
-			oddStrings[(i+5)%len(oddStrings)], attrs[i%len(attrs)]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	api := New(NewReader(db), Config{})
-	mux := http.NewServeMux()
-	api.MountOn(mux.Handle)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-	served := make(chan error, 1)
-	go func() { served <- hs.Serve(ln) }()
-	defer func() {
-		_ = hs.Close()
-		<-served
-	}()
-	id, _ := hex.DecodeString(traceA)
-	tree, err := api.Reader().Trace(context.Background(), id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if tree.SpanCount != 12 || tree.Orphans != 1 {
-		t.Fatalf("rows tree: %d spans, %d orphans; want 12, 1", tree.SpanCount, tree.Orphans)
-	}
-	want := referenceTraceJSON(t, tree)
-	got, _ := getTraceJSON(t, "http://"+ln.Addr().String(), traceA)
-	sameJSON(t, "GET /traces/{id} from rows", got, want)
-}
-
-// FuzzTraceJSONString: appendJSONString writes what json.Marshal writes
+// FuzzTraceJSONString: jsonstr.Append writes what json.Marshal writes
 // for any string, and appendRawJSON what it writes for any valid RawJSON.
 func FuzzTraceJSONString(f *testing.F) {
 	for _, s := range oddStrings {
@@ -332,11 +262,8 @@ func FuzzTraceJSONString(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := appendJSONString(nil, s); !bytes.Equal(got, want) {
-			t.Errorf("appendJSONString(%q) = %s, want %s", s, got, want)
-		}
-		if got := appendJSONString(nil, []byte(s)); !bytes.Equal(got, want) {
-			t.Errorf("appendJSONString([]byte %q) = %s, want %s", s, got, want)
+		if got := jsonstr.Append(nil, s); !bytes.Equal(got, want) {
+			t.Errorf("jsonstr.Append(%q) = %s, want %s", s, got, want)
 		}
 		if s == "" || !json.Valid([]byte(s)) {
 			return

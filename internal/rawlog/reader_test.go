@@ -24,7 +24,7 @@ func rawFile(t *testing.T, sigs []signal.Signal) string {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	if err := schema.Apply(context.Background(), db, schema.Raw, nil); err != nil {
+	if err := schema.Apply(context.Background(), db, schema.Raw); err != nil {
 		t.Fatal(err)
 	}
 	for i, sig := range sigs {

@@ -15,7 +15,7 @@ CREATE TABLE IF NOT EXISTS raw (
 );
 
 
--- totals (schema version 10) counts, per signal, the raw rows pruned since the data directory
+-- totals counts, per signal, the raw rows pruned since the data directory
 -- was created: requests, their records and payload bytes, added in the transaction that deletes
 -- them. With the rows raw still holds they make the totals of everything raw.db took, which
 -- outlive the process (whose own counters start at zero) and the pruning (store's totals.go).

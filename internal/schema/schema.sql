@@ -21,7 +21,7 @@ CREATE TABLE IF NOT EXISTS logs (
 );
 CREATE INDEX IF NOT EXISTS logs_time ON logs(time_unix_nano);
 CREATE INDEX IF NOT EXISTS logs_service_time ON logs(service, time_unix_nano);
--- logs_trace_block (schema version 5) finds a trace's logs. It is keyed by the log's block first
+-- logs_trace_block finds a trace's logs. It is keyed by the log's block first
 -- (id >> 12, the blocks of log_blocks below), so a projection slice writes its entries into the
 -- newest block's small range of the index instead of one random page per traced log across the
 -- whole index: with random trace ids a plain index on trace_id halved projection at 400,000
@@ -33,7 +33,7 @@ CREATE INDEX IF NOT EXISTS logs_trace_block ON logs(id >> 12, trace_id) WHERE tr
 -- log_text indexes log bodies for substring search, one document per group of 16 consecutive
 -- log ids: rowid = logs.id >> 4 (store.LogTextShift). A document is the group's distinct
 -- trigrams (3-character windows of each body, case-folded), each one token of the ascii
--- tokenizer: the hex of its UTF-8 bytes, "k f" = 6b2066 (schema version 7, store's
+-- tokenizer: the hex of its UTF-8 bytes, "k f" = 6b2066 (stage's
 -- textgrams.go; before, the trigram tokenizer took the group's bodies and did every window once
 -- per occurrence). A match names a group whose rows are candidates, which the query then checks
 -- against the exact pattern:
@@ -71,10 +71,8 @@ CREATE INDEX IF NOT EXISTS metrics_service_name ON metrics(service, name);
 
 -- The four points tables below each hold a block column, the row's block of 4,096 rowids
 -- (block = rowid >> 12, store.PointBlockShift; SQLite allows no rowid in an index expression,
--- so the projector stores it), and each is indexed by (block, metric_id, time_unix_nano):
--- schema.go's pointIndexesSQL, applied once the column exists (an older database gains it).
--- Schema version 9 keyed these indexes by block first, as version 5 did logs' and spans' trace
--- indexes: keyed by (metric_id, time_unix_nano), each of the load's 5,120 series took its points
+-- so the projector stores it), and each is indexed by (block, metric_id, time_unix_nano).
+-- Keyed by (metric_id, time_unix_nano) instead, each of the load's 5,120 series took its points
 -- at the end of its own range of the index, and once the ranges no longer shared leaves nearly
 -- every point read a page the cache no longer held and wrote it back at the commit (pages read
 -- per 1,000 points went from 36 to 525 within one catch-up; docs/benchmarks/store.md). A series
@@ -82,8 +80,6 @@ CREATE INDEX IF NOT EXISTS metrics_service_name ON metrics(service, name);
 --   SELECT * FROM number_points WHERE block IN (SELECT block FROM point_blocks
 --       WHERE point_table = 'number_points' AND max_time_unix_nano >= ?1 AND min_time_unix_nano < ?2)
 --     AND metric_id = ?3 AND time_unix_nano >= ?1 AND time_unix_nano < ?2
--- plus once in the NULL block of the rows older than version 9, which the index keeps in the
--- version 8 order (internal/query's metrics.go).
 
 -- number_points holds gauge and sum data points (metrics.type tells which). Exactly one of
 -- value_int / value_double is set, as in OTLP's NumberDataPoint oneof.
@@ -96,7 +92,7 @@ CREATE TABLE IF NOT EXISTS number_points (
 	value_int            INTEGER,
 	value_double         REAL,
 	flags                INTEGER NOT NULL DEFAULT 0,
-	block                INTEGER -- rowid >> 12 (PointBlockShift); NULL in rows written before schema version 9
+	block                INTEGER NOT NULL -- rowid >> 12 (PointBlockShift)
 );
 
 -- histogram_points: explicit-bucket histograms. bucket_counts and explicit_bounds are JSON arrays
@@ -114,7 +110,7 @@ CREATE TABLE IF NOT EXISTS histogram_points (
 	bucket_counts        TEXT NOT NULL DEFAULT '[]',
 	explicit_bounds      TEXT NOT NULL DEFAULT '[]',
 	flags                INTEGER NOT NULL DEFAULT 0,
-	block                INTEGER -- rowid >> 12 (PointBlockShift); NULL in rows written before schema version 9
+	block                INTEGER NOT NULL -- rowid >> 12 (PointBlockShift)
 );
 
 -- exp_histogram_points: base-2 exponential histograms. positive_buckets / negative_buckets are
@@ -137,7 +133,7 @@ CREATE TABLE IF NOT EXISTS exp_histogram_points (
 	negative_offset      INTEGER NOT NULL DEFAULT 0,
 	negative_buckets     TEXT NOT NULL DEFAULT '[]',
 	flags                INTEGER NOT NULL DEFAULT 0,
-	block                INTEGER -- rowid >> 12 (PointBlockShift); NULL in rows written before schema version 9
+	block                INTEGER NOT NULL -- rowid >> 12 (PointBlockShift)
 );
 
 -- summary_points: quantiles is a JSON array of {"q": quantile, "v": value}.
@@ -151,10 +147,10 @@ CREATE TABLE IF NOT EXISTS summary_points (
 	sum                  REAL NOT NULL,
 	quantiles            TEXT NOT NULL DEFAULT '[]',
 	flags                INTEGER NOT NULL DEFAULT 0,
-	block                INTEGER -- rowid >> 12 (PointBlockShift); NULL in rows written before schema version 9
+	block                INTEGER NOT NULL -- rowid >> 12 (PointBlockShift)
 );
 
--- log_blocks (a summary, schema version 3; see schema_common.sql): logs by fixed blocks of 4,096
+-- log_blocks (a summary; see schema_common.sql): logs by fixed blocks of 4,096
 -- ids (block = id >> 12) with the oldest and newest time_unix_nano among them. Log ids grow in projection order, which roughly follows time; the
 -- newest time over the blocks at or below an id bounds every log at or below that id, which lets
 -- a newest-first search walk index candidates by descending id and stop exactly when no older id
@@ -166,7 +162,7 @@ CREATE TABLE IF NOT EXISTS log_blocks (
 	logs               INTEGER NOT NULL
 );
 
--- point_blocks (schema version 9): the blocks of each points table (point_table is its name,
+-- point_blocks: the blocks of each points table (point_table is its name,
 -- block = rowid >> 12) with the oldest and newest time_unix_nano among their points, kept by the
 -- projector in each slice's transaction (commit.go's summarize), so a series read seeks only in
 -- the blocks that can hold its time range. Points ids grow in projection order, which roughly
@@ -180,6 +176,7 @@ CREATE TABLE IF NOT EXISTS point_blocks (
 	PRIMARY KEY (point_table, block)
 ) WITHOUT ROWID;
 
--- summarize_logs_metrics (schema version 8) added each slice's logs and metrics to the summaries
--- in SQL; the projector now does it with the slice's rows at hand (commit.go's summarize).
-DROP TRIGGER IF EXISTS summarize_logs_metrics;
+CREATE INDEX IF NOT EXISTS number_points_block ON number_points(block, metric_id, time_unix_nano);
+CREATE INDEX IF NOT EXISTS histogram_points_block ON histogram_points(block, metric_id, time_unix_nano);
+CREATE INDEX IF NOT EXISTS exp_histogram_points_block ON exp_histogram_points(block, metric_id, time_unix_nano);
+CREATE INDEX IF NOT EXISTS summary_points_block ON summary_points(block, metric_id, time_unix_nano);

@@ -8,7 +8,7 @@
 --   2. telemetry.db (this file, schema.sql and schema_traces.sql): resources, scopes, logs,
 --      metrics and their points, spans with their events and links and the packed trace_chunks,
 --      filled later by a projector from raw, in bounded slices.
---   3. with --traces-file (schema version 8, store.Config.TracesFile), traces.db (this file and
+--   3. with --traces-file (store.Config.TracesFile), traces.db (this file and
 --      schema_traces.sql) holds the trace tables instead, filled by a second projector of their
 --      own. ReadDB attaches it as schema "traces"; the trace tables exist only there, so queries
 --      name them unqualified (store's shard.go, "layouts").
@@ -18,8 +18,8 @@
 --   projection resumes at raw_id + 1. Separate files mean separate write locks: the ingest writer
 --   never waits for a projector, and the two projectors never wait for each other.
 
--- schema_version (created by Open in every database, one row) lets later releases migrate; Open
--- refuses a newer version than it knows.
+-- schema_version (created by Open in every database, one row): Open refuses a database of
+-- another version than its own (schema.Version).
 
 -- Conventions for the query side:
 --   * Times are int64 nanoseconds since the Unix epoch (OTLP fixed64), column suffix _unix_nano.
@@ -39,7 +39,7 @@ CREATE TABLE IF NOT EXISTS projection_state (
 );
 INSERT OR IGNORE INTO projection_state(id, raw_id) VALUES (1, 0);
 
--- projected_totals (schema version 10) counts, per signal, the records this database's projector
+-- projected_totals counts, per signal, the records this database's projector
 -- projected since the database was created, and the raw rows (unprojectable_requests) and their
 -- records that it could not project, in the transaction of each slice.
 CREATE TABLE IF NOT EXISTS projected_totals (
@@ -50,7 +50,7 @@ CREATE TABLE IF NOT EXISTS projected_totals (
 );
 INSERT OR IGNORE INTO projected_totals(signal) VALUES (0), (1), (2), (3);
 
--- unprojectable (schema version 10): the raw rows this database's projector could not decode (a
+-- unprojectable: the raw rows this database's projector could not decode (a
 -- damaged row, or a payload that no decoder of this build accepts). The projector passes them by,
 -- so projection goes on, and records them here in the slice's transaction; raw.db keeps them
 -- whatever --raw-retention says (store's unprojectable.go), until --retention deletes the data
@@ -63,7 +63,7 @@ CREATE TABLE IF NOT EXISTS unprojectable (
 	error              TEXT NOT NULL
 );
 
--- retention_marks (schema version 10): every so often the retainer (store's retention.go) notes
+-- retention_marks: every so often the retainer (store's retention.go) notes
 -- the time and the highest rowid of each table then; the rows at or below the newest mark older
 -- than --retention are deleted, in bounded steps. Columns of tables a database lacks hold 0.
 CREATE TABLE IF NOT EXISTS retention_marks (
@@ -97,10 +97,8 @@ CREATE TABLE IF NOT EXISTS scopes (
 	attributes TEXT NOT NULL DEFAULT '{}'
 );
 
--- Summaries (schema version 3), kept by the projector in the transaction of every projection
--- slice (commit.go's summarize; triggers on projection_state until version 8), so they always
--- describe exactly the projected rows. A database of an earlier version is summarized when this
--- version first opens it (schema_blocks.go), in bounded steps.
+-- Summaries, kept by the projector in the transaction of every projection slice (commit.go's
+-- summarize), so they always describe exactly the projected rows.
 --
 -- service_counts: records per (service, signal) and the newest record time, for /services.
 -- service is '' when service.name is absent; signal is 'logs', 'spans' (last seen = newest start
@@ -123,8 +121,3 @@ CREATE TABLE IF NOT EXISTS summary_state (
 	metric_id INTEGER NOT NULL
 );
 INSERT OR IGNORE INTO summary_state(id, log_id, span_id, metric_id) VALUES (1, 0, 0, 0);
-
--- summarize_slice (schema versions 3 to 7) summarized logs, spans and metrics in one trigger;
--- version 8 had one per part (schema.sql, schema_traces.sql drop them). The projector keeps
--- summary_state and the summaries exactly as they did.
-DROP TRIGGER IF EXISTS summarize_slice;

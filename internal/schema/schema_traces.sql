@@ -26,16 +26,15 @@ CREATE TABLE IF NOT EXISTS spans (
 	dropped_events       INTEGER NOT NULL DEFAULT 0,
 	dropped_links        INTEGER NOT NULL DEFAULT 0
 );
--- spans_trace_block (schema version 5) finds a trace's spans, keyed by the span's block of
+-- spans_trace_block finds a trace's spans, keyed by the span's block of
 -- 4,096 ids first (id >> 12, store.SpanBlockShift) for the reason logs_trace_block is: a plain
 -- index on trace_id took each slice's traces at random pages of the whole index (projection of
 -- 10-span traces with random ids fell from ~110k to 52k spans/s at 1.6M spans). A lookup seeks
--- once per block that can hold the trace's spans: the blocks of its trace_chunks' id ranges
--- (below), and in a database upgraded from version 1 every block of the spans older than
--- trace_chunks:
+-- once per block that can hold the trace's spans, the blocks of its trace_chunks' id ranges
+-- (below):
 --   SELECT * FROM spans WHERE (id >> 12) IN (5, 6) AND trace_id = ?
 CREATE INDEX IF NOT EXISTS spans_trace_block ON spans(id >> 12, trace_id);
--- spans_root_service_start (schema version 6) lists a service's traces by their root spans, the
+-- spans_root_service_start lists a service's traces by their root spans, the
 -- only spans a trace search filters by service (internal/query's Traces). It replaced an index
 -- of every span by (service, start), which cost the projector a third of a span's time on the
 -- load's traces of 5 spans, whose starts land anywhere in it (docs/benchmarks/store.md).
@@ -64,34 +63,20 @@ CREATE TABLE IF NOT EXISTS span_links (
 CREATE INDEX IF NOT EXISTS span_links_span ON span_links(span_row_id);
 CREATE INDEX IF NOT EXISTS span_links_trace ON span_links(trace_id);
 
--- trace_chunks (schema version 2) holds every trace a second time, packed for the trace view:
--- one row per (projection slice, trace), written by the projector in the same transaction as the
--- spans rows (so a rolled-back slice leaves neither, and a re-projected slice writes each chunk
--- once). first_span_id / last_span_id are the spans.id range of the chunk's spans, span_count how
--- many there are, errors how many have status ERROR (schema version 5, for the trace list's
--- error filter). packed is the binary format of project_chunks.go (version byte 1): a string
--- table, then one record per span in spans.id order with the span and parent ids as 64-bit ints,
--- start, end, kind, status, service / name / status message as string-table indexes and the
--- attributes JSON. Reading a 161,000-span trace is then ~160 rows instead of 161,000.
+-- trace_chunks holds every trace a second time, packed for the trace view: one row per
+-- (projection slice, trace), written by the projector in the same transaction as the spans rows
+-- (so a rolled-back slice leaves neither, and a re-projected slice writes each chunk once).
+-- first_span_id / last_span_id are the spans.id range of the chunk's spans, span_count how many
+-- there are, errors how many have status ERROR (for the trace list's error filter). packed is
+-- internal/tracechunk's format: a string table and a table of the spans' resources (by
+-- resources.hash), then one record per span in spans.id order. Reading a 161,000-span trace is
+-- then ~160 rows instead of 161,000.
 CREATE TABLE IF NOT EXISTS trace_chunks (
 	trace_id      TEXT NOT NULL,
 	first_span_id INTEGER NOT NULL,
 	last_span_id  INTEGER NOT NULL,
 	span_count    INTEGER NOT NULL,
 	packed        BLOB NOT NULL,
-	errors        INTEGER, -- spans with status ERROR among them; NULL in chunks written before version 5
+	errors        INTEGER NOT NULL, -- spans with status ERROR among them
 	PRIMARY KEY (trace_id, first_span_id)
 );
-
--- trace_chunks_start has one row: spans with id >= span_id have their trace_chunks. A database
--- created before version 2 gets max(spans.id) + 1 here when it is first opened by this version,
--- so readers fall back to the spans rows for traces that began before the upgrade.
-CREATE TABLE IF NOT EXISTS trace_chunks_start (
-	id      INTEGER PRIMARY KEY CHECK (id = 1),
-	span_id INTEGER NOT NULL
-);
-INSERT OR IGNORE INTO trace_chunks_start(id, span_id) SELECT 1, COALESCE(max(id), 0) + 1 FROM spans;
-
--- summarize_spans (schema version 8) added each slice's spans to service_counts in SQL; the
--- projector now does it with the slice's rows at hand (commit.go's summarize).
-DROP TRIGGER IF EXISTS summarize_spans;

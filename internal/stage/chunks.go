@@ -73,8 +73,11 @@ func (st *Stage) packChunks() {
 			if s.StatusCode == tracechunk.StatusError {
 				row.Errors++
 			}
-			svc, _ := st.Resources[s.Res].Service.(string)
-			ch.enc.Add(s.SpanID, s.Parent, s.Start, s.End, s.Kind, s.StatusCode, svc, s.Name, s.StatusMsg, s.Attrs)
+			res := &st.Resources[s.Res]
+			svc, _ := res.Service.(string)
+			ch.enc.Add(&tracechunk.Span{SpanID: s.SpanID, ParentID: s.Parent, Start: s.Start, End: s.End,
+				Kind: s.Kind, Status: s.StatusCode, Service: svc, Name: s.Name, StatusMessage: s.StatusMsg,
+				Attributes: s.Attrs, Resource: res.Hash})
 		}
 		row.Off = len(out)
 		out = ch.enc.Append(out)

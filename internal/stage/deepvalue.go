@@ -1,6 +1,7 @@
 package stage
 
 import (
+	"github.com/otelbench/otelbench/internal/jsonstr"
 	"github.com/otelbench/otelbench/internal/otlpwire"
 	"github.com/otelbench/otelbench/internal/signal"
 )
@@ -55,7 +56,7 @@ func (w *wireStager) appendDeep(out, b []byte, depth int) ([]byte, int32, []byte
 		return out, 0, nil, err
 	}
 	w.deep.buf = append(w.deep.buf[:0], out[start:]...)
-	return AppendJSONString(out[:start], bstr(w.deep.buf)), 1, nil, nil
+	return jsonstr.Append(out[:start], bstr(w.deep.buf)), 1, nil, nil
 }
 
 // stageDeep stages payload, raw row rawID's, which pdata refused with pdataErr, on the wire path

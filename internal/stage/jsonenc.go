@@ -5,57 +5,16 @@ import (
 	"math"
 	"slices"
 	"strconv"
-	"unicode/utf8"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
+
+	"github.com/otelbench/otelbench/internal/hexid"
+	"github.com/otelbench/otelbench/internal/jsonstr"
 )
 
 // The projector writes attribute maps and non-string bodies as JSON text. These appenders
-// avoid Map.AsRaw + encoding/json, which allocate a Go map and interface per value.
-
-const hexDigits = "0123456789abcdef"
-
-// appendJSONString appends s as a JSON string literal (invalid UTF-8 becomes U+FFFD).
-func AppendJSONString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
-			i++
-			continue
-		}
-		if c < utf8.RuneSelf {
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
-}
+// avoid Map.AsRaw + encoding/json, which allocate a Go map and interface per value; strings
+// are written as encoding/json writes them (jsonstr).
 
 // appendJSONFloat appends f as a JSON number; non-finite values become strings.
 func appendJSONFloat(b []byte, f float64) []byte {
@@ -74,7 +33,7 @@ func appendJSONFloat(b []byte, f float64) []byte {
 func appendJSONValue(b []byte, v pcommon.Value) []byte {
 	switch v.Type() {
 	case pcommon.ValueTypeStr:
-		return AppendJSONString(b, v.Str())
+		return jsonstr.Append(b, v.Str())
 	case pcommon.ValueTypeInt:
 		return strconv.AppendInt(b, v.Int(), 10)
 	case pcommon.ValueTypeDouble:
@@ -110,7 +69,7 @@ func appendJSONMap(b []byte, m pcommon.Map) []byte {
 			b = append(b, ',')
 		}
 		first = false
-		b = AppendJSONString(b, k)
+		b = jsonstr.Append(b, k)
 		b = append(b, ':')
 		b = appendJSONValue(b, v)
 	}
@@ -134,7 +93,7 @@ func appendJSONMapSorted(b []byte, m pcommon.Map) []byte {
 			b = append(b, ',')
 		}
 		v, _ := m.Get(k)
-		b = AppendJSONString(b, k)
+		b = jsonstr.Append(b, k)
 		b = append(b, ':')
 		b = appendJSONValue(b, v)
 	}
@@ -173,15 +132,7 @@ func hexID(id []byte) string {
 		return ""
 	}
 	var buf [32]byte // a trace id's
-	return string(appendHex(buf[:0], id))
-}
-
-// appendHex appends the lowercase hex of id to dst.
-func appendHex(dst, id []byte) []byte {
-	for _, c := range id {
-		dst = append(dst, hexDigits[c>>4], hexDigits[c&0xf])
-	}
-	return dst
+	return string(hexid.Append(buf[:0], id))
 }
 
 // requiredIDs returns a span's or link's trace and span ids as hexID does, but an all-zero id

@@ -65,7 +65,7 @@ func optFloat(has bool, f float64) any {
 }
 
 // addMetrics stages md, decoded from the payload that rs describes (resCache.strip).
-func (st *Stage) addMetrics(rawID int64, md pmetric.Metrics, rs *ResStrip) {
+func (st *Stage) addMetrics(rawID int64, md pmetric.Metrics, rs *resStrip) {
 	rms := md.ResourceMetrics()
 	for i := range rms.Len() {
 		rm := rms.At(i)

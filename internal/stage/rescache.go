@@ -13,7 +13,7 @@ import (
 // signal (each names a pod at random): staged from the logs and metrics pools, telemetry.db's
 // projector's, 2,022 entries of ~790 bytes of key and JSON, 1.6 MB, more than its stages'
 // caches of 1,024 entries held. They now fit.
-const MaxResCacheBytes = 4 << 20
+const maxResCacheBytes = 4 << 20
 
 // resCache remembers, across slices, the resources a stage has staged, keyed by their encoded
 // bytes: a Resource message as it came in a payload, which an agent repeats unchanged in every
@@ -29,12 +29,12 @@ const MaxResCacheBytes = 4 << 20
 //
 // A projector has one, which both of its stages use (the slices are staged one at a time).
 type ResCache struct {
-	M     map[string]ResCached
+	m     map[string]resCached
 	Bytes int   // the keys' and JSON's bytes in m
 	Hits  int64 // resources staged from the cache (tests)
 }
 
-type ResCached struct {
+type resCached struct {
 	Attrs   string
 	Service any // string or nil, as resourceEntry.service
 
@@ -46,42 +46,42 @@ type ResCached struct {
 }
 
 // cached returns what the cache keeps of e, a resource just staged.
-func cached(e *ResourceEntry) ResCached {
-	return ResCached{Attrs: e.Attrs, Service: e.Service, schemaURL: e.SchemaURL, hash: e.Hash}
+func cached(e *ResourceEntry) resCached {
+	return resCached{Attrs: e.Attrs, Service: e.Service, schemaURL: e.SchemaURL, hash: e.Hash}
 }
 
 // resStrip is what strip found in a payload, one entry per top-level resource entry (the export
 // request's field 1: ResourceLogs, ResourceSpans or ResourceMetrics), in order.
-type ResStrip struct {
-	Hits []*ResCached // the cached resource, or nil: decode it and fill the cache (key)
+type resStrip struct {
+	Hits []*resCached // the cached resource, or nil: decode it and fill the cache (key)
 	keys [][]byte     // the Resource's bytes, for a miss; nil when there is none to cache
 	buf  []byte       // the last stripped payload's
 }
 
 // put caches e under a Resource's bytes, evicting entries at random while the cache would
 // exceed maxResCacheBytes.
-func (c *ResCache) Put(key []byte, e ResCached) {
-	if c.M == nil {
-		c.M = make(map[string]ResCached)
+func (c *ResCache) put(key []byte, e resCached) {
+	if c.m == nil {
+		c.m = make(map[string]resCached)
 	}
-	if old, ok := c.M[string(key)]; ok {
-		c.Bytes -= ResCacheSize(string(key), old)
-		delete(c.M, string(key))
+	if old, ok := c.m[string(key)]; ok {
+		c.Bytes -= resCacheSize(string(key), old)
+		delete(c.m, string(key))
 	}
-	size := ResCacheSize(string(key), e)
-	if c.Bytes+size > MaxResCacheBytes {
-		for k, old := range c.M { // map iteration starts at a random entry
-			delete(c.M, k)
-			if c.Bytes -= ResCacheSize(k, old); c.Bytes+size <= MaxResCacheBytes {
+	size := resCacheSize(string(key), e)
+	if c.Bytes+size > maxResCacheBytes {
+		for k, old := range c.m { // map iteration starts at a random entry
+			delete(c.m, k)
+			if c.Bytes -= resCacheSize(k, old); c.Bytes+size <= maxResCacheBytes {
 				break
 			}
 		}
 	}
-	c.M[string(key)] = e
+	c.m[string(key)] = e
 	c.Bytes += size
 }
 
-func ResCacheSize(key string, e ResCached) int { return len(key) + len(e.Attrs) + len(e.schemaURL) }
+func resCacheSize(key string, e resCached) int { return len(key) + len(e.Attrs) + len(e.schemaURL) }
 
 // strip returns payload without the Resource of each top-level entry whose bytes are in the
 // cache, and what it found in rs. A payload it cannot walk (malformed wire format) or whose
@@ -90,7 +90,7 @@ func ResCacheSize(key string, e ResCached) int { return len(key) + len(e.Attrs) 
 // stripped payload is written into rs's buffer, valid until the next strip: pdata copies what
 // it decodes, and the stage copies what it keeps, so a payload need not outlive its decoding
 // (a new buffer per payload was ~3 MB more peak RSS under a mixed load).
-func (c *ResCache) Strip(payload []byte, rs *ResStrip) []byte {
+func (c *ResCache) strip(payload []byte, rs *resStrip) []byte {
 	rs.Hits, rs.keys = rs.Hits[:0], rs.keys[:0]
 	var out []byte // nil until the first hit
 	b := payload
@@ -116,7 +116,7 @@ func (c *ResCache) Strip(payload []byte, rs *ResStrip) []byte {
 		if !ok {
 			return unwalkable(payload, rs)
 		}
-		hit, cached := c.M[string(res)]
+		hit, cached := c.m[string(res)]
 		if !cached || res == nil {
 			rs.Hits = append(rs.Hits, nil)
 			rs.keys = append(rs.keys, res)
@@ -149,7 +149,7 @@ const maxStripBuf = 1 << 20
 
 // unwalkable resets rs for a payload strip cannot walk: it is decoded whole, and pdata, which
 // reads the same wire format, reports what is wrong with it.
-func unwalkable(payload []byte, rs *ResStrip) []byte {
+func unwalkable(payload []byte, rs *resStrip) []byte {
 	rs.Hits, rs.keys = rs.Hits[:0], rs.keys[:0]
 	return payload
 }
@@ -187,7 +187,7 @@ func resourceField(entry []byte) (res []byte, start, end int, ok bool) {
 
 // resourceFor stages the resource of the i-th top-level entry: the cached one for a hit, else
 // r decoded by pdata, which then goes into the cache under its bytes.
-func (st *Stage) resourceFor(rs *ResStrip, i int, r pcommon.Resource, schemaURL string) int {
+func (st *Stage) resourceFor(rs *resStrip, i int, r pcommon.Resource, schemaURL string) int {
 	if i < len(rs.Hits) && rs.Hits[i] != nil {
 		st.ResCache.Hits++
 		return st.stageCached(rs.Hits[i], schemaURL)
@@ -195,7 +195,7 @@ func (st *Stage) resourceFor(rs *ResStrip, i int, r pcommon.Resource, schemaURL 
 	idx := st.resource(r, schemaURL)
 	if i < len(rs.keys) && rs.keys[i] != nil {
 		e := &st.Resources[idx]
-		st.ResCache.Put(rs.keys[i], cached(e))
+		st.ResCache.put(rs.keys[i], cached(e))
 	}
 	return idx
 }

@@ -50,7 +50,7 @@ type Stage struct {
 	TextFrom int       // logs of a first group begun in an earlier slice, left to the committing thread
 
 	ResCache *ResCache // the resources staged so far, by their encoded bytes (rescache.go)
-	strip    ResStrip
+	strip    resStrip
 
 	Wire        wireStager // stages payloads from their bytes (stage_wire.go)
 	PdataOnly   bool       // stage every payload with pdata (tests compare the two paths)
@@ -224,7 +224,7 @@ func (st *Stage) resource(r pcommon.Resource, schemaURL string) int {
 // stageResource stages a resource given its attributes' JSON (as resource renders them) and
 // its service.name, and returns its slice-local index.
 // stageCached stages a resource found in the cache (resCache), under schemaURL.
-func (st *Stage) stageCached(c *ResCached, schemaURL string) int {
+func (st *Stage) stageCached(c *resCached, schemaURL string) int {
 	if c.schemaURL != schemaURL {
 		return st.stageResource(c.Attrs, c.Service, schemaURL)
 	}
@@ -312,7 +312,7 @@ func (st *Stage) Rollback(m stageMark) {
 
 // stagePdata stages payload, raw row rawID's, decoded by pdata.
 func (st *Stage) StagePdata(sig signal.Signal, rawID int64, payload []byte) error {
-	payload = st.ResCache.Strip(payload, &st.strip)
+	payload = st.ResCache.strip(payload, &st.strip)
 	switch sig {
 	case signal.Logs:
 		var u plog.ProtoUnmarshaler
@@ -342,7 +342,7 @@ func (st *Stage) StagePdata(sig signal.Signal, rawID int64, payload []byte) erro
 }
 
 // addLogs stages ld, decoded from the payload that rs describes (resCache.strip).
-func (st *Stage) addLogs(rawID int64, ld plog.Logs, rs *ResStrip) {
+func (st *Stage) addLogs(rawID int64, ld plog.Logs, rs *resStrip) {
 	rls := ld.ResourceLogs()
 	for i := range rls.Len() {
 		rl := rls.At(i)
@@ -385,7 +385,7 @@ func (st *Stage) addLogs(rawID int64, ld plog.Logs, rs *ResStrip) {
 }
 
 // addTraces stages td, decoded from the payload that strip describes (resCache.strip).
-func (st *Stage) addTraces(rawID int64, td ptrace.Traces, strip *ResStrip) {
+func (st *Stage) addTraces(rawID int64, td ptrace.Traces, strip *resStrip) {
 	rss := td.ResourceSpans()
 	for i := range rss.Len() {
 		rs := rss.At(i)

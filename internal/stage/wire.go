@@ -210,7 +210,7 @@ func (w *wireStager) resourceEntry(st *Stage, sig signal.Signal, rawID int64, b 
 // those bytes were seen before, as resourceFor does for pdata's path.
 func (w *wireStager) resource(st *Stage, b []byte, has bool, schemaURL string) (int, error) {
 	if has {
-		if hit, ok := st.ResCache.M[string(b)]; ok {
+		if hit, ok := st.ResCache.m[string(b)]; ok {
 			st.ResCache.Hits++
 			return st.stageCached(&hit, schemaURL), nil
 		}
@@ -261,7 +261,7 @@ func (w *wireStager) resource(st *Stage, b []byte, has bool, schemaURL string) (
 	idx := st.stageResourceJSON(st.buf, service, schemaURL)
 	if has {
 		e := &st.Resources[idx]
-		st.ResCache.Put(b, cached(e))
+		st.ResCache.put(b, cached(e))
 	}
 	return idx, nil
 }

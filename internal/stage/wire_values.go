@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"unsafe"
 
+	"github.com/otelbench/otelbench/internal/hexid"
+	"github.com/otelbench/otelbench/internal/jsonstr"
 	"github.com/otelbench/otelbench/internal/otlpwire"
 )
 
@@ -86,7 +88,7 @@ func (w *wireStager) appendKV(out, b []byte, depth int) (_, key, str []byte, kin
 			return out, nil, nil, 0, err
 		}
 	}
-	out = AppendJSONString(out, bstr(key))
+	out = jsonstr.Append(out, bstr(key))
 	out = append(out, ':')
 	if !hasValue {
 		return append(out, "null"...), key, nil, 0, nil
@@ -119,7 +121,7 @@ func (w *wireStager) appendValue(out, b []byte, depth int) (_ []byte, kind int32
 		switch num {
 		case 1:
 			if str, pos, err = lenField(b, p, wt); err == nil {
-				out = AppendJSONString(out, bstr(str))
+				out = jsonstr.Append(out, bstr(str))
 			}
 		case 2:
 			if u, pos, err = varintField(b, p, wt); err == nil {
@@ -247,7 +249,7 @@ func (w *wireStager) hexID(id []byte) string {
 		return hexID(id)
 	}
 	var buf [32]byte // a trace id's
-	return w.str(appendHex(buf[:0], id))
+	return w.str(hexid.Append(buf[:0], id))
 }
 
 // requiredIDs is the package's requiredIDs, the strings in strs when set.

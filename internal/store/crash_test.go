@@ -118,7 +118,10 @@ func testCrashKill9(t *testing.T, tracesFile bool) {
 			}
 		}
 		var rawRecords, stored int
-		s.ReadDB().QueryRow(`SELECT (SELECT sum(records) FROM raw), (SELECT count(*) FROM logs) + (SELECT count(*) FROM spans)`).Scan(&rawRecords, &stored)
+		if err := s.ReadDB().QueryRow(`SELECT (SELECT coalesce(sum(records), 0) FROM raw), (SELECT count(*) FROM logs) + (SELECT count(*) FROM spans)`).
+			Scan(&rawRecords, &stored); err != nil {
+			t.Fatalf("round %d: count raw records and stored rows: %v", round, err)
+		}
 		if rawRecords != stored {
 			t.Errorf("round %d: raw holds %d records, logs and spans %d rows", round, rawRecords, stored)
 		}

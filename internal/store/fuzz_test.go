@@ -3,30 +3,10 @@ package store
 import (
 	"encoding/json"
 	"testing"
-	"unicode/utf8"
 
 	"github.com/otelbench/otelbench/internal/rawlog"
 	"github.com/otelbench/otelbench/internal/signal"
-	"github.com/otelbench/otelbench/internal/stage"
 )
-
-// FuzzAppendJSONString checks that the hand-written JSON string encoder always produces valid
-// JSON that decodes back to the input (for valid UTF-8).
-func FuzzAppendJSONString(f *testing.F) {
-	for _, s := range []string{"", "plain", `q"uote\`, "ctl\x00\x1f\n\t", "é漢字", "\xff\xfe", "\u2028"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		out := stage.AppendJSONString(nil, s)
-		var got string
-		if err := json.Unmarshal(out, &got); err != nil {
-			t.Fatalf("invalid JSON %q for %q: %v", out, s, err)
-		}
-		if utf8.ValidString(s) && got != s {
-			t.Fatalf("round trip: got %q, want %q", got, s)
-		}
-	})
-}
 
 // FuzzStageRow feeds arbitrary payloads to the projector's decoder: it must return an error or
 // stage rows whose attribute JSON is valid, never panic. Raw rows are validated at ingest, so

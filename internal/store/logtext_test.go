@@ -1,11 +1,9 @@
 package store
 
 import (
-	"context"
 	"database/sql"
 	"encoding/hex"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -113,91 +111,5 @@ func TestLogTextIndex(t *testing.T) {
 	}
 	if n := countRows(t, s, "logs"); n < 4<<schema.LogTextShift {
 		t.Errorf("only %d logs: the data should span several groups", n)
-	}
-}
-
-// textDataDir fills a data directory with two rounds of appendTextData and closes its store. It
-// returns the directory, the telemetry database's path and a connection to it, closed with the
-// test.
-func textDataDir(t *testing.T) (dir, path string, db *sql.DB) {
-	t.Helper()
-	dir = t.TempDir()
-	s, err := Open(context.Background(), Config{Dir: dir, Sync: SyncOff, ProjectSlice: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	appendTextData(t, s, 0)
-	appendTextData(t, s, 1)
-	if err := s.Close(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	path = filepath.Join(dir, FileName)
-	if db, err = sql.Open("sqlite", "file:"+path); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return dir, path, db
-}
-
-// TestLogTextUpgrade opens a version 3 database, whose bodies are indexed per row in logs_fts:
-// Open indexes them into log_text in steps and drops logs_fts. An upgrade cut short (part of
-// the groups written) resumes at the next Open.
-func TestLogTextUpgrade(t *testing.T) {
-	defer func(step int64) { textStep = step }(textStep)
-	textStep = 2 // several steps
-	dir, path, db := textDataDir(t)
-	if _, err := db.Exec(`DROP TABLE log_text;
-		CREATE VIRTUAL TABLE logs_fts USING fts5(body, content='logs', content_rowid='id', tokenize='trigram', detail=none, columnsize=0);
-		INSERT INTO logs_fts(logs_fts) VALUES ('rebuild');
-		UPDATE schema_version SET version = 3`); err != nil {
-		t.Fatal(err)
-	}
-	// Interrupted upgrade: log_text exists and holds the first three groups.
-	if _, err := db.Exec(schema.LogsMetricsSQL()); err != nil {
-		t.Fatal(err)
-	}
-	if err := indexGroups(context.Background(), db, 0, 3); err != nil {
-		t.Fatal(err)
-	}
-	s := openTest(t, Config{Dir: dir, Sync: SyncOff, ProjectSlice: 1})
-	checkLogText(t, path)
-	if got := queryRows(t, s.ReadDB(), `SELECT count(*) FROM sqlite_master WHERE name LIKE 'logs_fts%'`); got[0][0] != "0" {
-		t.Errorf("%s logs_fts tables left after the upgrade", got[0][0])
-	}
-	if got := queryRows(t, s.ReadDB(), `SELECT version FROM schema_version`); got[0][0] != fmt.Sprint(schema.Version) {
-		t.Errorf("version %s after the upgrade, want %d", got[0][0], schema.Version)
-	}
-	appendTextData(t, s, 2)
-	checkLogText(t, path)
-}
-
-// TestLogGramsUpgrade opens a version 6 database, whose log_text is the trigram tokenizer's
-// index of the groups' bodies: Open drops it, creates the trigram-token log_text and indexes
-// every group in steps. A rebuild cut short (the new table holding the first groups, the
-// version still 6) resumes at the next Open.
-func TestLogGramsUpgrade(t *testing.T) {
-	defer func(step int64) { textStep = step }(textStep)
-	textStep = 2 // several steps
-	for _, interrupted := range []bool{false, true} {
-		dir, path, db := textDataDir(t)
-		old := `DROP TABLE log_text;
-			CREATE VIRTUAL TABLE log_text USING fts5(body, content='', contentless_delete=1, tokenize='trigram', detail=none);
-			INSERT INTO log_text(rowid, body) SELECT id >> 4, group_concat(body || char(10), '') FROM logs WHERE body != '' GROUP BY id >> 4;
-			UPDATE schema_version SET version = 6`
-		if interrupted {
-			old = `DELETE FROM log_text WHERE rowid >= 3; UPDATE schema_version SET version = 6`
-		}
-		if _, err := db.Exec(old); err != nil {
-			t.Fatal(err)
-		}
-		db.Close()
-		s := openTest(t, Config{Dir: dir, Sync: SyncOff, ProjectSlice: 1})
-		checkLogText(t, path)
-		got := queryRows(t, s.ReadDB(), `SELECT (SELECT version FROM schema_version), (SELECT sql FROM sqlite_master WHERE name = 'log_text')`)
-		if got[0][0] != fmt.Sprint(schema.Version) || !strings.Contains(got[0][1], "tokenize='ascii'") {
-			t.Errorf("interrupted %v: after the upgrade version %s, log_text %s; want %d, the ascii tokenizer", interrupted, got[0][0], got[0][1], schema.Version)
-		}
-		appendTextData(t, s, 2)
-		checkLogText(t, path)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -12,7 +11,6 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/otelbench/otelbench/internal/otlpgen"
-	"github.com/otelbench/otelbench/internal/schema"
 	"github.com/otelbench/otelbench/internal/tracechunk"
 )
 
@@ -33,24 +31,21 @@ func chunkSpansFromDB(t testing.TB, db *sql.DB, traceHex string) [][]string {
 		if err := rows.Scan(&first, &last, &count, &packed); err != nil {
 			t.Fatal(err)
 		}
-		if got := tracechunk.TraceChunkSpans(string(packed)); got != int(count) {
-			t.Errorf("TraceChunkSpans = %d, span_count column %d", got, count)
+		c := tracechunk.Columns{IDs: make([]uint64, count), Parents: make([]uint64, count),
+			Start: make([]int64, count), End: make([]int64, count), Text: make([]tracechunk.Text, count)}
+		if _, err := tracechunk.Decode(packed, 0, c); err != nil {
+			t.Fatalf("decode chunk %d..%d of span_count %d: %v", first, last, count, err)
 		}
-		n := 0
-		err := tracechunk.DecodeTraceChunk(string(packed), func(s *tracechunk.PackedSpan) {
+		str := func(r tracechunk.Ref) string { return string(packed[r.Off : r.Off+r.N]) }
+		for i := range c.IDs {
 			parent := ""
-			if s.ParentID != 0 {
-				parent = fmt.Sprintf("%016x", s.ParentID)
+			if c.Parents[i] != 0 {
+				parent = fmt.Sprintf("%016x", c.Parents[i])
 			}
-			out = append(out, []string{fmt.Sprintf("%016x", s.SpanID), parent, s.Service, s.Name,
-				fmt.Sprint(s.Kind), fmt.Sprint(s.Start), fmt.Sprint(s.End), fmt.Sprint(s.Status), s.StatusMessage, s.Attributes})
-			n++
-		})
-		if err != nil {
-			t.Fatalf("DecodeTraceChunk: %v", err)
-		}
-		if int64(n) != count {
-			t.Errorf("chunk %d..%d decoded %d spans, span_count %d", first, last, n, count)
+			tx := c.Text[i]
+			out = append(out, []string{fmt.Sprintf("%016x", c.IDs[i]), parent, str(tx.Str[tracechunk.StrService]), str(tx.Str[tracechunk.StrName]),
+				fmt.Sprint(tx.Kind), fmt.Sprint(c.Start[i]), fmt.Sprint(c.End[i]), fmt.Sprint(tx.Status),
+				str(tx.Str[tracechunk.StrStatusMessage]), str(tx.Str[tracechunk.StrAttributes])})
 		}
 	}
 	if err := rows.Err(); err != nil {
@@ -141,38 +136,6 @@ func TestTraceChunksNotDuplicatedOnRetry(t *testing.T) {
 	want := [][]string{{"0102030405060708090a0b0c0d0e0f10", "2"}, {"01aa0000000000000000000000000000", "5"}, {"02aa0000000000000000000000000000", "5"}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("chunk span counts (-want +got):\n%s", diff)
-	}
-}
-
-// TestTraceChunksUpgrade opens a version 1 database (no trace_chunks): Open upgrades it, records
-// that chunks start after the existing spans, and packs the traces projected from then on.
-func TestTraceChunksUpgrade(t *testing.T) {
-	dir := t.TempDir()
-	s := openTest(t, Config{Dir: dir})
-	appendTraces(t, s, makeTraces())
-	waitProjected(t, s)
-	if err := s.Close(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	other, err := sql.Open("sqlite", "file:"+filepath.Join(dir, FileName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
-	if _, err := other.Exec(`DROP TABLE trace_chunks; DROP TABLE trace_chunks_start; UPDATE schema_version SET version = 1`); err != nil {
-		t.Fatal(err)
-	}
-	s = openTest(t, Config{Dir: dir})
-	got := queryRows(t, s.ReadDB(), `SELECT (SELECT version FROM schema_version), (SELECT span_id FROM trace_chunks_start), (SELECT count(*) FROM trace_chunks)`)
-	if diff := cmp.Diff([][]string{{fmt.Sprint(schema.Version), "3", "0"}}, got); diff != "" {
-		t.Errorf("after upgrade: version, chunk start, chunks (-want +got):\n%s", diff)
-	}
-	appendTraces(t, s, interleavedTraces(4))
-	waitProjected(t, s)
-	got = queryRows(t, s.ReadDB(), `SELECT trace_id, first_span_id, span_count FROM trace_chunks ORDER BY trace_id`)
-	want := [][]string{{"01aa0000000000000000000000000000", "3", "2"}, {"02aa0000000000000000000000000000", "4", "2"}}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("chunks after upgrade (-want +got):\n%s", diff)
 	}
 }
 

@@ -1,10 +1,8 @@
 package store
 
 import (
-	"context"
 	"database/sql"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -165,109 +163,6 @@ func TestSummariesMatchAggregates(t *testing.T) {
 				t.Errorf("points whose block is not rowid >> %d: %v", schema.PointBlockShift, got)
 			}
 		})
-	}
-}
-
-// TestSummariesUpgrade opens a version 2 database (no summaries): Open summarizes its rows in
-// bounded steps before projecting, and the trigger continues from there. A catch-up cut short
-// (summary_state part-way) resumes at the next Open.
-func TestSummariesUpgrade(t *testing.T) {
-	defer func(step int64) { schema.SummaryStep = step }(schema.SummaryStep)
-	schema.SummaryStep = 1000 // several steps per table
-	dir := t.TempDir()
-	s, err := Open(context.Background(), Config{Dir: dir, Sync: SyncOff})
-	if err != nil {
-		t.Fatal(err)
-	}
-	appendSummaryData(t, s, 0)
-	appendSummaryData(t, s, 1)
-	if err := s.Close(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	db, err := sql.Open("sqlite", "file:"+filepath.Join(dir, FileName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if _, err := db.Exec(`DROP TRIGGER IF EXISTS summarize_logs_metrics; DROP TRIGGER IF EXISTS summarize_spans; DROP TABLE log_blocks; DROP TABLE service_counts;
-		DROP TABLE summary_state; UPDATE schema_version SET version = 2`); err != nil {
-		t.Fatal(err)
-	}
-	// Interrupted upgrade: the tables exist and the first 2,000 logs are summarized.
-	if _, err := db.Exec((schema.LogsMetrics | schema.Traces).SQL()); err != nil {
-		t.Fatal(err)
-	}
-	if err := schema.SummarizeLogs(context.Background(), db, 0, 2000); err != nil {
-		t.Fatal(err)
-	}
-	if got := queryRows(t, db, `SELECT version FROM schema_version`); got[0][0] != "2" {
-		t.Fatalf("version %s before the upgrade", got[0][0])
-	}
-	s = openTest(t, Config{Dir: dir, Sync: SyncOff})
-	checkSummaries(t, s)
-	if got := queryRows(t, s.ReadDB(), `SELECT version FROM schema_version`); got[0][0] != fmt.Sprint(schema.Version) {
-		t.Errorf("version %s after the upgrade, want %d", got[0][0], schema.Version)
-	}
-	appendSummaryData(t, s, 2)
-	checkSummaries(t, s)
-}
-
-// downgradePointsToV8 makes the points tables of the telemetry.db at path what schema version 8
-// wrote: no block column, the (metric_id, time_unix_nano) indexes, no point_blocks.
-func downgradePointsToV8(t testing.TB, path string) {
-	t.Helper()
-	db, err := sql.Open("sqlite", "file:"+path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	for _, tb := range schema.PointTables {
-		if _, err := db.Exec(`DROP INDEX ` + tb + `_block; ALTER TABLE ` + tb + ` DROP COLUMN block;
-			CREATE INDEX ` + tb + `_metric_time ON ` + tb + `(metric_id, time_unix_nano)`); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := db.Exec(`DROP TABLE point_blocks; UPDATE schema_version SET version = 8`); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// TestPointBlocksUpgrade opens a version 8 database: its points keep a NULL block, in the new
-// indexes in the old order, the old indexes are gone, and the points projected after the upgrade
-// take blocks and are summarized.
-func TestPointBlocksUpgrade(t *testing.T) {
-	dir := t.TempDir()
-	s := openTest(t, Config{Dir: dir, Sync: SyncOff})
-	appendSummaryData(t, s, 0)
-	before := countRows(t, s, "number_points")
-	if err := s.Close(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	downgradePointsToV8(t, filepath.Join(dir, FileName))
-
-	s = openTest(t, Config{Dir: dir, Sync: SyncOff})
-	db := s.ReadDB()
-	if got := queryRows(t, db, `SELECT version FROM schema_version`); got[0][0] != fmt.Sprint(schema.Version) {
-		t.Errorf("version %s after the upgrade, want %d", got[0][0], schema.Version)
-	}
-	var idx []string
-	for _, r := range queryRows(t, db, `SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name LIKE '%_points' ORDER BY 1`) {
-		idx = append(idx, r[0])
-	}
-	want := []string{"exp_histogram_points_block", "histogram_points_block", "number_points_block", "summary_points_block"}
-	if diff := cmp.Diff(want, idx); diff != "" {
-		t.Errorf("points indexes after the upgrade (-want +got):\n%s", diff)
-	}
-	if got := queryRows(t, db, `SELECT count(*) FROM number_points WHERE block IS NULL`); got[0][0] != fmt.Sprint(before) {
-		t.Errorf("%s number points without a block after the upgrade, want the %d of version 8", got[0][0], before)
-	}
-	appendSummaryData(t, s, 1)
-	checkSummaries(t, s)
-	if got := queryRows(t, db, `SELECT count(*) FROM number_points WHERE block IS NOT NULL`); got[0][0] != fmt.Sprint(countRows(t, s, "number_points")-before) {
-		t.Errorf("%s number points with a block, want every one projected after the upgrade", got[0][0])
-	}
-	if got := queryRows(t, db, misplacedPoints()); len(got) > 0 {
-		t.Errorf("points whose block is not rowid >> %d: %v", schema.PointBlockShift, got)
 	}
 }
 

@@ -17,8 +17,7 @@ import (
 // Layouts. A data directory holds raw.db and one or two projected databases, each with a
 // projector of its own (a shard):
 //
-//   - one file, the default and the only layout before schema version 8: telemetry.db takes
-//     every signal.
+//   - one file, the default: telemetry.db takes every signal.
 //   - two files (Config.TracesFile, serve's --traces-file): telemetry.db takes logs and metrics,
 //     traces.db spans. Catch-up is bound by the one thread that commits a slice, which SQLite
 //     allows one per database file; a second file lets a second projector commit beside it.

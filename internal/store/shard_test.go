@@ -13,9 +13,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
-	"github.com/otelbench/otelbench/internal/schema"
 	"github.com/otelbench/otelbench/internal/signal"
-	"github.com/otelbench/otelbench/internal/sqlitec"
 )
 
 // fileTables returns the tables of the database file at path.
@@ -37,7 +35,7 @@ func fileTables(t *testing.T, path string) []string {
 // its trace tables in traces.db and nowhere else; each keeps its layout whatever a later Open
 // asks for; and the read pool answers the same queries over both.
 func TestLayouts(t *testing.T) {
-	traceTables := []string{"span_events", "span_links", "spans", "trace_chunks", "trace_chunks_start"}
+	traceTables := []string{"span_events", "span_links", "spans", "trace_chunks"}
 	for _, tc := range []struct {
 		first, reopen bool // one file asked for at the first and at the second Open
 		want          bool // the directory has one file
@@ -177,152 +175,6 @@ func TestTracesFileKeepsEveryRow(t *testing.T) {
 		t.Errorf("%d spans, %d logs: fewer than the appenders sent", nSpans, nLogs)
 	}
 	checkIntegrity(t, s)
-}
-
-// oldSummarizeSlice is the one summary trigger of schema versions 3 to 7.
-const oldSummarizeSlice = `CREATE TRIGGER summarize_slice AFTER UPDATE OF raw_id ON projection_state
-BEGIN
-	INSERT INTO log_blocks(block, min_time_unix_nano, max_time_unix_nano, logs)
-		SELECT id >> 12, min(time_unix_nano), max(time_unix_nano), count(*) FROM logs
-		WHERE id > (SELECT log_id FROM summary_state WHERE id = 1) GROUP BY id >> 12
-		ON CONFLICT(block) DO UPDATE SET
-			min_time_unix_nano = min(min_time_unix_nano, excluded.min_time_unix_nano),
-			max_time_unix_nano = max(max_time_unix_nano, excluded.max_time_unix_nano),
-			logs = logs + excluded.logs;
-	INSERT INTO service_counts(service, signal, records, last_seen_unix_nano)
-		SELECT coalesce(service, ''), 'logs', count(*), max(time_unix_nano) FROM logs
-		WHERE id > (SELECT log_id FROM summary_state WHERE id = 1) GROUP BY 1
-		ON CONFLICT(service, signal) DO UPDATE SET records = records + excluded.records,
-			last_seen_unix_nano = max(last_seen_unix_nano, excluded.last_seen_unix_nano);
-	INSERT INTO service_counts(service, signal, records, last_seen_unix_nano)
-		SELECT coalesce(service, ''), 'spans', count(*), max(start_time_unix_nano) FROM spans
-		WHERE id > (SELECT span_id FROM summary_state WHERE id = 1) GROUP BY 1
-		ON CONFLICT(service, signal) DO UPDATE SET records = records + excluded.records,
-			last_seen_unix_nano = max(last_seen_unix_nano, excluded.last_seen_unix_nano);
-	INSERT INTO service_counts(service, signal, records, last_seen_unix_nano)
-		SELECT coalesce(service, ''), 'metrics', count(*), 0 FROM metrics
-		WHERE id > (SELECT metric_id FROM summary_state WHERE id = 1) GROUP BY 1
-		ON CONFLICT(service, signal) DO UPDATE SET records = records + excluded.records;
-	UPDATE summary_state SET
-		log_id = coalesce((SELECT max(id) FROM logs), log_id),
-		span_id = coalesce((SELECT max(id) FROM spans), span_id),
-		metric_id = coalesce((SELECT max(id) FROM metrics), metric_id)
-	WHERE id = 1;
-END`
-
-// TestVersion7Upgrade opens a version 7 data directory (one file, one summary trigger) asking for
-// a traces file: it keeps its layout, its trigger gives way to the two of version 8, and the
-// summaries go on counting every row exactly once.
-func TestVersion7Upgrade(t *testing.T) {
-	dir := t.TempDir()
-	s := openTest(t, Config{Dir: dir, Sync: SyncOff, ProjectSlice: 2})
-	appendSummaryData(t, s, 0)
-	if err := s.Close(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	db, err := sql.Open("sqlite", "file:"+filepath.Join(dir, FileName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Exec(`DROP TRIGGER IF EXISTS summarize_logs_metrics; DROP TRIGGER IF EXISTS summarize_spans; ` + oldSummarizeSlice +
-		`; UPDATE schema_version SET version = 7`); err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
-	s = openTest(t, Config{Dir: dir, TracesFile: true, Sync: SyncOff, ProjectSlice: 2})
-	if len(s.shards) != 1 {
-		t.Fatalf("a version 7 directory opened with %d projected databases, want 1", len(s.shards))
-	}
-	got := queryRows(t, s.ReadDB(), `SELECT (SELECT version FROM schema_version),
-		(SELECT count(*) FROM sqlite_schema WHERE type = 'trigger')`)
-	if diff := cmp.Diff([][]string{{fmt.Sprint(schema.Version), "0"}}, got); diff != "" {
-		t.Errorf("after the upgrade: version, triggers (-want +got):\n%s", diff)
-	}
-	appendSummaryData(t, s, 1)
-	checkSummaries(t, s)
-}
-
-// Version 8's summary triggers, as the builds before the projector's summarize created them.
-const (
-	v8SummarizeLogsMetrics = `CREATE TRIGGER summarize_logs_metrics AFTER UPDATE OF raw_id ON projection_state
-BEGIN
-	INSERT INTO log_blocks(block, min_time_unix_nano, max_time_unix_nano, logs)
-		SELECT id >> 12, min(time_unix_nano), max(time_unix_nano), count(*) FROM logs
-		WHERE id > (SELECT log_id FROM summary_state WHERE id = 1) GROUP BY id >> 12
-		ON CONFLICT(block) DO UPDATE SET
-			min_time_unix_nano = min(min_time_unix_nano, excluded.min_time_unix_nano),
-			max_time_unix_nano = max(max_time_unix_nano, excluded.max_time_unix_nano),
-			logs = logs + excluded.logs;
-	INSERT INTO service_counts(service, signal, records, last_seen_unix_nano)
-		SELECT coalesce(service, ''), 'logs', count(*), max(time_unix_nano) FROM logs
-		WHERE id > (SELECT log_id FROM summary_state WHERE id = 1) GROUP BY 1
-		ON CONFLICT(service, signal) DO UPDATE SET records = records + excluded.records,
-			last_seen_unix_nano = max(last_seen_unix_nano, excluded.last_seen_unix_nano);
-	INSERT INTO service_counts(service, signal, records, last_seen_unix_nano)
-		SELECT coalesce(service, ''), 'metrics', count(*), 0 FROM metrics
-		WHERE id > (SELECT metric_id FROM summary_state WHERE id = 1) GROUP BY 1
-		ON CONFLICT(service, signal) DO UPDATE SET records = records + excluded.records;
-	UPDATE summary_state SET
-		log_id = coalesce((SELECT max(id) FROM logs), log_id),
-		metric_id = coalesce((SELECT max(id) FROM metrics), metric_id)
-	WHERE id = 1;
-END`
-	v8SummarizeSpans = `CREATE TRIGGER summarize_spans AFTER UPDATE OF raw_id ON projection_state
-BEGIN
-	INSERT INTO service_counts(service, signal, records, last_seen_unix_nano)
-		SELECT coalesce(service, ''), 'spans', count(*), max(start_time_unix_nano) FROM spans
-		WHERE id > (SELECT span_id FROM summary_state WHERE id = 1) GROUP BY 1
-		ON CONFLICT(service, signal) DO UPDATE SET records = records + excluded.records,
-			last_seen_unix_nano = max(last_seen_unix_nano, excluded.last_seen_unix_nano);
-	UPDATE summary_state SET span_id = coalesce((SELECT max(id) FROM spans), span_id) WHERE id = 1;
-END`
-)
-
-// TestVersion8TriggersDropped opens a data directory whose databases have version 8's summary
-// triggers (a build before summarize wrote it, in either layout): Open drops them, so that the
-// projector's summaries are the only ones and every row is counted exactly once.
-func TestVersion8TriggersDropped(t *testing.T) {
-	for _, oneFile := range []bool{true, false} {
-		t.Run(layoutName(oneFile), func(t *testing.T) {
-			dir := t.TempDir()
-			s := openTest(t, Config{Dir: dir, Sync: SyncOff, ProjectSlice: 2, TracesFile: !oneFile})
-			appendSummaryData(t, s, 0)
-			if err := s.Close(context.Background()); err != nil {
-				t.Fatal(err)
-			}
-			triggers := map[string][]string{FileName: {v8SummarizeLogsMetrics, v8SummarizeSpans}}
-			if !oneFile {
-				triggers = map[string][]string{FileName: {v8SummarizeLogsMetrics}, TracesFileName: {v8SummarizeSpans}}
-			}
-			for file, defs := range triggers {
-				db, err := sql.Open("sqlite", "file:"+filepath.Join(dir, file))
-				if err != nil {
-					t.Fatal(err)
-				}
-				for _, def := range defs {
-					if _, err := db.Exec(def); err != nil {
-						t.Fatalf("%s: %v", file, err)
-					}
-				}
-				db.Close()
-			}
-			s = openTest(t, Config{Dir: dir, Sync: SyncOff, ProjectSlice: 2, TracesFile: !oneFile})
-			for _, sh := range s.shards {
-				err := sh.conn.do(func(c *sqlitec.Conn) error {
-					n, err := c.QueryInt64(`SELECT count(*) FROM sqlite_schema WHERE type = 'trigger'`)
-					if err == nil && n != 0 {
-						t.Errorf("%s: %d triggers left after Open", sh.name, n)
-					}
-					return err
-				})
-				if err != nil {
-					t.Fatal(err)
-				}
-			}
-			appendSummaryData(t, s, 1)
-			checkSummaries(t, s)
-		})
-	}
 }
 
 // TestDamagedRawRowProjectedOnce: a raw row whose signal is no signal (a damaged row) is taken

@@ -259,8 +259,8 @@ func (s *Store) openDBs(ctx context.Context) error {
 	if _, err := s.writeDB.ExecContext(ctx, "PRAGMA page_size = 8192; PRAGMA journal_mode = wal"); err != nil {
 		return diskfull.Classify("set raw journal mode", err)
 	}
-	if err := schema.Apply(ctx, s.writeDB, schema.Raw, catchUpLogText); err != nil {
-		return err
+	if err := schema.Apply(ctx, s.writeDB, schema.Raw); err != nil {
+		return fmt.Errorf("open %s: %w", s.rawPath, err)
 	}
 	split, err := tracesFile(ctx, s.cfg.Dir, s.cfg.TracesFile)
 	if err != nil {
@@ -328,8 +328,8 @@ func (s *Store) openShard(ctx context.Context, sh *shard) error {
 	if _, err := sh.db.ExecContext(ctx, fmt.Sprintf("PRAGMA wal_autocheckpoint = %d", checkpoint)); err != nil {
 		return diskfull.Classify("set "+sh.name+" checkpoint threshold", err)
 	}
-	if err := schema.Apply(ctx, sh.db, sh.parts, catchUpLogText); err != nil {
-		return err
+	if err := schema.Apply(ctx, sh.db, sh.parts); err != nil {
+		return fmt.Errorf("open %s: %w", sh.path, err)
 	}
 	sh.conn, err = openConn(sh.path, append([]string{"synchronous(normal)", fmt.Sprintf("wal_autocheckpoint(%d)", checkpoint), "cache_size(-2048)", "cache_spill(false)"},
 		s.walLimitPragmas(checkpoint, pageSize)...)...)

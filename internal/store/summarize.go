@@ -21,12 +21,10 @@ type serviceCount struct {
 // 1<<schema.LogBlockShift ids), its points to point_blocks (the same per block of each points table,
 // gathered by writePoints) and its logs, spans and new metrics to service_counts, and moves
 // summary_state past them, in the slice's transaction: the summaries the query side reads
-// instead of scanning the tables. Schema 8's triggers on projection_state (Open drops them) did
-// this in SQL, reading the slice's rows back and sorting them by service: ~11% of the committing
-// thread in a mixed catch-up, where the projector has the rows at hand. New metrics rows stay
-// counted in SQL (countMetrics, summaryTables' statement with the range read from
-// summary_state): a slice adds a handful at most. catchUpSummaries does it all in SQL for a
-// database written before the summaries existed.
+// instead of scanning the tables. Triggers on projection_state once did this in SQL, reading the
+// slice's rows back and sorting them by service: ~11% of the committing thread in a mixed
+// catch-up, where the projector has the rows at hand. New metrics rows stay counted in SQL
+// (countMetrics, with the range read from summary_state): a slice adds a handful at most.
 func (p *projector) summarize() error {
 	st, ins := &p.stage, p.ins
 	if ins.upsertLogBlock != nil && (len(st.Logs) > 0 || len(st.Metrics) > 0) {

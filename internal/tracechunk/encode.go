@@ -1,18 +1,36 @@
 package tracechunk
 
-import "encoding/binary"
+import (
+	"encoding/binary"
 
-// Version is the first byte of every trace_chunks.packed value.
-const Version = 1
+	"github.com/otelbench/otelbench/internal/hexid"
+)
+
+// Version is the first byte of every trace_chunks.packed value. There is one: a data
+// directory written with another is refused when the store opens it (its schema version).
+const Version = 2
 
 // StatusError is OTLP's STATUS_CODE_ERROR, counted in trace_chunks.errors.
 const StatusError = 2
+
+// Span is what the Encoder packs of one span.
+type Span struct {
+	SpanID, ParentID string // 16-digit lowercase hex; any other form packs as 0
+	Start, End       int64  // Unix nanoseconds
+	Kind, Status     int64
+	Service, Name    string
+	StatusMessage    string
+	Attributes       string   // JSON; "{}" packs as the empty map
+	Resource         [16]byte // resources.hash of the span's resource
+}
 
 // Encoder packs the spans of one trace at a time (Begin, Add, Append). Its buffers are reused
 // across traces and slices; the projector's stager owns one.
 type Encoder struct {
 	strs  map[string]uint32
 	table []byte // string table entries: uvarint len, bytes
+	res   map[[16]byte]uint32
+	rtab  []byte // resource table: 16 bytes an entry
 	body  []byte
 	base  int64
 	count uint64
@@ -21,10 +39,11 @@ type Encoder struct {
 // Begin starts a trace whose first span starts at base (Unix nanoseconds).
 func (e *Encoder) Begin(base int64) {
 	if e.strs == nil {
-		e.strs = map[string]uint32{}
+		e.strs, e.res = map[string]uint32{}, map[[16]byte]uint32{}
 	}
 	clear(e.strs)
-	e.table, e.body = e.table[:0], e.body[:0]
+	clear(e.res)
+	e.table, e.rtab, e.body = e.table[:0], e.rtab[:0], e.body[:0]
 	e.base, e.count = base, 0
 }
 
@@ -43,19 +62,33 @@ func (e *Encoder) str(s string) uint32 {
 	return i
 }
 
-// Add packs one span of the trace begun. spanID and parentID are 16-digit lowercase hex (any
-// other form packs as 0); attrs "{}" packs as the empty attribute map.
-func (e *Encoder) Add(spanID, parentID string, start, end, kind, status int64, service, name, statusMsg, attrs string) {
+// resource returns the index of hash in the resource table of the trace being packed.
+func (e *Encoder) resource(hash [16]byte) uint32 {
+	if i, ok := e.res[hash]; ok {
+		return i
+	}
+	i := uint32(len(e.res))
+	e.res[hash] = i
+	e.rtab = append(e.rtab, hash[:]...)
+	return i
+}
+
+// Add packs one span of the trace begun.
+func (e *Encoder) Add(s *Span) {
 	b := e.body
-	b = binary.BigEndian.AppendUint64(b, hexUint64(spanID))
-	b = binary.BigEndian.AppendUint64(b, hexUint64(parentID))
-	b = binary.AppendVarint(b, start-e.base)
-	b = binary.AppendVarint(b, end-start)
-	b = binary.AppendUvarint(b, uint64(kind))
-	b = binary.AppendUvarint(b, uint64(status))
-	b = binary.AppendUvarint(b, uint64(e.str(service)))
-	b = binary.AppendUvarint(b, uint64(e.str(name)))
-	b = binary.AppendUvarint(b, uint64(e.str(statusMsg)))
+	span, _ := hexid.Parse64(s.SpanID)
+	parent, _ := hexid.Parse64(s.ParentID)
+	b = binary.BigEndian.AppendUint64(b, span)
+	b = binary.BigEndian.AppendUint64(b, parent)
+	b = binary.AppendVarint(b, s.Start-e.base)
+	b = binary.AppendVarint(b, s.End-s.Start)
+	b = binary.AppendUvarint(b, uint64(s.Kind))
+	b = binary.AppendUvarint(b, uint64(s.Status))
+	b = binary.AppendUvarint(b, uint64(e.str(s.Service)))
+	b = binary.AppendUvarint(b, uint64(e.str(s.Name)))
+	b = binary.AppendUvarint(b, uint64(e.str(s.StatusMessage)))
+	b = binary.AppendUvarint(b, uint64(e.resource(s.Resource)))
+	attrs := s.Attributes
 	if attrs == "{}" {
 		attrs = ""
 	}
@@ -70,6 +103,8 @@ func (e *Encoder) Append(out []byte) []byte {
 	out = append(out, Version)
 	out = binary.AppendUvarint(out, uint64(len(e.strs)))
 	out = append(out, e.table...)
+	out = binary.AppendUvarint(out, uint64(len(e.res)))
+	out = append(out, e.rtab...)
 	out = binary.AppendVarint(out, e.base)
 	out = binary.AppendUvarint(out, e.count)
 	out = append(out, e.body...)
@@ -80,27 +115,6 @@ func (e *Encoder) Append(out []byte) []byte {
 // the stager calls it after each slice.
 func (e *Encoder) Trim() {
 	if cap(e.body) > 1<<20 {
-		e.body, e.table = nil, nil
+		e.body, e.table, e.rtab = nil, nil, nil
 	}
-}
-
-// hexUint64 parses the 16-digit lowercase hex ids the stager writes; anything else is 0.
-func hexUint64(s string) uint64 {
-	if len(s) != 16 {
-		return 0
-	}
-	var n uint64
-	for i := 0; i < 16; i++ {
-		c := s[i]
-		switch {
-		case c >= '0' && c <= '9':
-			c -= '0'
-		case c >= 'a' && c <= 'f':
-			c -= 'a' - 10
-		default:
-			return 0
-		}
-		n = n<<4 | uint64(c)
-	}
-	return n
 }
