@@ -121,14 +121,14 @@ func (st *scanState) walk(m *otlpwire.Message, r role, b []byte) (int, error) {
 	)
 	rd := otlpwire.NewReader(m, b)
 	for rd.Next() {
-		f := &rd.Field
+		f := &rd
 		if f.Num == 1 {
 			ones++
 		}
 		switch {
-		case f.Kind == otlpwire.KMessage && descends(r, f.Msg):
-			sub := roleOf(f.Msg)
-			points, err := st.walk(f.Msg, sub, f.B)
+		case f.Kind == otlpwire.KMessage && descends(r, f.Msg()):
+			sub := roleOf(f.Msg())
+			points, err := st.walk(f.Msg(), sub, f.Bytes())
 			if err != nil {
 				return 0, err
 			}
@@ -136,7 +136,7 @@ func (st *scanState) walk(m *otlpwire.Message, r role, b []byte) (int, error) {
 				dataKind, dataPoints = f.Num, points
 			}
 		case f.Kind == otlpwire.KMessage:
-			n, err := otlpwire.Check(f.Msg, f.B, 0)
+			n, err := otlpwire.Check(f.Msg(), f.Bytes(), 0)
 			if err != nil {
 				return 0, err
 			}
@@ -144,11 +144,11 @@ func (st *scanState) walk(m *otlpwire.Message, r role, b []byte) (int, error) {
 		case r == roleResource && f.Num == 1000:
 			st.refuse = true // pdata migrates the deprecated scope lists
 		case r == roleSpan && f.Num == 1:
-			traceID = f.B
+			traceID = f.Bytes()
 		case r == roleSpan && f.Num == 2:
-			spanID = f.B
+			spanID = f.Bytes()
 		case r == roleMetric && f.Num == 1:
-			named = len(f.B) > 0
+			named = len(f.Bytes()) > 0
 		}
 	}
 	if err := rd.Err(); err != nil {

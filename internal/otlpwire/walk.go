@@ -9,8 +9,7 @@ import (
 // and the projector's stager (internal/stage), read every message with a Reader, one field at a
 // time against the message's table (messages.go), so the checks pdata v1.71's UnmarshalProto
 // makes live here once: each known field's wire type, id lengths, whole packed runs, unknown
-// fields skipped as pdata skips them. What a consumer keeps it reads from the Field the Reader
-// fills; a subtree it does not keep it hands to Check, which walks it whole, the AnyValue
+// fields skipped as pdata skips them. What a consumer keeps it reads from the Reader; a subtree it does not keep it hands to Check, which walks it whole, the AnyValue
 // family's nesting limit included.
 
 var (
@@ -21,19 +20,11 @@ var (
 	ErrTooDeep = errors.New("otlp wire: AnyValue nesting too deep")
 )
 
-// Field is one field of a message, as a Reader reads it.
-type Field struct {
-	Num  int32
-	Wire uint8    // the wire type
-	Kind Kind     // KUnknown: a field the message does not know, skipped
-	Msg  *Message // the message B holds, for KMessage
-	U    uint64   // a varint, fixed64 or fixed32 value
-	B    []byte   // a length-delimited value (bytes, id, message, packed run), a view of the buffer
-}
-
 // Reader reads a message's fields one at a time, checking each against the message's table as
-// pdata does; the field read is in its embedded Field. It lives on its caller's stack: a scan
-// keeps no state elsewhere (BenchmarkScanVsPdata, 0 allocs/op).
+// pdata does; the field read is in Num, Wire, Kind and U, and Bytes and Msg. It lives on its
+// caller's stack, a scan keeps no state elsewhere (BenchmarkScanVsPdata, 0 allocs/op), and
+// reading a field stores no pointer: a pointer stored through the Reader would take a GC
+// write barrier while the stager's allocations keep the GC running (BenchmarkStage).
 //
 //	r := otlpwire.NewReader(&otlpwire.Span, b)
 //	for r.Next() {
@@ -41,11 +32,16 @@ type Field struct {
 //	}
 //	if err := r.Err(); err != nil { ... }
 type Reader struct {
-	Field
-	m   *Message
-	buf []byte
-	pos int
-	err error
+	Num  int32
+	Wire uint8  // the wire type
+	Kind Kind   // KUnknown: a field the message does not know, skipped
+	U    uint64 // a varint, fixed64 or fixed32 value
+
+	m     *Message
+	buf   []byte
+	start int // where a length-delimited value starts; it ends at pos
+	pos   int
+	err   error
 }
 
 // NewReader returns a Reader of b, a message m.
@@ -59,15 +55,22 @@ func (r *Reader) Next() bool {
 // Err is the error that stopped Next, nil at the end of the message.
 func (r *Reader) Err() error { return r.err }
 
+// Bytes is the value of a length-delimited field (bytes, id, message, packed run), a view of
+// the message's buffer.
+func (r *Reader) Bytes() []byte { return r.buf[r.start:r.pos] }
+
+// Msg is the message a KMessage field holds.
+func (r *Reader) Msg() *Message { return r.m.fields[r.Num].Msg }
+
 // fail stops the Reader at err.
 func (r *Reader) fail(err error) bool {
-	r.err, r.buf = err, nil
+	r.err, r.pos = err, len(r.buf)
 	return false
 }
 
-// read reads the field at r.pos into r.Field and checks it against the message's table as
+// read reads the field at r.pos into r and checks it against the message's table as
 // pdata does. A packed field given as one value has it in U (Wire tells which); a packed run
-// is in B, its varints already checked whole. Tags and lengths under 128 take a fast path:
+// is in Bytes, its varints already checked whole. Tags and lengths under 128 take a fast path:
 // nearly all of OTLP's (BenchmarkScanVsPdata).
 func (r *Reader) read() bool {
 	b, pos := r.buf, r.pos
@@ -88,8 +91,7 @@ func (r *Reader) read() bool {
 	if fields := r.m.fields; int(num) < len(fields) {
 		d = fields[num]
 	}
-	f := &r.Field
-	f.Num, f.Wire, f.Kind, f.Msg = num, wt, d.Kind, d.Msg
+	r.Num, r.Wire, r.Kind = num, wt, d.Kind
 	var err error
 	switch {
 	case d.Kind == KUnknown:
@@ -97,13 +99,13 @@ func (r *Reader) read() bool {
 	case wt != d.wire && (d.Kind < KPackedFixed64 || wt != Len):
 		err = ErrMismatch
 	case wt == Varint:
-		f.U, pos, err = ConsumeVarint(b, pos)
+		r.U, pos, err = ConsumeVarint(b, pos)
 	case wt == I64:
-		f.U, pos, err = ConsumeFixed64(b, pos)
+		r.U, pos, err = ConsumeFixed64(b, pos)
 	case wt == I32:
 		var u uint32
 		u, pos, err = ConsumeFixed32(b, pos)
-		f.U = uint64(u)
+		r.U = uint64(u)
 	default:
 		n := 0
 		if pos < len(b) && b[pos] < 0x80 {
@@ -115,9 +117,9 @@ func (r *Reader) read() bool {
 		} else if n, pos, err = ConsumeLen(b, pos); err != nil {
 			break
 		}
-		f.B = b[pos-n : pos]
+		r.start = pos - n
 		if d.Kind != KBytes && d.Kind != KMessage {
-			err = checkLen(d.Kind, f.B)
+			err = checkLen(d.Kind, b[pos-n:pos])
 		}
 	}
 	if err != nil {
@@ -169,7 +171,7 @@ func Check(m *Message, b []byte, depth int) (int, error) {
 	r := NewReader(m, b)
 	for r.Next() {
 		if r.Kind == KMessage {
-			n, err := Check(r.Msg, r.B, depth)
+			n, err := Check(r.Msg(), r.Bytes(), depth)
 			if err != nil {
 				return 0, err
 			}

@@ -9,7 +9,9 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 )
 
-func tagged(num protowire.Number, typ protowire.Type) []byte { return protowire.AppendTag(nil, num, typ) }
+func tagged(num protowire.Number, typ protowire.Type) []byte {
+	return protowire.AppendTag(nil, num, typ)
+}
 
 func lenField(num protowire.Number, v []byte) []byte {
 	return protowire.AppendBytes(tagged(num, protowire.BytesType), v)
@@ -57,26 +59,39 @@ func TestReaderChecksFields(t *testing.T) {
 	}
 }
 
-// TestReaderValues: the Field holds each value as the consumer reads it.
+// TestReaderValues: the Reader holds each value as the consumer reads it.
 func TestReaderValues(t *testing.T) {
 	b := protowire.AppendVarint(tagged(6, protowire.VarintType), 300)
 	b = protowire.AppendFixed64(append(b, tagged(7, protowire.Fixed64Type)...), 1<<40)
 	b = protowire.AppendFixed32(append(b, tagged(16, protowire.Fixed32Type)...), 7)
 	b = append(b, lenField(5, []byte("op"))...)
 	b = append(b, lenField(11, nil)...)
-	var got []Field
+	type field struct {
+		u    uint64
+		b    string
+		kind Kind
+		msg  *Message
+	}
+	var got []field
 	r := NewReader(&Span, b)
 	for r.Next() {
-		got = append(got, r.Field)
+		f := field{u: r.U, kind: r.Kind}
+		if r.Wire == Len {
+			f.b = string(r.Bytes())
+		}
+		if r.Kind == KMessage {
+			f.msg = r.Msg()
+		}
+		got = append(got, f)
 	}
 	if r.Err() != nil || len(got) != 5 {
 		t.Fatalf("got %d fields, %v; want 5, nil", len(got), r.Err())
 	}
-	if got[0].U != 300 || got[1].U != 1<<40 || got[2].U != 7 || string(got[3].B) != "op" {
-		t.Errorf("got %d %d %d %q, want 300 %d 7 op", got[0].U, got[1].U, got[2].U, got[3].B, uint64(1<<40))
+	if got[0].u != 300 || got[1].u != 1<<40 || got[2].u != 7 || got[3].b != "op" {
+		t.Errorf("got %d %d %d %q, want 300 %d 7 op", got[0].u, got[1].u, got[2].u, got[3].b, uint64(1<<40))
 	}
-	if got[4].Kind != KMessage || got[4].Msg != &SpanEvent {
-		t.Errorf("field 11: got kind %d message %v, want a Span.Event", got[4].Kind, got[4].Msg)
+	if got[4].kind != KMessage || got[4].msg != &SpanEvent {
+		t.Errorf("field 11: got kind %d message %v, want a Span.Event", got[4].kind, got[4].msg)
 	}
 }
 

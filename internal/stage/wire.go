@@ -86,7 +86,7 @@ func (w *wireStager) Stage(st *Stage, sig signal.Signal, rawID int64, payload []
 		if r.Num != 1 {
 			continue
 		}
-		if err := w.resourceEntry(st, sig, rawID, r.Msg, r.B); err == errWindowEnd {
+		if err := w.resourceEntry(st, sig, rawID, r.Msg(), r.Bytes()); err == errWindowEnd {
 			return nil
 		} else if err != nil {
 			return err
@@ -109,13 +109,13 @@ func entryFields(m *otlpwire.Message, b []byte, list *[][]byte, win *RecordWindo
 			if has {
 				return nil, false, nil, errWire // pdata merges the two
 			}
-			head, has = r.B, true
+			head, has = r.Bytes(), true
 		case r.Num == 2:
 			if win.take() {
-				*list = append(*list, r.B)
+				*list = append(*list, r.Bytes())
 			}
 		case r.Num == 3:
-			schemaURL = r.B
+			schemaURL = r.Bytes()
 		case r.Num == 1000 && resource:
 			return nil, false, nil, errWire
 		}
@@ -160,7 +160,7 @@ func (w *wireStager) resource(st *Stage, b []byte, has bool, schemaURL string) (
 	for r.Next() {
 		switch r.Num {
 		case 1:
-			key, str, kind, err := w.sortKV(r.B)
+			key, str, kind, err := w.sortKV(r.Bytes())
 			if err != nil {
 				return 0, err
 			}
@@ -175,7 +175,7 @@ func (w *wireStager) resource(st *Stage, b []byte, has bool, schemaURL string) (
 				}
 			}
 		case 3: // an EntityRef, which the stage does not keep
-			if _, err := otlpwire.Check(r.Msg, r.B, 0); err != nil {
+			if _, err := otlpwire.Check(r.Msg(), r.Bytes(), 0); err != nil {
 				return 0, err
 			}
 		}
@@ -237,11 +237,11 @@ func (w *wireStager) scope(st *Stage, b []byte, schemaURL string) (int, error) {
 	for r.Next() {
 		switch r.Num {
 		case 1:
-			name = r.B
+			name = r.Bytes()
 		case 2:
-			version = r.B
+			version = r.Bytes()
 		case 3:
-			if _, _, _, err := w.sortKV(r.B); err != nil {
+			if _, _, _, err := w.sortKV(r.Bytes()); err != nil {
 				return 0, err
 			}
 		}

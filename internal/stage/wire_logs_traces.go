@@ -20,7 +20,7 @@ func (w *wireStager) logRecord(st *Stage, rawID int64, res, scope int, b []byte)
 		case 2:
 			row.Severity = int64(int32(r.U))
 		case 3:
-			row.SeverityText = w.str(r.B)
+			row.SeverityText = w.str(r.Bytes())
 		case 5:
 			if hasBody {
 				return errWire // pdata merges the two
@@ -29,7 +29,7 @@ func (w *wireStager) logRecord(st *Stage, rawID int64, res, scope int, b []byte)
 			var kind int32
 			var str []byte
 			var err error
-			if w.val, kind, str, err = w.appendValue(w.val[:0], r.B, 0); err != nil {
+			if w.val, kind, str, err = w.appendValue(w.val[:0], r.Bytes(), 0); err != nil {
 				return err
 			}
 			switch kind {
@@ -40,17 +40,17 @@ func (w *wireStager) logRecord(st *Stage, rawID int64, res, scope int, b []byte)
 				row.Body = w.str(w.val)
 			}
 		case 6:
-			if err := w.attr(&w.attrs, r.B); err != nil {
+			if err := w.attr(&w.attrs, r.Bytes()); err != nil {
 				return err
 			}
 		case 8:
 			row.Flags = int64(uint32(r.U))
 		case 9:
-			tid = r.B
+			tid = r.Bytes()
 		case 10:
-			sid = r.B
+			sid = r.Bytes()
 		case 12:
-			row.Event = w.str(r.B)
+			row.Event = w.str(r.Bytes())
 		}
 	}
 	if err := r.Err(); err != nil {
@@ -74,15 +74,15 @@ func (w *wireStager) span(st *Stage, rawID int64, res, scope int, b []byte) erro
 		var err error
 		switch r.Num {
 		case 1:
-			tid = r.B
+			tid = r.Bytes()
 		case 2:
-			sid = r.B
+			sid = r.Bytes()
 		case 3:
-			row.TraceState = w.str(r.B)
+			row.TraceState = w.str(r.Bytes())
 		case 4:
-			pid = r.B
+			pid = r.Bytes()
 		case 5:
-			row.Name = w.str(r.B)
+			row.Name = w.str(r.Bytes())
 		case 6:
 			row.Kind = int64(int32(r.U))
 		case 7:
@@ -90,15 +90,15 @@ func (w *wireStager) span(st *Stage, rawID int64, res, scope int, b []byte) erro
 		case 8:
 			row.End = int64(r.U)
 		case 9:
-			err = w.attr(&w.attrs, r.B)
+			err = w.attr(&w.attrs, r.Bytes())
 		case 10:
 			row.DropAttrs = int64(uint32(r.U))
 		case 11:
-			err = w.event(st, row.ID, r.B)
+			err = w.event(st, row.ID, r.Bytes())
 		case 12:
 			row.DropEv = int64(uint32(r.U))
 		case 13:
-			err = w.link(st, row.ID, r.B)
+			err = w.link(st, row.ID, r.Bytes())
 		case 14:
 			row.DropLink = int64(uint32(r.U))
 		case 15:
@@ -106,7 +106,7 @@ func (w *wireStager) span(st *Stage, rawID int64, res, scope int, b []byte) erro
 				return errWire // pdata merges the two
 			}
 			hasStatus = true
-			err = w.status(&row, r.B)
+			err = w.status(&row, r.Bytes())
 		case 16:
 			row.Flags = int64(uint32(r.U))
 		}
@@ -131,7 +131,7 @@ func (w *wireStager) status(row *SpanRow, b []byte) error {
 	for r.Next() {
 		switch r.Num {
 		case 2:
-			row.StatusMsg = w.str(r.B)
+			row.StatusMsg = w.str(r.Bytes())
 		case 3:
 			row.StatusCode = int64(int32(r.U))
 		}
@@ -149,9 +149,9 @@ func (w *wireStager) event(st *Stage, spanRow int64, b []byte) error {
 		case 1:
 			ev.Time = int64(r.U)
 		case 2:
-			ev.Name = w.str(r.B)
+			ev.Name = w.str(r.Bytes())
 		case 3:
-			if err := w.attr(&w.sub, r.B); err != nil {
+			if err := w.attr(&w.sub, r.Bytes()); err != nil {
 				return err
 			}
 		case 4:
@@ -175,13 +175,13 @@ func (w *wireStager) link(st *Stage, spanRow int64, b []byte) error {
 	for r.Next() {
 		switch r.Num {
 		case 1:
-			tid = r.B
+			tid = r.Bytes()
 		case 2:
-			sid = r.B
+			sid = r.Bytes()
 		case 3:
-			ln.TraceState = w.str(r.B)
+			ln.TraceState = w.str(r.Bytes())
 		case 4:
-			if err := w.attr(&w.sub, r.B); err != nil {
+			if err := w.attr(&w.sub, r.Bytes()); err != nil {
 				return err
 			}
 		case 5:

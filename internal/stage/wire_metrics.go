@@ -20,19 +20,19 @@ func (w *wireStager) metric(st *Stage, rawID int64, res, scope int, b []byte) er
 	for r.Next() {
 		switch r.Num {
 		case 1:
-			name = r.B
+			name = r.Bytes()
 		case 2:
-			desc = r.B
+			desc = r.Bytes()
 		case 3:
-			unit = r.B
+			unit = r.Bytes()
 		case 5, 7, 9, 10, 11:
 			if dataField != 0 {
 				return errWire // pdata keeps the last, or merges
 			}
-			dataField, dataMsg, data = r.Num, r.Msg, r.B
+			dataField, dataMsg, data = r.Num, r.Msg(), r.Bytes()
 		case 12:
 			var err error
-			if w.val, _, _, _, err = w.appendKV(w.val[:0], r.B, 0); err != nil {
+			if w.val, _, _, _, err = w.appendKV(w.val[:0], r.Bytes(), 0); err != nil {
 				return err
 			}
 		}
@@ -55,7 +55,7 @@ func (w *wireStager) metric(st *Stage, rawID int64, res, scope int, b []byte) er
 		switch r.Num {
 		case 1:
 			if w.Win.take() {
-				w.points = append(w.points, r.B)
+				w.points = append(w.points, r.Bytes())
 			}
 		case 2:
 			temporality = int64(int32(r.U))
@@ -91,10 +91,10 @@ func (w *wireStager) metric(st *Stage, rawID int64, res, scope int, b []byte) er
 
 // pointField reads the fields every data point has: attributes (field attrs), start time (2),
 // time (3) and flags (flags). ok false: the field is none of them.
-func (w *wireStager) pointField(h *pointHead, f *otlpwire.Field, attrs, flags int32) (ok bool, err error) {
+func (w *wireStager) pointField(h *pointHead, f *otlpwire.Reader, attrs, flags int32) (ok bool, err error) {
 	switch f.Num {
 	case attrs:
-		err = w.attr(&w.attrs, f.B)
+		err = w.attr(&w.attrs, f.Bytes())
 	case 2:
 		h.Start = int64(f.U)
 	case 3:
@@ -112,7 +112,7 @@ func (w *wireStager) numberPoint(st *Stage, metric int, rawID int64, b []byte) e
 	w.attrs = append(w.attrs[:0], '{')
 	r := otlpwire.NewReader(&otlpwire.NumberPoint, b)
 	for r.Next() {
-		if ok, err := w.pointField(&pt.pointHead, &r.Field, 7, 8); ok {
+		if ok, err := w.pointField(&pt.pointHead, &r, 7, 8); ok {
 			if err != nil {
 				return err
 			}
@@ -124,7 +124,7 @@ func (w *wireStager) numberPoint(st *Stage, metric int, rawID int64, b []byte) e
 		case 6:
 			pt.Vint, pt.Vdouble = int64(r.U), nil
 		case 5:
-			if err := w.checkExemplar(r.B); err != nil {
+			if err := w.checkExemplar(r.Bytes()); err != nil {
 				return err
 			}
 		}
@@ -153,7 +153,7 @@ func (w *wireStager) histPoint(st *Stage, metric int, rawID int64, b []byte) err
 	var hasSum, hasMin, hasMax bool
 	r := otlpwire.NewReader(&otlpwire.HistogramPoint, b)
 	for r.Next() {
-		if ok, err := w.pointField(&pt.pointHead, &r.Field, 9, 10); ok {
+		if ok, err := w.pointField(&pt.pointHead, &r, 9, 10); ok {
 			if err != nil {
 				return err
 			}
@@ -169,11 +169,11 @@ func (w *wireStager) histPoint(st *Stage, metric int, rawID int64, b []byte) err
 		case 12:
 			mx, hasMax = r.U, true
 		case 6:
-			fixed64s(&w.u64, &r.Field, func(u uint64) uint64 { return u })
+			fixed64s(&w.u64, &r, func(u uint64) uint64 { return u })
 		case 7:
-			fixed64s(&w.f64, &r.Field, math.Float64frombits)
+			fixed64s(&w.f64, &r, math.Float64frombits)
 		case 8:
-			if err := w.checkExemplar(r.B); err != nil {
+			if err := w.checkExemplar(r.Bytes()); err != nil {
 				return err
 			}
 		}
@@ -191,14 +191,14 @@ func (w *wireStager) histPoint(st *Stage, metric int, rawID int64, b []byte) err
 
 // fixed64s reads f, a repeated fixed64 or double field, into *dst as pdata does: a packed run
 // (its length already checked whole) replaces what came before, a single value is appended.
-func fixed64s[T any](dst *[]T, f *otlpwire.Field, conv func(uint64) T) {
+func fixed64s[T any](dst *[]T, f *otlpwire.Reader, conv func(uint64) T) {
 	if f.Wire == otlpwire.I64 {
 		*dst = append(*dst, conv(f.U))
 		return
 	}
 	*dst = (*dst)[:0]
-	for i := 0; i < len(f.B); i += 8 {
-		u, _, _ := otlpwire.ConsumeFixed64(f.B, i)
+	for i := 0; i < len(f.Bytes()); i += 8 {
+		u, _, _ := otlpwire.ConsumeFixed64(f.Bytes(), i)
 		*dst = append(*dst, conv(u))
 	}
 }

@@ -14,7 +14,7 @@ func (w *wireStager) expHistPoint(st *Stage, metric int, rawID int64, b []byte) 
 	pt.PosBuckets, pt.NegBuckets = "[]", "[]"
 	r := otlpwire.NewReader(&otlpwire.ExpHistogramPoint, b)
 	for r.Next() {
-		if ok, err := w.pointField(&pt.pointHead, &r.Field, 1, 10); ok {
+		if ok, err := w.pointField(&pt.pointHead, &r, 1, 10); ok {
 			if err != nil {
 				return err
 			}
@@ -39,7 +39,7 @@ func (w *wireStager) expHistPoint(st *Stage, metric int, rawID int64, b []byte) 
 			if r.Num == 8 && hasPos || r.Num == 9 && hasNeg {
 				return errWire // pdata merges the two
 			}
-			offset, buckets, err := w.buckets(st, r.B)
+			offset, buckets, err := w.buckets(st, r.Bytes())
 			if err != nil {
 				return err
 			}
@@ -49,7 +49,7 @@ func (w *wireStager) expHistPoint(st *Stage, metric int, rawID int64, b []byte) 
 				hasNeg, pt.NegOffset, pt.NegBuckets = true, offset, buckets
 			}
 		case 11:
-			if err := w.checkExemplar(r.B); err != nil {
+			if err := w.checkExemplar(r.Bytes()); err != nil {
 				return err
 			}
 		}
@@ -73,9 +73,9 @@ func (w *wireStager) buckets(st *Stage, b []byte) (int64, string, error) {
 		case r.Num == 1:
 			offset = int64(otlpwire.Zigzag32(r.U))
 		case r.Num == 2 && r.Wire == otlpwire.Len: // a packed run, its varints checked whole
-			for q := 0; q < len(r.B); {
+			for q := 0; q < len(r.Bytes()); {
 				var u uint64
-				u, q, _ = otlpwire.ConsumeVarint(r.B, q)
+				u, q, _ = otlpwire.ConsumeVarint(r.Bytes(), q)
 				w.u64 = append(w.u64, u)
 			}
 		case r.Num == 2:
@@ -94,7 +94,7 @@ func (w *wireStager) summaryPoint(st *Stage, metric int, rawID int64, b []byte) 
 	w.val = append(w.val[:0], '[')
 	r := otlpwire.NewReader(&otlpwire.SummaryPoint, b)
 	for r.Next() {
-		if ok, err := w.pointField(&pt.pointHead, &r.Field, 7, 8); ok {
+		if ok, err := w.pointField(&pt.pointHead, &r, 7, 8); ok {
 			if err != nil {
 				return err
 			}
@@ -106,7 +106,7 @@ func (w *wireStager) summaryPoint(st *Stage, metric int, rawID int64, b []byte) 
 		case 5:
 			pt.Sum = math.Float64frombits(r.U)
 		case 6:
-			if err := w.quantile(r.B); err != nil {
+			if err := w.quantile(r.Bytes()); err != nil {
 				return err
 			}
 		}
@@ -155,7 +155,7 @@ func (w *wireStager) checkExemplar(b []byte) error {
 	for r.Next() {
 		if r.Num == 7 {
 			var err error
-			if w.scratch, _, _, _, err = w.appendKV(w.scratch[:0], r.B, 0); err != nil {
+			if w.scratch, _, _, _, err = w.appendKV(w.scratch[:0], r.Bytes(), 0); err != nil {
 				return err
 			}
 		}

@@ -67,12 +67,12 @@ func (w *wireStager) appendKV(out, b []byte, depth int) (_, key, str []byte, kin
 	for r.Next() {
 		switch r.Num {
 		case 1:
-			key = r.B
+			key = r.Bytes()
 		case 2:
 			if hasValue {
 				return out, nil, nil, 0, errWire // pdata merges the two
 			}
-			value, hasValue = r.B, true
+			value, hasValue = r.Bytes(), true
 		case 3:
 			return out, nil, nil, 0, errWire // a string-table key
 		}
@@ -108,7 +108,7 @@ func (w *wireStager) appendValue(out, b []byte, depth int) (_ []byte, kind int32
 		out, kind, str = out[:start], r.Num, nil // a later value replaces an earlier one
 		switch r.Num {
 		case 1:
-			str = r.B
+			str = r.Bytes()
 			out = AppendJSONString(out, bstr(str))
 		case 2:
 			out = strconv.AppendBool(out, r.U != 0)
@@ -117,12 +117,12 @@ func (w *wireStager) appendValue(out, b []byte, depth int) (_ []byte, kind int32
 		case 4:
 			out = appendJSONFloat(out, math.Float64frombits(r.U))
 		case 5:
-			out, err = w.appendArray(out, r.B, depth)
+			out, err = w.appendArray(out, r.Bytes(), depth)
 		case 6:
-			out, err = w.appendKVList(out, r.B, depth)
+			out, err = w.appendKVList(out, r.Bytes(), depth)
 		case 7:
 			out = append(out, '"')
-			out = base64.StdEncoding.AppendEncode(out, r.B)
+			out = base64.StdEncoding.AppendEncode(out, r.Bytes())
 			out = append(out, '"')
 		case 8:
 			return out, 0, nil, errWire // a string-table value
@@ -171,9 +171,9 @@ func (w *wireStager) appendList(out, b []byte, depth int, m *otlpwire.Message, o
 		first = false
 		var err error
 		if m == &otlpwire.KeyValueList {
-			out, _, _, _, err = w.appendKV(out, r.B, depth)
+			out, _, _, _, err = w.appendKV(out, r.Bytes(), depth)
 		} else {
-			out, _, _, err = w.appendValue(out, r.B, depth)
+			out, _, _, err = w.appendValue(out, r.Bytes(), depth)
 		}
 		if err != nil {
 			return out, err
