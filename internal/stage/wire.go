@@ -12,12 +12,12 @@ import (
 //
 // Decoding a payload with pdata builds every record, attribute and value as Go objects that
 // the stage only reads once to make its rows: in a mixed catch-up that decoding was a fifth of
-// the process's CPU and most of its allocations (docs/benchmarks/store.md, seventeenth
-// session). wireStager makes the same rows straight from the payload's bytes, with pdata's
-// acceptance rules (internal/otlpwire's walker, the field tables of pdata v1.71's generated
-// UnmarshalProto code, shared with the ingest scanner): every wire type is checked, ids must be 0 or 8/16 bytes, the AnyValue
-// family stops at its recursion limit, and fields the stage does not keep (exemplars, entity
-// references, metric metadata, dropped counts) are still walked and checked.
+// the process's CPU and most of its allocations (docs/benchmarks/store.md). wireStager makes
+// the same rows straight from the payload's bytes, read with otlpwire's walker, which holds
+// pdata v1.71's acceptance rules for the stager and the ingest scanner alike: every wire type
+// is checked, ids must be 0 or 8/16 bytes, the AnyValue family stops at its recursion limit,
+// and fields the stage does not keep (exemplars, entity references, metric metadata, dropped
+// counts) are still walked and checked.
 //
 // It only answers where it can prove pdata's answer: a payload it cannot decode, and the rare
 // shapes whose pdata result depends on merging (a singular message field given twice), on the
