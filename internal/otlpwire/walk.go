@@ -9,8 +9,9 @@ import (
 // and the projector's stager (internal/stage), read every message with a Reader, one field at a
 // time against the message's table (messages.go), so the checks pdata v1.71's UnmarshalProto
 // makes live here once: each known field's wire type, id lengths, whole packed runs, unknown
-// fields skipped as pdata skips them. What a consumer keeps it reads from the Reader; a subtree it does not keep it hands to Check, which walks it whole, the AnyValue
-// family's nesting limit included.
+// fields skipped as pdata skips them. pdata checks no UTF-8, and neither does the walker. What
+// a consumer keeps it reads from the Reader; a subtree it does not keep it hands to Check,
+// which walks it whole, the AnyValue family's nesting limit included.
 
 var (
 	// ErrMismatch reports a known field pdata refuses: the wrong wire type, an id that is
