@@ -1,11 +1,3 @@
-// Package otlpwire reads the protobuf wire format the way pdata's generated
-// unmarshalling code does (go.opentelemetry.io/collector/pdata v1.71,
-// internal/proto/unmarshal.go), quirks included: a field number is the tag
-// shifted and truncated to int32, a varint takes at most ten bytes with only
-// the low bit of the tenth kept, and an unknown group ends at its first
-// non-group field. Code that walks OTLP bytes without pdata (the ingest
-// scanner in internal/otlpcodec, the projector's stager in internal/store)
-// uses it so that what it accepts is what pdata accepts.
 package otlpwire
 
 import (

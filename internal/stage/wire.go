@@ -12,12 +12,12 @@ import (
 //
 // Decoding a payload with pdata builds every record, attribute and value as Go objects that
 // the stage only reads once to make its rows: in a mixed catch-up that decoding was a fifth of
-// the process's CPU and most of its allocations (docs/benchmarks/store.md).
-// wireStager makes the same rows straight from the payload's bytes, with pdata's
-// acceptance rules (internal/otlpwire, the field tables of pdata v1.71's generated
-// UnmarshalProto code): every wire type is checked, ids must be 0 or 8/16 bytes, the AnyValue
-// family stops at its recursion limit, and fields the stage does not keep (exemplars, entity
-// references, metric metadata, dropped counts) are still walked and checked.
+// the process's CPU and most of its allocations (docs/benchmarks/store.md). wireStager makes
+// the same rows straight from the payload's bytes, read with otlpwire's walker, which holds
+// pdata v1.71's acceptance rules for the stager and the ingest scanner alike: every wire type
+// is checked, ids must be 0 or 8/16 bytes, the AnyValue family stops at its recursion limit,
+// and fields the stage does not keep (exemplars, entity references, metric metadata, dropped
+// counts) are still walked and checked.
 //
 // It only answers where it can prove pdata's answer: a payload it cannot decode, and the rare
 // shapes whose pdata result depends on merging (a singular message field given twice), on the
@@ -61,135 +61,72 @@ type wireKV struct {
 // bstr views b as a string without copying, for calls that do not keep the string.
 func bstr(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
-// Every message below is read by one loop of this shape, a case per known field, which
-// checks the field's wire type (the *Field helpers) and skips unknown ones as pdata does:
+// Every message below is read by one loop over an otlpwire.Reader, which checks each field
+// against the message's table (wire type, id size, whole packed runs) and skips unknown ones
+// as pdata does; the loop keeps only row building, a case per field the stage keeps:
 //
-//	for pos := 0; pos < len(b); {
-//		num, wt, p, err := otlpwire.ConsumeTag(b, pos)
-//		...
-//		switch num {
+//	r := otlpwire.NewReader(&otlpwire.LogRecord, b)
+//	for r.Next() {
+//		switch r.Num {
 //		case 1:
-//			v, pos, err = lenField(b, p, wt)
-//		default:
-//			pos, err = otlpwire.ConsumeUnknown(b, p, wt)
+//			row.Time = int64(r.U)
 //		}
 //	}
-
-// lenField reads a length-delimited field's value at pos, which must have wire type Len.
-func lenField(b []byte, pos int, wt uint8) ([]byte, int, error) {
-	if wt != otlpwire.Len {
-		return nil, 0, errWire
-	}
-	return otlpwire.ConsumeBytes(b, pos)
-}
-
-// i64Field reads a fixed 64-bit field at pos.
-func i64Field(b []byte, pos int, wt uint8) (uint64, int, error) {
-	if wt != otlpwire.I64 {
-		return 0, 0, errWire
-	}
-	return otlpwire.ConsumeFixed64(b, pos)
-}
-
-// i32Field reads a fixed 32-bit field at pos.
-func i32Field(b []byte, pos int, wt uint8) (uint32, int, error) {
-	if wt != otlpwire.I32 {
-		return 0, 0, errWire
-	}
-	return otlpwire.ConsumeFixed32(b, pos)
-}
-
-// varintField reads a varint field at pos.
-func varintField(b []byte, pos int, wt uint8) (uint64, int, error) {
-	if wt != otlpwire.Varint {
-		return 0, 0, errWire
-	}
-	return otlpwire.ConsumeVarint(b, pos)
-}
-
-// idField reads a trace id (size 16) or span id (8) at pos: empty or exactly size bytes.
-func idField(b []byte, pos int, wt uint8, size int) ([]byte, int, error) {
-	v, pos, err := lenField(b, pos, wt)
-	if err == nil && len(v) != 0 && len(v) != size {
-		err = errWire
-	}
-	return v, pos, err
-}
+//	if err := r.Err(); err != nil { ... }
 
 // stage stages payload, a protobuf Export*ServiceRequest of sig from raw row rawID, into st.
 // On an error st may hold part of it: the caller rolls st back.
 func (w *wireStager) Stage(st *Stage, sig signal.Signal, rawID int64, payload []byte) error {
-	switch sig {
-	case signal.Logs, signal.Traces, signal.Metrics:
-	default:
+	req := otlpwire.Request(sig)
+	if req == nil {
 		return errWire // pdata's path names the unknown signal
 	}
-	for pos := 0; pos < len(payload); {
-		num, wt, p, err := otlpwire.ConsumeTag(payload, pos)
-		if err != nil {
-			return err
-		}
-		if num != 1 {
-			if pos, err = otlpwire.ConsumeUnknown(payload, p, wt); err != nil {
-				return err
-			}
+	r := otlpwire.NewReader(req, payload)
+	for r.Next() {
+		if r.Num != 1 {
 			continue
 		}
-		var entry []byte
-		if entry, pos, err = lenField(payload, p, wt); err != nil {
-			return err
-		}
-		if err := w.resourceEntry(st, sig, rawID, entry); err == errWindowEnd {
+		if err := w.resourceEntry(st, sig, rawID, r.Msg(), r.Bytes()); err == errWindowEnd {
 			return nil
 		} else if err != nil {
 			return err
 		}
 	}
-	return nil
+	return r.Err()
 }
 
-// entryFields reads a Resource{Logs,Spans,Metrics} or Scope{Logs,Spans,Metrics} entry: its
+// entryFields reads b, a Resource{Logs,Spans,Metrics} or Scope{Logs,Spans,Metrics} entry m: its
 // head message (field 1: the Resource or the scope; has: it was present), the entries under it
-// (field 2, into *list) and its schema URL (3). resource: field 1000, the deprecated scope lists
-// of a resource entry, sends the payload to pdata, which migrates them.
-func entryFields(b []byte, list *[][]byte, resource bool, win *RecordWindow) (head []byte, has bool, schemaURL []byte, err error) {
+// (field 2, into *list) and its schema URL (3). Field 1000 of a resource entry, the deprecated
+// scope lists, sends the payload to pdata, which migrates them.
+func entryFields(m *otlpwire.Message, b []byte, list *[][]byte, win *RecordWindow) (head []byte, has bool, schemaURL []byte, err error) {
 	*list = (*list)[:0]
-	for pos := 0; pos < len(b); {
-		num, wt, p, err := otlpwire.ConsumeTag(b, pos)
-		if err != nil {
-			return nil, false, nil, err
-		}
+	resource := m == &otlpwire.ResourceLogs || m == &otlpwire.ResourceSpans || m == &otlpwire.ResourceMetrics
+	r := otlpwire.NewReader(m, b)
+	for r.Next() {
 		switch {
-		case num == 1:
+		case r.Num == 1:
 			if has {
 				return nil, false, nil, errWire // pdata merges the two
 			}
-			head, pos, err = lenField(b, p, wt)
-			has = true
-		case num == 2:
-			var e []byte
-			e, pos, err = lenField(b, p, wt)
+			head, has = r.Bytes(), true
+		case r.Num == 2:
 			if win.take() {
-				*list = append(*list, e)
+				*list = append(*list, r.Bytes())
 			}
-		case num == 3:
-			schemaURL, pos, err = lenField(b, p, wt)
-		case num == 1000 && resource:
+		case r.Num == 3:
+			schemaURL = r.Bytes()
+		case r.Num == 1000 && resource:
 			return nil, false, nil, errWire
-		default:
-			pos, err = otlpwire.ConsumeUnknown(b, p, wt)
-		}
-		if err != nil {
-			return nil, false, nil, err
 		}
 	}
-	return head, has, schemaURL, nil
+	return head, has, schemaURL, r.Err()
 }
 
 // resourceEntry stages a ResourceLogs, ResourceSpans or ResourceMetrics: its resource (field
 // 1), its scope entries (2) and schema URL (3).
-func (w *wireStager) resourceEntry(st *Stage, sig signal.Signal, rawID int64, b []byte) error {
-	res, hasRes, schemaURL, err := entryFields(b, &w.scopes, true, nil)
+func (w *wireStager) resourceEntry(st *Stage, sig signal.Signal, rawID int64, m *otlpwire.Message, b []byte) error {
+	res, hasRes, schemaURL, err := entryFields(m, b, &w.scopes, nil)
 	if err != nil {
 		return err
 	}
@@ -198,8 +135,9 @@ func (w *wireStager) resourceEntry(st *Stage, sig signal.Signal, rawID int64, b 
 		return err
 	}
 	// The scope entries are staged in order; w.scopes is not touched below this level.
+	scopeEntry := m.Field(2).Msg
 	for _, e := range w.scopes {
-		if err := w.scopeEntry(st, sig, rawID, resIdx, e); err != nil {
+		if err := w.scopeEntry(st, sig, rawID, resIdx, scopeEntry, e); err != nil {
 			return err
 		}
 	}
@@ -218,18 +156,11 @@ func (w *wireStager) resource(st *Stage, b []byte, has bool, schemaURL string) (
 	w.kvs = w.kvs[:0]
 	w.scratch = w.scratch[:0]
 	var service any
-	for pos := 0; pos < len(b); {
-		num, wt, p, err := otlpwire.ConsumeTag(b, pos)
-		if err != nil {
-			return 0, err
-		}
-		switch num {
+	r := otlpwire.NewReader(&otlpwire.Resource, b)
+	for r.Next() {
+		switch r.Num {
 		case 1:
-			var kv []byte
-			if kv, pos, err = lenField(b, p, wt); err != nil {
-				return 0, err
-			}
-			key, str, kind, err := w.sortKV(kv)
+			key, str, kind, err := w.sortKV(r.Bytes())
 			if err != nil {
 				return 0, err
 			}
@@ -243,19 +174,14 @@ func (w *wireStager) resource(st *Stage, b []byte, has bool, schemaURL string) (
 					return 0, errWire // pdata's AsString renders it
 				}
 			}
-		case 2:
-			_, pos, err = varintField(b, p, wt)
-		case 3:
-			var ref []byte
-			if ref, pos, err = lenField(b, p, wt); err == nil {
-				err = checkEntityRef(ref)
+		case 3: // an EntityRef, which the stage does not keep
+			if _, err := otlpwire.Check(r.Msg(), r.Bytes(), 0); err != nil {
+				return 0, err
 			}
-		default:
-			pos, err = otlpwire.ConsumeUnknown(b, p, wt)
 		}
-		if err != nil {
-			return 0, err
-		}
+	}
+	if err := r.Err(); err != nil {
+		return 0, err
 	}
 	st.buf = w.sortedMap(st.buf[:0])
 	idx := st.stageResourceJSON(st.buf, service, schemaURL)
@@ -266,33 +192,14 @@ func (w *wireStager) resource(st *Stage, b []byte, has bool, schemaURL string) (
 	return idx, nil
 }
 
-// checkEntityRef checks a Resource's EntityRef, which the stage does not keep.
-func checkEntityRef(b []byte) error {
-	for pos := 0; pos < len(b); {
-		num, wt, p, err := otlpwire.ConsumeTag(b, pos)
-		if err != nil {
-			return err
-		}
-		if num >= 1 && num <= 4 {
-			_, pos, err = lenField(b, p, wt)
-		} else {
-			pos, err = otlpwire.ConsumeUnknown(b, p, wt)
-		}
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // scopeEntry stages a ScopeLogs, ScopeSpans or ScopeMetrics of resource res: its scope (field
 // 1), records (2) and schema URL (3).
-func (w *wireStager) scopeEntry(st *Stage, sig signal.Signal, rawID int64, res int, b []byte) error {
+func (w *wireStager) scopeEntry(st *Stage, sig signal.Signal, rawID int64, res int, m *otlpwire.Message, b []byte) error {
 	var win *RecordWindow // the records of logs and spans; metrics count points (metric)
 	if sig != signal.Metrics {
 		win = &w.Win
 	}
-	scope, _, schemaURL, err := entryFields(b, &w.records, false, win)
+	scope, _, schemaURL, err := entryFields(m, b, &w.records, win)
 	if err != nil {
 		return err
 	}
@@ -326,29 +233,21 @@ func (w *wireStager) scope(st *Stage, b []byte, schemaURL string) (int, error) {
 	var name, version []byte
 	w.kvs = w.kvs[:0]
 	w.scratch = w.scratch[:0]
-	for pos := 0; pos < len(b); {
-		num, wt, p, err := otlpwire.ConsumeTag(b, pos)
-		if err != nil {
-			return 0, err
-		}
-		switch num {
+	r := otlpwire.NewReader(&otlpwire.Scope, b)
+	for r.Next() {
+		switch r.Num {
 		case 1:
-			name, pos, err = lenField(b, p, wt)
+			name = r.Bytes()
 		case 2:
-			version, pos, err = lenField(b, p, wt)
+			version = r.Bytes()
 		case 3:
-			var kv []byte
-			if kv, pos, err = lenField(b, p, wt); err == nil {
-				_, _, _, err = w.sortKV(kv)
+			if _, _, _, err := w.sortKV(r.Bytes()); err != nil {
+				return 0, err
 			}
-		case 4:
-			_, pos, err = varintField(b, p, wt)
-		default:
-			pos, err = otlpwire.ConsumeUnknown(b, p, wt)
 		}
-		if err != nil {
-			return 0, err
-		}
+	}
+	if err := r.Err(); err != nil {
+		return 0, err
 	}
 	st.buf = w.sortedMap(st.buf[:0])
 	return st.stageScope(bstr(name), bstr(version), schemaURL, st.buf), nil

@@ -10,37 +10,28 @@ func (w *wireStager) logRecord(st *Stage, rawID int64, res, scope int, b []byte)
 	var tid, sid []byte
 	w.attrs = append(w.attrs[:0], '{')
 	hasBody := false
-	for pos := 0; pos < len(b); {
-		num, wt, p, err := otlpwire.ConsumeTag(b, pos)
-		if err != nil {
-			return err
-		}
-		var u uint64
-		var v []byte
-		switch num {
+	r := otlpwire.NewReader(&otlpwire.LogRecord, b)
+	for r.Next() {
+		switch r.Num {
 		case 1:
-			u, pos, err = i64Field(b, p, wt)
-			row.Time = int64(u)
+			row.Time = int64(r.U)
 		case 11:
-			u, pos, err = i64Field(b, p, wt)
-			row.Observed = int64(u)
+			row.Observed = int64(r.U)
 		case 2:
-			u, pos, err = varintField(b, p, wt)
-			row.Severity = int64(int32(u))
+			row.Severity = int64(int32(r.U))
 		case 3:
-			v, pos, err = lenField(b, p, wt)
-			row.SeverityText = w.str(v)
+			row.SeverityText = w.str(r.Bytes())
 		case 5:
 			if hasBody {
 				return errWire // pdata merges the two
 			}
 			hasBody = true
-			if v, pos, err = lenField(b, p, wt); err != nil {
-				return err
-			}
 			var kind int32
 			var str []byte
-			w.val, kind, str, err = w.appendValue(w.val[:0], v, 0)
+			var err error
+			if w.val, kind, str, err = w.appendValue(w.val[:0], r.Bytes(), 0); err != nil {
+				return err
+			}
 			switch kind {
 			case 0:
 			case 1:
@@ -49,28 +40,21 @@ func (w *wireStager) logRecord(st *Stage, rawID int64, res, scope int, b []byte)
 				row.Body = w.str(w.val)
 			}
 		case 6:
-			if v, pos, err = lenField(b, p, wt); err == nil {
-				err = w.attr(&w.attrs, v)
+			if err := w.attr(&w.attrs, r.Bytes()); err != nil {
+				return err
 			}
-		case 7:
-			_, pos, err = varintField(b, p, wt)
 		case 8:
-			var f uint32
-			f, pos, err = i32Field(b, p, wt)
-			row.Flags = int64(f)
+			row.Flags = int64(uint32(r.U))
 		case 9:
-			tid, pos, err = idField(b, p, wt, 16)
+			tid = r.Bytes()
 		case 10:
-			sid, pos, err = idField(b, p, wt, 8)
+			sid = r.Bytes()
 		case 12:
-			v, pos, err = lenField(b, p, wt)
-			row.Event = w.str(v)
-		default:
-			pos, err = otlpwire.ConsumeUnknown(b, p, wt)
+			row.Event = w.str(r.Bytes())
 		}
-		if err != nil {
-			return err
-		}
+	}
+	if err := r.Err(); err != nil {
+		return err
 	}
 	row.Attrs = w.attrsString(&w.attrs)
 	row.TraceID, row.SpanID = w.hexID(tid), w.hexID(sid)
@@ -85,74 +69,53 @@ func (w *wireStager) span(st *Stage, rawID int64, res, scope int, b []byte) erro
 	var tid, sid, pid []byte
 	w.attrs = append(w.attrs[:0], '{')
 	hasStatus := false
-	for pos := 0; pos < len(b); {
-		num, wt, p, err := otlpwire.ConsumeTag(b, pos)
-		if err != nil {
-			return err
-		}
-		var u uint64
-		var v []byte
-		switch num {
+	r := otlpwire.NewReader(&otlpwire.Span, b)
+	for r.Next() {
+		var err error
+		switch r.Num {
 		case 1:
-			tid, pos, err = idField(b, p, wt, 16)
+			tid = r.Bytes()
 		case 2:
-			sid, pos, err = idField(b, p, wt, 8)
+			sid = r.Bytes()
 		case 3:
-			v, pos, err = lenField(b, p, wt)
-			row.TraceState = w.str(v)
+			row.TraceState = w.str(r.Bytes())
 		case 4:
-			pid, pos, err = idField(b, p, wt, 8)
+			pid = r.Bytes()
 		case 5:
-			v, pos, err = lenField(b, p, wt)
-			row.Name = w.str(v)
+			row.Name = w.str(r.Bytes())
 		case 6:
-			u, pos, err = varintField(b, p, wt)
-			row.Kind = int64(int32(u))
+			row.Kind = int64(int32(r.U))
 		case 7:
-			u, pos, err = i64Field(b, p, wt)
-			row.Start = int64(u)
+			row.Start = int64(r.U)
 		case 8:
-			u, pos, err = i64Field(b, p, wt)
-			row.End = int64(u)
+			row.End = int64(r.U)
 		case 9:
-			if v, pos, err = lenField(b, p, wt); err == nil {
-				err = w.attr(&w.attrs, v)
-			}
+			err = w.attr(&w.attrs, r.Bytes())
 		case 10:
-			u, pos, err = varintField(b, p, wt)
-			row.DropAttrs = int64(uint32(u))
+			row.DropAttrs = int64(uint32(r.U))
 		case 11:
-			if v, pos, err = lenField(b, p, wt); err == nil {
-				err = w.event(st, row.ID, v)
-			}
+			err = w.event(st, row.ID, r.Bytes())
 		case 12:
-			u, pos, err = varintField(b, p, wt)
-			row.DropEv = int64(uint32(u))
+			row.DropEv = int64(uint32(r.U))
 		case 13:
-			if v, pos, err = lenField(b, p, wt); err == nil {
-				err = w.link(st, row.ID, v)
-			}
+			err = w.link(st, row.ID, r.Bytes())
 		case 14:
-			u, pos, err = varintField(b, p, wt)
-			row.DropLink = int64(uint32(u))
+			row.DropLink = int64(uint32(r.U))
 		case 15:
 			if hasStatus {
 				return errWire // pdata merges the two
 			}
 			hasStatus = true
-			if v, pos, err = lenField(b, p, wt); err == nil {
-				err = w.status(&row, v)
-			}
+			err = w.status(&row, r.Bytes())
 		case 16:
-			var f uint32
-			f, pos, err = i32Field(b, p, wt)
-			row.Flags = int64(f)
-		default:
-			pos, err = otlpwire.ConsumeUnknown(b, p, wt)
+			row.Flags = int64(uint32(r.U))
 		}
 		if err != nil {
 			return err
 		}
+	}
+	if err := r.Err(); err != nil {
+		return err
 	}
 	row.Attrs = w.attrsString(&w.attrs)
 	row.TraceID, row.SpanID = w.requiredIDs(tid, sid)
@@ -164,61 +127,39 @@ func (w *wireStager) span(st *Stage, rawID int64, res, scope int, b []byte) erro
 
 // status reads a Span's Status into row.
 func (w *wireStager) status(row *SpanRow, b []byte) error {
-	for pos := 0; pos < len(b); {
-		num, wt, p, err := otlpwire.ConsumeTag(b, pos)
-		if err != nil {
-			return err
-		}
-		switch num {
+	r := otlpwire.NewReader(&otlpwire.Status, b)
+	for r.Next() {
+		switch r.Num {
 		case 2:
-			var v []byte
-			v, pos, err = lenField(b, p, wt)
-			row.StatusMsg = w.str(v)
+			row.StatusMsg = w.str(r.Bytes())
 		case 3:
-			var u uint64
-			u, pos, err = varintField(b, p, wt)
-			row.StatusCode = int64(int32(u))
-		default:
-			pos, err = otlpwire.ConsumeUnknown(b, p, wt)
-		}
-		if err != nil {
-			return err
+			row.StatusCode = int64(int32(r.U))
 		}
 	}
-	return nil
+	return r.Err()
 }
 
 // event stages a Span.Event of span row spanRow.
 func (w *wireStager) event(st *Stage, spanRow int64, b []byte) error {
 	ev := EventRow{SpanRow: spanRow}
 	w.sub = append(w.sub[:0], '{')
-	for pos := 0; pos < len(b); {
-		num, wt, p, err := otlpwire.ConsumeTag(b, pos)
-		if err != nil {
-			return err
-		}
-		var u uint64
-		var v []byte
-		switch num {
+	r := otlpwire.NewReader(&otlpwire.SpanEvent, b)
+	for r.Next() {
+		switch r.Num {
 		case 1:
-			u, pos, err = i64Field(b, p, wt)
-			ev.Time = int64(u)
+			ev.Time = int64(r.U)
 		case 2:
-			v, pos, err = lenField(b, p, wt)
-			ev.Name = w.str(v)
+			ev.Name = w.str(r.Bytes())
 		case 3:
-			if v, pos, err = lenField(b, p, wt); err == nil {
-				err = w.attr(&w.sub, v)
+			if err := w.attr(&w.sub, r.Bytes()); err != nil {
+				return err
 			}
 		case 4:
-			u, pos, err = varintField(b, p, wt)
-			ev.Dropped = int64(uint32(u))
-		default:
-			pos, err = otlpwire.ConsumeUnknown(b, p, wt)
+			ev.Dropped = int64(uint32(r.U))
 		}
-		if err != nil {
-			return err
-		}
+	}
+	if err := r.Err(); err != nil {
+		return err
 	}
 	ev.Attrs = w.attrsString(&w.sub)
 	st.Events = append(st.Events, ev)
@@ -230,38 +171,27 @@ func (w *wireStager) link(st *Stage, spanRow int64, b []byte) error {
 	ln := LinkRow{SpanRow: spanRow}
 	var tid, sid []byte
 	w.sub = append(w.sub[:0], '{')
-	for pos := 0; pos < len(b); {
-		num, wt, p, err := otlpwire.ConsumeTag(b, pos)
-		if err != nil {
-			return err
-		}
-		var u uint64
-		var v []byte
-		switch num {
+	r := otlpwire.NewReader(&otlpwire.SpanLink, b)
+	for r.Next() {
+		switch r.Num {
 		case 1:
-			tid, pos, err = idField(b, p, wt, 16)
+			tid = r.Bytes()
 		case 2:
-			sid, pos, err = idField(b, p, wt, 8)
+			sid = r.Bytes()
 		case 3:
-			v, pos, err = lenField(b, p, wt)
-			ln.TraceState = w.str(v)
+			ln.TraceState = w.str(r.Bytes())
 		case 4:
-			if v, pos, err = lenField(b, p, wt); err == nil {
-				err = w.attr(&w.sub, v)
+			if err := w.attr(&w.sub, r.Bytes()); err != nil {
+				return err
 			}
 		case 5:
-			u, pos, err = varintField(b, p, wt)
-			ln.Dropped = int64(uint32(u))
+			ln.Dropped = int64(uint32(r.U))
 		case 6:
-			var f uint32
-			f, pos, err = i32Field(b, p, wt)
-			ln.Flags = int64(f)
-		default:
-			pos, err = otlpwire.ConsumeUnknown(b, p, wt)
+			ln.Flags = int64(uint32(r.U))
 		}
-		if err != nil {
-			return err
-		}
+	}
+	if err := r.Err(); err != nil {
+		return err
 	}
 	ln.Attrs = w.attrsString(&w.sub)
 	ln.TraceID, ln.SpanID = w.requiredIDs(tid, sid)

@@ -15,35 +15,30 @@ var metricDataTypes = map[int32]string{
 func (w *wireStager) metric(st *Stage, rawID int64, res, scope int, b []byte) error {
 	var name, desc, unit, data []byte
 	var dataField int32
-	for pos := 0; pos < len(b); {
-		num, wt, p, err := otlpwire.ConsumeTag(b, pos)
-		if err != nil {
-			return err
-		}
-		switch num {
+	var dataMsg *otlpwire.Message
+	r := otlpwire.NewReader(&otlpwire.Metric, b)
+	for r.Next() {
+		switch r.Num {
 		case 1:
-			name, pos, err = lenField(b, p, wt)
+			name = r.Bytes()
 		case 2:
-			desc, pos, err = lenField(b, p, wt)
+			desc = r.Bytes()
 		case 3:
-			unit, pos, err = lenField(b, p, wt)
+			unit = r.Bytes()
 		case 5, 7, 9, 10, 11:
 			if dataField != 0 {
 				return errWire // pdata keeps the last, or merges
 			}
-			dataField = num
-			data, pos, err = lenField(b, p, wt)
+			dataField, dataMsg, data = r.Num, r.Msg(), r.Bytes()
 		case 12:
-			var kv []byte
-			if kv, pos, err = lenField(b, p, wt); err == nil {
-				w.val, _, _, _, err = w.appendKV(w.val[:0], kv, 0)
+			var err error
+			if w.val, _, _, _, err = w.appendKV(w.val[:0], r.Bytes(), 0); err != nil {
+				return err
 			}
-		default:
-			pos, err = otlpwire.ConsumeUnknown(b, p, wt)
 		}
-		if err != nil {
-			return err
-		}
+	}
+	if err := r.Err(); err != nil {
+		return err
 	}
 	if dataField == 0 {
 		return nil // no data: pdata's MetricTypeEmpty, which the stage skips
@@ -52,31 +47,24 @@ func (w *wireStager) metric(st *Stage, rawID int64, res, scope int, b []byte) er
 	var temporality int64
 	monotonic := false
 	w.points = w.points[:0]
-	for pos := 0; pos < len(data); {
-		num, wt, p, err := otlpwire.ConsumeTag(data, pos)
-		if err != nil {
-			return err
+	r = otlpwire.NewReader(dataMsg, data)
+	for r.Next() {
+		if r.Kind == otlpwire.KUnknown {
+			continue // a gauge's or summary's field 2, a field 3 but a sum's
 		}
-		var u uint64
-		switch {
-		case num == 1:
-			var pt []byte
-			pt, pos, err = lenField(data, p, wt)
+		switch r.Num {
+		case 1:
 			if w.Win.take() {
-				w.points = append(w.points, pt)
+				w.points = append(w.points, r.Bytes())
 			}
-		case num == 2 && dataField != 5 && dataField != 11:
-			u, pos, err = varintField(data, p, wt)
-			temporality = int64(int32(u))
-		case num == 3 && dataField == 7:
-			u, pos, err = varintField(data, p, wt)
-			monotonic = u != 0
-		default:
-			pos, err = otlpwire.ConsumeUnknown(data, p, wt)
+		case 2:
+			temporality = int64(int32(r.U))
+		case 3:
+			monotonic = r.U != 0
 		}
-		if err != nil {
-			return err
-		}
+	}
+	if err := r.Err(); err != nil {
+		return err
 	}
 	id := st.stageMetric(res, scope, bstr(name), bstr(desc), bstr(unit), metricDataTypes[dataField], temporality, monotonic)
 	for _, pt := range w.points {
@@ -102,64 +90,47 @@ func (w *wireStager) metric(st *Stage, rawID int64, res, scope int, b []byte) er
 }
 
 // pointField reads the fields every data point has: attributes (field attrs), start time (2),
-// time (3) and flags (flags). ok false: num is none of them.
-func (w *wireStager) pointField(h *pointHead, b []byte, num int32, wt uint8, p int, attrs, flags int32) (pos int, ok bool, err error) {
-	var u uint64
-	switch num {
+// time (3) and flags (flags). ok false: the field is none of them.
+func (w *wireStager) pointField(h *pointHead, f *otlpwire.Reader, attrs, flags int32) (ok bool, err error) {
+	switch f.Num {
 	case attrs:
-		var v []byte
-		if v, pos, err = lenField(b, p, wt); err == nil {
-			err = w.attr(&w.attrs, v)
-		}
+		err = w.attr(&w.attrs, f.Bytes())
 	case 2:
-		u, pos, err = i64Field(b, p, wt)
-		h.Start = int64(u)
+		h.Start = int64(f.U)
 	case 3:
-		u, pos, err = i64Field(b, p, wt)
-		h.Time = int64(u)
+		h.Time = int64(f.U)
 	case flags:
-		u, pos, err = varintField(b, p, wt)
-		h.Flags = int64(uint32(u))
+		h.Flags = int64(uint32(f.U))
 	default:
-		return p, false, nil
+		return false, nil
 	}
-	return pos, true, err
+	return true, err
 }
 
 func (w *wireStager) numberPoint(st *Stage, metric int, rawID int64, b []byte) error {
 	pt := NumberPoint{pointHead: pointHead{Metric: metric, RawID: rawID}}
 	w.attrs = append(w.attrs[:0], '{')
-	for pos := 0; pos < len(b); {
-		num, wt, p, err := otlpwire.ConsumeTag(b, pos)
-		if err != nil {
-			return err
-		}
-		var ok bool
-		if pos, ok, err = w.pointField(&pt.pointHead, b, num, wt, p, 7, 8); ok {
+	r := otlpwire.NewReader(&otlpwire.NumberPoint, b)
+	for r.Next() {
+		if ok, err := w.pointField(&pt.pointHead, &r, 7, 8); ok {
 			if err != nil {
 				return err
 			}
 			continue
 		}
-		var u uint64
-		switch num {
+		switch r.Num {
 		case 4:
-			u, pos, err = i64Field(b, p, wt)
-			pt.Vint, pt.Vdouble = nil, math.Float64frombits(u)
+			pt.Vint, pt.Vdouble = nil, math.Float64frombits(r.U)
 		case 6:
-			u, pos, err = i64Field(b, p, wt)
-			pt.Vint, pt.Vdouble = int64(u), nil
+			pt.Vint, pt.Vdouble = int64(r.U), nil
 		case 5:
-			var v []byte
-			if v, pos, err = lenField(b, p, wt); err == nil {
-				err = w.checkExemplar(v)
+			if err := w.checkExemplar(r.Bytes()); err != nil {
+				return err
 			}
-		default:
-			pos, err = otlpwire.ConsumeUnknown(b, p, wt)
 		}
-		if err != nil {
-			return err
-		}
+	}
+	if err := r.Err(); err != nil {
+		return err
 	}
 	pt.Attrs = w.attrsString(&w.attrs)
 	st.Numbers = append(st.Numbers, pt)
@@ -180,47 +151,35 @@ func (w *wireStager) histPoint(st *Stage, metric int, rawID int64, b []byte) err
 	w.u64, w.f64 = w.u64[:0], w.f64[:0]
 	var sum, mn, mx uint64
 	var hasSum, hasMin, hasMax bool
-	for pos := 0; pos < len(b); {
-		num, wt, p, err := otlpwire.ConsumeTag(b, pos)
-		if err != nil {
-			return err
-		}
-		var ok bool
-		if pos, ok, err = w.pointField(&pt.pointHead, b, num, wt, p, 9, 10); ok {
+	r := otlpwire.NewReader(&otlpwire.HistogramPoint, b)
+	for r.Next() {
+		if ok, err := w.pointField(&pt.pointHead, &r, 9, 10); ok {
 			if err != nil {
 				return err
 			}
 			continue
 		}
-		var u uint64
-		switch num {
+		switch r.Num {
 		case 4:
-			u, pos, err = i64Field(b, p, wt)
-			pt.Count = int64(u)
+			pt.Count = int64(r.U)
 		case 5:
-			sum, pos, err = i64Field(b, p, wt)
-			hasSum = true
+			sum, hasSum = r.U, true
 		case 11:
-			mn, pos, err = i64Field(b, p, wt)
-			hasMin = true
+			mn, hasMin = r.U, true
 		case 12:
-			mx, pos, err = i64Field(b, p, wt)
-			hasMax = true
+			mx, hasMax = r.U, true
 		case 6:
-			pos, err = fixed64s(&w.u64, b, p, wt, func(u uint64) uint64 { return u })
+			fixed64s(&w.u64, &r, func(u uint64) uint64 { return u })
 		case 7:
-			pos, err = fixed64s(&w.f64, b, p, wt, math.Float64frombits)
+			fixed64s(&w.f64, &r, math.Float64frombits)
 		case 8:
-			var v []byte
-			if v, pos, err = lenField(b, p, wt); err == nil {
-				err = w.checkExemplar(v)
+			if err := w.checkExemplar(r.Bytes()); err != nil {
+				return err
 			}
-		default:
-			pos, err = otlpwire.ConsumeUnknown(b, p, wt)
 		}
-		if err != nil {
-			return err
-		}
+	}
+	if err := r.Err(); err != nil {
+		return err
 	}
 	pt.Attrs = w.attrsString(&w.attrs)
 	pt.Sum, pt.Min, pt.Max = optI64(hasSum, sum), optI64(hasMin, mn), optI64(hasMax, mx)
@@ -230,31 +189,16 @@ func (w *wireStager) histPoint(st *Stage, metric int, rawID int64, b []byte) err
 	return nil
 }
 
-// fixed64s reads a repeated fixed64 or double field at pos into *dst as pdata does: a packed
-// run replaces what came before, a single value is appended.
-func fixed64s[T any](dst *[]T, b []byte, pos int, wt uint8, conv func(uint64) T) (int, error) {
-	switch wt {
-	case otlpwire.Len:
-		v, end, err := otlpwire.ConsumeBytes(b, pos)
-		if err != nil {
-			return 0, err
-		}
-		if len(v)%8 != 0 {
-			return 0, errWire
-		}
-		*dst = (*dst)[:0]
-		for i := 0; i < len(v); i += 8 {
-			u, _, _ := otlpwire.ConsumeFixed64(v, i)
-			*dst = append(*dst, conv(u))
-		}
-		return end, nil
-	case otlpwire.I64:
-		u, end, err := otlpwire.ConsumeFixed64(b, pos)
-		if err != nil {
-			return 0, err
-		}
-		*dst = append(*dst, conv(u))
-		return end, nil
+// fixed64s reads f, a repeated fixed64 or double field, into *dst as pdata does: a packed run
+// (its length already checked whole) replaces what came before, a single value is appended.
+func fixed64s[T any](dst *[]T, f *otlpwire.Reader, conv func(uint64) T) {
+	if f.Wire == otlpwire.I64 {
+		*dst = append(*dst, conv(f.U))
+		return
 	}
-	return 0, errWire
+	*dst = (*dst)[:0]
+	for i := 0; i < len(f.Bytes()); i += 8 {
+		u, _, _ := otlpwire.ConsumeFixed64(f.Bytes(), i)
+		*dst = append(*dst, conv(u))
+	}
 }

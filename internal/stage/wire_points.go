@@ -12,69 +12,50 @@ func (w *wireStager) expHistPoint(st *Stage, metric int, rawID int64, b []byte) 
 	var sum, mn, mx uint64
 	var hasSum, hasMin, hasMax, hasPos, hasNeg bool
 	pt.PosBuckets, pt.NegBuckets = "[]", "[]"
-	for pos := 0; pos < len(b); {
-		num, wt, p, err := otlpwire.ConsumeTag(b, pos)
-		if err != nil {
-			return err
-		}
-		var ok bool
-		if pos, ok, err = w.pointField(&pt.pointHead, b, num, wt, p, 1, 10); ok {
+	r := otlpwire.NewReader(&otlpwire.ExpHistogramPoint, b)
+	for r.Next() {
+		if ok, err := w.pointField(&pt.pointHead, &r, 1, 10); ok {
 			if err != nil {
 				return err
 			}
 			continue
 		}
-		var u uint64
-		var v []byte
-		switch num {
+		switch r.Num {
 		case 4:
-			u, pos, err = i64Field(b, p, wt)
-			pt.Count = int64(u)
+			pt.Count = int64(r.U)
 		case 5:
-			sum, pos, err = i64Field(b, p, wt)
-			hasSum = true
+			sum, hasSum = r.U, true
 		case 12:
-			mn, pos, err = i64Field(b, p, wt)
-			hasMin = true
+			mn, hasMin = r.U, true
 		case 13:
-			mx, pos, err = i64Field(b, p, wt)
-			hasMax = true
+			mx, hasMax = r.U, true
 		case 6:
-			u, pos, err = varintField(b, p, wt)
-			pt.Scale = int64(otlpwire.Zigzag32(u))
+			pt.Scale = int64(otlpwire.Zigzag32(r.U))
 		case 7:
-			u, pos, err = i64Field(b, p, wt)
-			pt.ZeroCount = int64(u)
+			pt.ZeroCount = int64(r.U)
 		case 14:
-			u, pos, err = i64Field(b, p, wt)
-			pt.ZeroThreshold = math.Float64frombits(u)
+			pt.ZeroThreshold = math.Float64frombits(r.U)
 		case 8, 9:
-			if num == 8 && hasPos || num == 9 && hasNeg {
+			if r.Num == 8 && hasPos || r.Num == 9 && hasNeg {
 				return errWire // pdata merges the two
 			}
-			if v, pos, err = lenField(b, p, wt); err != nil {
+			offset, buckets, err := w.buckets(st, r.Bytes())
+			if err != nil {
 				return err
 			}
-			var offset int64
-			var buckets string
-			if offset, buckets, err = w.buckets(st, v); err != nil {
-				return err
-			}
-			if num == 8 {
+			if r.Num == 8 {
 				hasPos, pt.PosOffset, pt.PosBuckets = true, offset, buckets
 			} else {
 				hasNeg, pt.NegOffset, pt.NegBuckets = true, offset, buckets
 			}
 		case 11:
-			if v, pos, err = lenField(b, p, wt); err == nil {
-				err = w.checkExemplar(v)
+			if err := w.checkExemplar(r.Bytes()); err != nil {
+				return err
 			}
-		default:
-			pos, err = otlpwire.ConsumeUnknown(b, p, wt)
 		}
-		if err != nil {
-			return err
-		}
+	}
+	if err := r.Err(); err != nil {
+		return err
 	}
 	pt.Attrs = w.attrsString(&w.attrs)
 	pt.Sum, pt.Min, pt.Max = optI64(hasSum, sum), optI64(hasMin, mn), optI64(hasMax, mx)
@@ -86,36 +67,23 @@ func (w *wireStager) expHistPoint(st *Stage, metric int, rawID int64, b []byte) 
 func (w *wireStager) buckets(st *Stage, b []byte) (int64, string, error) {
 	var offset int64
 	w.u64 = w.u64[:0]
-	for pos := 0; pos < len(b); {
-		num, wt, p, err := otlpwire.ConsumeTag(b, pos)
-		if err != nil {
-			return 0, "", err
-		}
-		var u uint64
+	r := otlpwire.NewReader(&otlpwire.Buckets, b)
+	for r.Next() {
 		switch {
-		case num == 1:
-			u, pos, err = varintField(b, p, wt)
-			offset = int64(otlpwire.Zigzag32(u))
-		case num == 2 && wt == otlpwire.Len:
-			var v []byte
-			if v, pos, err = otlpwire.ConsumeBytes(b, p); err != nil {
-				return 0, "", err
-			}
-			for q := 0; q < len(v); {
-				if u, q, err = otlpwire.ConsumeVarint(v, q); err != nil {
-					return 0, "", err
-				}
+		case r.Num == 1:
+			offset = int64(otlpwire.Zigzag32(r.U))
+		case r.Num == 2 && r.Wire == otlpwire.Len: // a packed run, its varints checked whole
+			for q := 0; q < len(r.Bytes()); {
+				var u uint64
+				u, q, _ = otlpwire.ConsumeVarint(r.Bytes(), q)
 				w.u64 = append(w.u64, u)
 			}
-		case num == 2:
-			u, pos, err = varintField(b, p, wt)
-			w.u64 = append(w.u64, u)
-		default:
-			pos, err = otlpwire.ConsumeUnknown(b, p, wt)
+		case r.Num == 2:
+			w.u64 = append(w.u64, r.U)
 		}
-		if err != nil {
-			return 0, "", err
-		}
+	}
+	if err := r.Err(); err != nil {
+		return 0, "", err
 	}
 	return offset, st.json(func(b []byte) []byte { return appendJSONUint64s(b, w.u64) }), nil
 }
@@ -124,37 +92,27 @@ func (w *wireStager) summaryPoint(st *Stage, metric int, rawID int64, b []byte) 
 	pt := SummaryPoint{pointHead: pointHead{Metric: metric, RawID: rawID}}
 	w.attrs = append(w.attrs[:0], '{')
 	w.val = append(w.val[:0], '[')
-	for pos := 0; pos < len(b); {
-		num, wt, p, err := otlpwire.ConsumeTag(b, pos)
-		if err != nil {
-			return err
-		}
-		var ok bool
-		if pos, ok, err = w.pointField(&pt.pointHead, b, num, wt, p, 7, 8); ok {
+	r := otlpwire.NewReader(&otlpwire.SummaryPoint, b)
+	for r.Next() {
+		if ok, err := w.pointField(&pt.pointHead, &r, 7, 8); ok {
 			if err != nil {
 				return err
 			}
 			continue
 		}
-		var u uint64
-		switch num {
+		switch r.Num {
 		case 4:
-			u, pos, err = i64Field(b, p, wt)
-			pt.Count = int64(u)
+			pt.Count = int64(r.U)
 		case 5:
-			u, pos, err = i64Field(b, p, wt)
-			pt.Sum = math.Float64frombits(u)
+			pt.Sum = math.Float64frombits(r.U)
 		case 6:
-			var v []byte
-			if v, pos, err = lenField(b, p, wt); err == nil {
-				err = w.quantile(v)
+			if err := w.quantile(r.Bytes()); err != nil {
+				return err
 			}
-		default:
-			pos, err = otlpwire.ConsumeUnknown(b, p, wt)
 		}
-		if err != nil {
-			return err
-		}
+	}
+	if err := r.Err(); err != nil {
+		return err
 	}
 	pt.Attrs = w.attrsString(&w.attrs)
 	w.val = append(w.val, ']')
@@ -166,25 +124,17 @@ func (w *wireStager) summaryPoint(st *Stage, metric int, rawID int64, b []byte) 
 // quantile appends a ValueAtQuantile to the JSON array in w.val.
 func (w *wireStager) quantile(b []byte) error {
 	var q, v float64
-	for pos := 0; pos < len(b); {
-		num, wt, p, err := otlpwire.ConsumeTag(b, pos)
-		if err != nil {
-			return err
-		}
-		var u uint64
-		switch num {
+	r := otlpwire.NewReader(&otlpwire.Quantile, b)
+	for r.Next() {
+		switch r.Num {
 		case 1:
-			u, pos, err = i64Field(b, p, wt)
-			q = math.Float64frombits(u)
+			q = math.Float64frombits(r.U)
 		case 2:
-			u, pos, err = i64Field(b, p, wt)
-			v = math.Float64frombits(u)
-		default:
-			pos, err = otlpwire.ConsumeUnknown(b, p, wt)
+			v = math.Float64frombits(r.U)
 		}
-		if err != nil {
-			return err
-		}
+	}
+	if err := r.Err(); err != nil {
+		return err
 	}
 	if len(w.val) > 1 {
 		w.val = append(w.val, ',')
@@ -197,31 +147,18 @@ func (w *wireStager) quantile(b []byte) error {
 	return nil
 }
 
-// checkExemplar checks an Exemplar, which the stage does not keep.
+// checkExemplar checks an Exemplar, which the stage does not keep. Its attributes go through
+// appendKV rather than otlpwire.Check so that they are held to the same rules as kept ones
+// (string-table refusals, and the nesting that deepValues renders).
 func (w *wireStager) checkExemplar(b []byte) error {
-	for pos := 0; pos < len(b); {
-		num, wt, p, err := otlpwire.ConsumeTag(b, pos)
-		if err != nil {
-			return err
-		}
-		switch num {
-		case 2, 3, 6:
-			_, pos, err = i64Field(b, p, wt)
-		case 4:
-			_, pos, err = idField(b, p, wt, 8)
-		case 5:
-			_, pos, err = idField(b, p, wt, 16)
-		case 7:
-			var kv []byte
-			if kv, pos, err = lenField(b, p, wt); err == nil {
-				w.scratch, _, _, _, err = w.appendKV(w.scratch[:0], kv, 0)
+	r := otlpwire.NewReader(&otlpwire.Exemplar, b)
+	for r.Next() {
+		if r.Num == 7 {
+			var err error
+			if w.scratch, _, _, _, err = w.appendKV(w.scratch[:0], r.Bytes(), 0); err != nil {
+				return err
 			}
-		default:
-			pos, err = otlpwire.ConsumeUnknown(b, p, wt)
-		}
-		if err != nil {
-			return err
 		}
 	}
-	return nil
+	return r.Err()
 }

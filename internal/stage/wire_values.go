@@ -65,28 +65,22 @@ func (w *wireStager) appendKV(out, b []byte, depth int) (_, key, str []byte, kin
 	depth++
 	var value []byte
 	hasValue := false
-	for pos := 0; pos < len(b); {
-		num, wt, p, err := otlpwire.ConsumeTag(b, pos)
-		if err != nil {
-			return out, nil, nil, 0, err
-		}
-		switch num {
+	r := otlpwire.NewReader(&otlpwire.KeyValue, b)
+	for r.Next() {
+		switch r.Num {
 		case 1:
-			key, pos, err = lenField(b, p, wt)
+			key = r.Bytes()
 		case 2:
 			if hasValue {
 				return out, nil, nil, 0, errWire // pdata merges the two
 			}
-			value, pos, err = lenField(b, p, wt)
-			hasValue = true
+			value, hasValue = r.Bytes(), true
 		case 3:
 			return out, nil, nil, 0, errWire // a string-table key
-		default:
-			pos, err = otlpwire.ConsumeUnknown(b, p, wt)
 		}
-		if err != nil {
-			return out, nil, nil, 0, err
-		}
+	}
+	if err := r.Err(); err != nil {
+		return out, nil, nil, 0, err
 	}
 	out = jsonstr.Append(out, bstr(key))
 	out = append(out, ':')
@@ -108,55 +102,39 @@ func (w *wireStager) appendValue(out, b []byte, depth int) (_ []byte, kind int32
 	}
 	depth++
 	start := len(out)
-	for pos := 0; pos < len(b); {
-		num, wt, p, err := otlpwire.ConsumeTag(b, pos)
-		if err != nil {
-			return out, 0, nil, err
+	r := otlpwire.NewReader(&otlpwire.AnyValue, b)
+	for r.Next() {
+		if r.Kind == otlpwire.KUnknown {
+			continue
 		}
-		if num >= 1 && num <= 8 {
-			out, kind, str = out[:start], num, nil // a later value replaces an earlier one
-		}
-		var v []byte
-		var u uint64
-		switch num {
+		out, kind, str = out[:start], r.Num, nil // a later value replaces an earlier one
+		switch r.Num {
 		case 1:
-			if str, pos, err = lenField(b, p, wt); err == nil {
-				out = jsonstr.Append(out, bstr(str))
-			}
+			str = r.Bytes()
+			out = jsonstr.Append(out, bstr(str))
 		case 2:
-			if u, pos, err = varintField(b, p, wt); err == nil {
-				out = strconv.AppendBool(out, u != 0)
-			}
+			out = strconv.AppendBool(out, r.U != 0)
 		case 3:
-			if u, pos, err = varintField(b, p, wt); err == nil {
-				out = strconv.AppendInt(out, int64(u), 10)
-			}
+			out = strconv.AppendInt(out, int64(r.U), 10)
 		case 4:
-			if u, pos, err = i64Field(b, p, wt); err == nil {
-				out = appendJSONFloat(out, math.Float64frombits(u))
-			}
+			out = appendJSONFloat(out, math.Float64frombits(r.U))
 		case 5:
-			if v, pos, err = lenField(b, p, wt); err == nil {
-				out, err = w.appendArray(out, v, depth)
-			}
+			out, err = w.appendArray(out, r.Bytes(), depth)
 		case 6:
-			if v, pos, err = lenField(b, p, wt); err == nil {
-				out, err = w.appendKVList(out, v, depth)
-			}
+			out, err = w.appendKVList(out, r.Bytes(), depth)
 		case 7:
-			if v, pos, err = lenField(b, p, wt); err == nil {
-				out = append(out, '"')
-				out = base64.StdEncoding.AppendEncode(out, v)
-				out = append(out, '"')
-			}
+			out = append(out, '"')
+			out = base64.StdEncoding.AppendEncode(out, r.Bytes())
+			out = append(out, '"')
 		case 8:
 			return out, 0, nil, errWire // a string-table value
-		default:
-			pos, err = otlpwire.ConsumeUnknown(b, p, wt)
 		}
 		if err != nil {
 			return out, 0, nil, err
 		}
+	}
+	if err := r.Err(); err != nil {
+		return out, 0, nil, err
 	}
 	if kind == 0 {
 		out = append(out, "null"...)
@@ -168,49 +146,43 @@ func (w *wireStager) appendValue(out, b []byte, depth int) (_ []byte, kind int32
 // KeyValueList b as a JSON object in its order. Both are a list of field-1 messages, at one
 // depth more than the AnyValue holding them, as pdata counts.
 func (w *wireStager) appendArray(out, b []byte, depth int) ([]byte, error) {
-	return w.appendList(out, b, depth, '[', ']', false)
+	return w.appendList(out, b, depth, &otlpwire.ArrayValue, '[', ']')
 }
 
 func (w *wireStager) appendKVList(out, b []byte, depth int) ([]byte, error) {
-	return w.appendList(out, b, depth, '{', '}', true)
+	return w.appendList(out, b, depth, &otlpwire.KeyValueList, '{', '}')
 }
 
-// appendList appends the field-1 entries of b between open and close: AnyValues, or KeyValues
-// when kvs.
-func (w *wireStager) appendList(out, b []byte, depth int, open, close byte, kvs bool) ([]byte, error) {
+// appendList appends the field-1 entries of b, a list m, between open and close: AnyValues
+// of an ArrayValue, KeyValues of a KeyValueList.
+func (w *wireStager) appendList(out, b []byte, depth int, m *otlpwire.Message, open, close byte) ([]byte, error) {
 	if depth >= w.deep.limit() {
 		return out, errWire
 	}
 	depth++
 	out = append(out, open)
 	first := true
-	for pos := 0; pos < len(b); {
-		num, wt, p, err := otlpwire.ConsumeTag(b, pos)
-		if err != nil {
-			return out, err
-		}
-		if num != 1 {
-			if pos, err = otlpwire.ConsumeUnknown(b, p, wt); err != nil {
-				return out, err
-			}
+	r := otlpwire.NewReader(m, b)
+	for r.Next() {
+		if r.Num != 1 {
 			continue
-		}
-		var v []byte
-		if v, pos, err = lenField(b, p, wt); err != nil {
-			return out, err
 		}
 		if !first {
 			out = append(out, ',')
 		}
 		first = false
-		if kvs {
-			out, _, _, _, err = w.appendKV(out, v, depth)
+		var err error
+		if m == &otlpwire.KeyValueList {
+			out, _, _, _, err = w.appendKV(out, r.Bytes(), depth)
 		} else {
-			out, _, _, err = w.appendValue(out, v, depth)
+			out, _, _, err = w.appendValue(out, r.Bytes(), depth)
 		}
 		if err != nil {
 			return out, err
 		}
+	}
+	if err := r.Err(); err != nil {
+		return out, err
 	}
 	return append(out, close), nil
 }
