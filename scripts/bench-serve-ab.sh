@@ -13,7 +13,7 @@
 # serve variants on a noisy machine, where alternating beats comparing runs
 # minutes apart.
 #
-#   scripts/bench-serve-ab.sh "--projection-priority normal" "--projection-priority idle"
+#   scripts/bench-serve-ab.sh "--projection-lag 0" "--projection-lag 5m"
 #
 # Env: MIX=logs=1 RECORDS=1 DURATION=15s CONCURRENCY=256 ROUNDS=3 POOL_SIZE=16 (load's --pool-size)
 #      BIN=path/to/otelbench (default: go build ./cmd/otelbench)

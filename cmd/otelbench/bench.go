@@ -20,11 +20,10 @@ import (
 
 func newBenchCmd() *cobra.Command {
 	var (
-		f          loadFlags
-		dataDir    string
-		sync       string
-		tracesFile bool
-		catchUp    time.Duration
+		f       loadFlags
+		cfg     bench.Config // the store's part: Dir, Sync, TracesFile
+		sync    string
+		catchUp time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "bench",
@@ -55,7 +54,7 @@ Exit status: 0 nothing lost, 1 records lost or --max-error-rate exceeded,
 			case catchUp == 0:
 				catchUp = -1 // the flag's 0 is "don't wait", the Config's is "default"
 			}
-			cfg := bench.Config{Load: lc, DataDir: dataDir, Sync: store.SyncMode(sync), TracesFile: tracesFile, CatchUp: catchUp}
+			cfg.Load, cfg.CatchUp, cfg.Store.Sync = lc, catchUp, store.SyncMode(sync)
 			if err := cfg.Validate(); err != nil {
 				return exitcode.UsageError(err)
 			}
@@ -88,9 +87,9 @@ Exit status: 0 nothing lost, 1 records lost or --max-error-rate exceeded,
 		},
 	}
 	f.bind(cmd.Flags(), false)
-	cmd.Flags().StringVar(&dataDir, "data-dir", "", "server data directory, kept after the run (default: a temporary directory, removed)")
+	cmd.Flags().StringVar(&cfg.Store.Dir, "data-dir", "", "server data directory, kept after the run (default: a temporary directory, removed)")
 	cmd.Flags().StringVar(&sync, "sync", "", "store durability: full (default), normal or off")
-	cmd.Flags().BoolVar(&tracesFile, "traces-file", ingestsrv.DefaultTracesFile, "as serve --traces-file: spans in traces.db, projected by a second projector (false: one file)")
+	cmd.Flags().BoolVar(&cfg.Store.TracesFile, "traces-file", ingestsrv.DefaultTracesFile, "as serve --traces-file: spans in traces.db, projected by a second projector (false: one file)")
 	cmd.Flags().DurationVar(&catchUp, "catch-up", bench.DefaultCatchUp, "after the load, wait this long at most for projection to catch up and report its rate and pages (0: don't wait)")
 	return cmd
 }

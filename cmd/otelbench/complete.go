@@ -13,15 +13,14 @@ import (
 // for shell completion. A command whose flag of the same name means
 // something else registers its own completion, which wins.
 var enumValues = map[string][]string{
-	"sync":                {string(store.SyncFull), string(store.SyncNormal), string(store.SyncOff)},
-	"projection-priority": {string(store.PriorityIdle), string(store.PriorityLow), string(store.PriorityNormal)},
-	"encoding":            {string(otlpgen.EncodingProto), string(otlpgen.EncodingJSON)},
-	"protocol":            {string(loadgen.ProtocolHTTPProtobuf), string(loadgen.ProtocolHTTPJSON), string(loadgen.ProtocolGRPC)},
-	"compression":         {string(otlpgen.CompressionNone), string(otlpgen.CompressionGzip), string(otlpgen.CompressionZstd)},
-	"times":               {string(loadgen.TimesLive), string(loadgen.TimesReplay)},
-	"sort":                {string(prof.SortTime), string(prof.SortCount), string(prof.SortErrors), string(prof.SortAvg)},
-	"attach":              {string(prof.AttachTPBTF), string(prof.AttachRawTP)},
-	"format":              {"text", "markdown"},
+	"sync":        {string(store.SyncFull), string(store.SyncNormal), string(store.SyncOff)},
+	"encoding":    {string(otlpgen.EncodingProto), string(otlpgen.EncodingJSON)},
+	"protocol":    {string(loadgen.ProtocolHTTPProtobuf), string(loadgen.ProtocolHTTPJSON), string(loadgen.ProtocolGRPC)},
+	"compression": {string(otlpgen.CompressionNone), string(otlpgen.CompressionGzip), string(otlpgen.CompressionZstd)},
+	"times":       {string(loadgen.TimesLive), string(loadgen.TimesReplay)},
+	"sort":        {string(prof.SortTime), string(prof.SortCount), string(prof.SortErrors), string(prof.SortAvg)},
+	"attach":      {string(prof.AttachTPBTF), string(prof.AttachRawTP)},
+	"format":      {"text", "markdown"},
 }
 
 // registerCompletions walks cmd and its subcommands and completes every

@@ -53,7 +53,6 @@ func TestFlagCompletion(t *testing.T) {
 		want []string
 	}{
 		{[]string{"serve", "--sync", ""}, []string{"full", "normal", "off"}},
-		{[]string{"serve", "--projection-priority", ""}, []string{"idle", "low", "normal"}},
 		{[]string{"bench", "--sync", ""}, []string{"full", "normal", "off"}},
 		{[]string{"load", "--encoding", ""}, []string{"proto", "json"}},
 		{[]string{"load", "--protocol", ""}, []string{"http/protobuf", "http/json", "grpc"}},

@@ -24,7 +24,7 @@ import (
 // benchmarks and unusual machines, documented in docs/serve-tuning.md.
 var serveTuningFlags = []string{
 	"queue-bytes", "queue-requests", "inflight-bytes", "max-rejecting", "max-lag-records",
-	"projection-priority", "projection-defer", "traces-file", "no-projection",
+	"projection-lag", "traces-file", "no-projection",
 	"max-records", "max-conns-per-source", "min-body-rate",
 	"grpc-max-recv", "grpc-max-streams", "grpc-max-requests",
 }
@@ -37,7 +37,6 @@ func newServeCmd() *cobra.Command {
 	var (
 		cfg      ingestsrv.Config
 		sync     string
-		priority string
 		memLimit string
 		maxDisk  string
 	)
@@ -63,9 +62,8 @@ Sizes take units (8MiB, 1GB). Tuning flags: docs/serve-tuning.md.`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg.Sync = store.SyncMode(sync)
-			cfg.ProjectPriority = store.Priority(priority)
-			if cfg.ProjectDefer == 0 {
-				cfg.ProjectDefer = -1 // the flag's 0 is "never", the Config's is "default"
+			if cfg.ProjectLag == 0 {
+				cfg.ProjectLag = -1 // the flag's 0 is "never", the Config's is "default"
 			}
 			var err error
 			if cfg.MaxDiskBytes, cfg.MaxDiskShare, err = ingestsrv.ParseMaxDisk(maxDisk); err != nil {
@@ -119,7 +117,7 @@ Sizes take units (8MiB, 1GB). Tuning flags: docs/serve-tuning.md.`,
 	f := cmd.Flags()
 	f.StringVar(&cfg.Addr, "addr", ingestsrv.DefaultAddr, "listen address (loopback by default)")
 	f.StringVar(&cfg.GRPC.Addr, "grpc-addr", ingestsrv.DefaultGRPCAddr, "OTLP/gRPC listen address (empty: none; --addr answers gRPC too)")
-	f.StringVar(&cfg.DataDir, "data", ingestsrv.DefaultDataDir, "data directory (SQLite databases)")
+	f.StringVar(&cfg.Dir, "data", ingestsrv.DefaultDataDir, "data directory (SQLite databases)")
 	f.StringVar(&cfg.AuthToken, "auth-token", "", "require 'Authorization: Bearer TOKEN' on the API, /metrics and pprof; browsers log in at /ui/login (or $"+authTokenEnv+")")
 	f.BoolVar(&cfg.AuthIngest, "auth-ingest", false, "require the bearer token on the OTLP routes too")
 	f.BoolVar(&cfg.Pprof, "pprof", false, "mount net/http/pprof under /debug/pprof/")
@@ -142,8 +140,7 @@ Sizes take units (8MiB, 1GB). Tuning flags: docs/serve-tuning.md.`,
 	f.Int64Var(&cfg.MinBodyRate, "min-body-rate", ingestsrv.DefaultMinBodyRate, "slowest average rate in bytes/s at which a request body may arrive after its first 5 s; slower bodies get 408 and the connection is closed (negative: no minimum)")
 	f.IntVar(&cfg.MaxRejecting, "max-rejecting", ingestsrv.DefaultMaxRejecting, "connections past --max-conns answered 503 at a time; more are closed unanswered")
 	f.Int64Var(&cfg.MaxLagRecords, "max-lag-records", 0, "answer 503 while projection trails by more records than this (0: no bound)")
-	f.StringVar(&priority, "projection-priority", string(store.DefaultPriority), "CPU priority of the projector: idle (SCHED_IDLE), low (nice 19) or normal")
-	f.DurationVar(&cfg.ProjectDefer, "projection-defer", store.DefaultProjectDefer, "while ingest saturates the writer and the CPU, projection may trail by this long before it runs anyway; 0 never waits")
+	f.DurationVar(&cfg.ProjectLag, "projection-lag", store.DefaultProjectLag, "while ingest saturates the CPU, projection waits until it trails by this long, then runs anyway; 0 never waits")
 	f.BoolVar(&cfg.TracesFile, "traces-file", ingestsrv.DefaultTracesFile, "a new --data dir keeps spans in traces.db with a projector of its own (false: one file, one projector)")
 	f.BoolVar(&cfg.NoProjection, "no-projection", false, "store raw payloads only, no relational projection (write-path benchmarks)")
 	bytesize.Int64Var(f, &cfg.GRPC.MaxRecv, "grpc-max-recv", 0, "largest gRPC message, before and after decompression (RESOURCE_EXHAUSTED beyond; default --max-body)")

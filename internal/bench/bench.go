@@ -26,17 +26,11 @@ const DefaultCatchUp = time.Minute
 type Config struct {
 	// Load is the load to run; its Endpoint is replaced by the server's.
 	Load loadgen.Config
-	// DataDir is the server's data directory; "" means a temporary
-	// directory removed after the run.
-	DataDir string
-	// Sync is the store's durability mode ("" means the server's default, full).
-	Sync store.SyncMode
-	// TracesFile gives a new data directory a traces.db with a projector of its own
-	// (ingestsrv.Config.TracesFile; bench --traces-file defaults to
-	// ingestsrv.DefaultTracesFile).
-	TracesFile bool
-	// Logger receives the server's log (nil discards it).
-	Logger *slog.Logger
+	// Store configures the server's store, with the store's defaults: its Dir is the data
+	// directory ("" means a temporary directory removed after the run), its Logger receives the
+	// server's log (nil discards it). bench --traces-file defaults its TracesFile to
+	// ingestsrv.DefaultTracesFile.
+	Store store.Config
 	// CatchUp is how long to wait after the load for projection to catch up, and to report
 	// it (Result.Projection); 0 means DefaultCatchUp, negative does not wait.
 	CatchUp time.Duration
@@ -50,16 +44,19 @@ func (c Config) catchUp() time.Duration {
 	return max(c.CatchUp, 0)
 }
 
-// Validate checks the load config and the sync mode.
+// Validate checks the load config and the store's.
 func (c Config) Validate() error {
 	if err := c.Load.Validate(); err != nil {
 		return err
 	}
-	switch c.Sync {
-	case "", store.SyncFull, store.SyncNormal, store.SyncOff:
-		return nil
+	st := c.Store
+	if st.Dir == "" {
+		st.Dir = os.TempDir() // Run makes one there
 	}
-	return fmt.Errorf("%w: sync mode %q (want full, normal or off)", loadgen.ErrInvalidConfig, c.Sync)
+	if err := st.Validate(); err != nil {
+		return fmt.Errorf("%w: %w", loadgen.ErrInvalidConfig, err)
+	}
+	return nil
 }
 
 // SignalCheck compares, for one signal, what the generator saw acknowledged
@@ -178,26 +175,25 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	res := &Result{}
-	dir := cfg.DataDir
-	if dir == "" {
+	stcfg := cfg.Store
+	if stcfg.Dir == "" {
 		tmp, err := os.MkdirTemp("", "otelbench-bench-*")
 		if err != nil {
 			return nil, fmt.Errorf("create data dir: %w", err)
 		}
 		defer os.RemoveAll(tmp)
-		dir = tmp
+		stcfg.Dir = tmp
 	} else {
-		res.DataDir = dir
+		res.DataDir = stcfg.Dir
 	}
-	logger := cfg.Logger
-	if logger == nil {
-		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	if stcfg.Logger == nil {
+		stcfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	// The server outlives a Ctrl-C of the load: it runs on its own context
 	// so that the stats can still be read, and is stopped below.
 	srvCtx, stopSrv := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopSrv()
-	srv, err := ingestsrv.New(srvCtx, ingestsrv.Config{Addr: "127.0.0.1:0", DataDir: dir, Sync: cfg.Sync, TracesFile: cfg.TracesFile, Logger: logger})
+	srv, err := ingestsrv.New(srvCtx, ingestsrv.Config{Config: stcfg, Addr: "127.0.0.1:0"})
 	if err != nil {
 		return nil, fmt.Errorf("start server: %w", err)
 	}

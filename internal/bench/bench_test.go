@@ -33,7 +33,7 @@ func TestBenchNothingLost(t *testing.T) {
 			tt.load.Payload.Records = max(tt.load.Payload.Records, 20)
 			tt.load.Payload.PoolSize = 4
 			dir := t.TempDir()
-			res, err := Run(context.Background(), Config{Load: tt.load, DataDir: dir, TracesFile: tt.tracesFile, CatchUp: time.Minute})
+			res, err := Run(context.Background(), Config{Load: tt.load, Store: store.Config{Dir: dir, TracesFile: tt.tracesFile}, CatchUp: time.Minute})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -103,7 +103,7 @@ func TestResultReportsDifference(t *testing.T) {
 }
 
 func TestConfigValidate(t *testing.T) {
-	if err := (Config{Sync: "sometimes"}).Validate(); err == nil {
+	if err := (Config{Store: store.Config{Sync: "sometimes"}}).Validate(); err == nil {
 		t.Error("Validate accepted sync mode sometimes")
 	}
 	if err := (Config{Load: loadgen.Config{Rate: -1}}).Validate(); err == nil {

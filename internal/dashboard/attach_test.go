@@ -16,6 +16,7 @@ import (
 
 	"github.com/otelbench/otelbench/internal/ingestsrv"
 	"github.com/otelbench/otelbench/internal/query/querytest"
+	"github.com/otelbench/otelbench/internal/store"
 )
 
 // TestAttachBehindIngestAuth wires the API and dashboard into the real
@@ -24,7 +25,7 @@ import (
 func TestAttachBehindIngestAuth(t *testing.T) {
 	const token = "s3cret-token"
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	srv, err := ingestsrv.New(context.Background(), ingestsrv.Config{DataDir: t.TempDir(), AuthToken: token, Logger: logger})
+	srv, err := ingestsrv.New(context.Background(), ingestsrv.Config{Config: store.Config{Dir: t.TempDir(), Logger: logger}, AuthToken: token})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/otelbench/otelbench/internal/ingestsrv"
 	"github.com/otelbench/otelbench/internal/query/querytest"
+	"github.com/otelbench/otelbench/internal/store"
 )
 
 // newAuthEnv serves the API and the dashboard the way `otelbench serve`
@@ -26,7 +27,7 @@ import (
 func newAuthEnv(t *testing.T, token string) *env {
 	t.Helper()
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	srv, err := ingestsrv.New(context.Background(), ingestsrv.Config{DataDir: t.TempDir(), AuthToken: token, Logger: logger})
+	srv, err := ingestsrv.New(context.Background(), ingestsrv.Config{Config: store.Config{Dir: t.TempDir(), Logger: logger}, AuthToken: token})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/otelbench/otelbench/internal/otlpcodec"
 	"github.com/otelbench/otelbench/internal/otlpcodec/otlptest"
+	"github.com/otelbench/otelbench/internal/store"
 )
 
 func TestAuth(t *testing.T) {
@@ -82,7 +83,7 @@ func TestConfigValidate(t *testing.T) {
 	}{
 		{"zero", Config{}, true},
 		{"auth ingest without token", Config{AuthIngest: true}, false},
-		{"bad sync", Config{Sync: "sometimes"}, false},
+		{"bad sync", Config{Config: store.Config{Sync: "sometimes"}}, false},
 		{"negative", Config{MaxBody: -1}, false},
 		{"budget below one body", Config{MaxBody: 8 << 20, InflightBytes: 16 << 20}, false},
 		{"token", Config{AuthToken: "s3cret"}, true},

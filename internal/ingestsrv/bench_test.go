@@ -15,7 +15,7 @@ import (
 // projection: the cost of the HTTP ingest path itself (admission, body
 // read, scan, budget, group commit of one, answer), client included.
 func BenchmarkIngestLogs(b *testing.B) {
-	ts := startServer(b, Config{Sync: store.SyncOff, NoProjection: true})
+	ts := startServer(b, Config{Config: store.Config{Sync: store.SyncOff, NoProjection: true}})
 	body := encode(b, otlptest.Logs(0, 10), otlpcodec.EncodingProto)
 	tr := &http.Transport{MaxIdleConnsPerHost: 1}
 	defer tr.CloseIdleConnections()

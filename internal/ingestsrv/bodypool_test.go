@@ -19,7 +19,7 @@ import (
 // pooled body buffers pass from request to request, and finds every payload in raw.db byte for
 // byte: a buffer reused before its commit, or old bytes past a shorter body, would show.
 func TestPooledBodiesStoredExactly(t *testing.T) {
-	ts := startServer(t, Config{KeepRaw: true})
+	ts := startServer(t, Config{Config: store.Config{KeepRaw: true}})
 	const clients, perClient = 8, 40
 	// Sizes cycle from 1 to 60 records, so a pooled buffer often holds a longer body than the
 	// one read into it next.

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"log/slog"
 	"strings"
 	"time"
 
@@ -69,14 +68,17 @@ const (
 
 // Config configures New. Zero values fall back to the Default* constants.
 type Config struct {
+	// Config configures the store the server opens in its Dir, the data
+	// directory ("" means DefaultDataDir): its durability (Sync), queue,
+	// retention, disk bound and projection (store.Config). Its zero values
+	// are the store's defaults and store.Config.Validate checks it; its
+	// Logger (nil means slog.Default()) is the server's too. TracesFile:
+	// serve and bench default to DefaultTracesFile; the zero value keeps one
+	// file, as the store's does (what embedders such as pipeline's
+	// in-process sink get).
+	store.Config
 	// Addr is the listen address of ListenAndServe ("" means DefaultAddr).
 	Addr string
-	// DataDir is the store's directory ("" means DefaultDataDir).
-	DataDir string
-	// QueueBytes and QueueRequests bound the store's group-commit queue
-	// (0 means the store's defaults).
-	QueueBytes    int64
-	QueueRequests int
 	// MaxBody caps a request body before and after decompression (0 means
 	// DefaultMaxBody); larger bodies get 413.
 	MaxBody int64
@@ -107,20 +109,10 @@ type Config struct {
 	// trails the raw store by more than this many records: a bound on the
 	// backlog (and on the store memory that grows with it, see
 	// docs/benchmarks/serve.md) at the price of coupling ingest to
-	// projection under sustained overload. 0 means no bound.
+	// projection under sustained overload. 0 means no bound. It also sets
+	// the store's ProjectLagRecords, when unset, to half of it: projection
+	// stops deferring well before ingest would get 503s.
 	MaxLagRecords int64
-	// Sync is the store's durability mode ("" means store.SyncFull).
-	Sync store.SyncMode
-	// ProjectPriority is the projector thread's CPU priority ("" means
-	// store.DefaultPriority: idle, so ingest wins the CPU under load and the
-	// projection lag grows instead).
-	ProjectPriority store.Priority
-	// ProjectDefer bounds how far (in lag seconds) the projector may fall
-	// behind by waiting while ingest saturates the writer and the machine
-	// (store.Config.ProjectDefer: 0 means store.DefaultProjectDefer,
-	// negative never waits). With MaxLagRecords, it also stops waiting at
-	// half that many records, well before ingest would get 503s.
-	ProjectDefer time.Duration
 	// Pprof mounts net/http/pprof under /debug/pprof/ (behind auth).
 	Pprof bool
 	// AuthToken, if set, requires "Authorization: Bearer <token>" on every
@@ -134,41 +126,15 @@ type Config struct {
 	// DefaultShutdownTimeout); in-flight requests still running after it
 	// are cut off, the store is closed regardless.
 	ShutdownTimeout time.Duration
-	// NoProjection stores raw payloads only (store.Config.NoProjection);
-	// benchmarks of the write path use it.
-	NoProjection bool
-	// RawRetention is how long raw payloads are kept once their projection
-	// is durable (0 means store.DefaultRawRetention); KeepRaw keeps them
-	// forever (store.Config).
-	RawRetention time.Duration
-	KeepRaw      bool
-	// Retention is how long projected data is kept (0 means
-	// store.DefaultRetention, negative forever); MaxDiskBytes and
-	// MaxDiskShare bound the data directory's size (store.Config).
-	Retention    time.Duration
-	MaxDiskBytes int64
-	MaxDiskShare float64
-	// TracesFile puts a new data directory's trace tables in traces.db, with
-	// a projector of their own (store.Config.TracesFile). serve and bench
-	// default to DefaultTracesFile; the zero value keeps one file, as the
-	// store's does (what embedders such as pipeline's in-process sink get).
-	TracesFile bool
 	// GRPC configures OTLP/gRPC beside OTLP/HTTP (grpc_config.go); its
 	// zero value serves none.
 	GRPC GRPCConfig
-	// Logger receives lifecycle events and errors (nil means slog.Default()).
-	Logger *slog.Logger
 }
 
 // Validate reports a configuration error.
 func (c Config) Validate() error {
-	if c.QueueBytes < 0 || c.QueueRequests < 0 || c.MaxBody < 0 || c.InflightBytes < 0 || c.ShutdownTimeout < 0 || c.MaxConns < 0 || c.MaxRejecting < 0 || c.MaxConnsPerSource < 0 || c.MaxLagRecords < 0 || c.RawRetention < 0 {
+	if c.MaxBody < 0 || c.InflightBytes < 0 || c.ShutdownTimeout < 0 || c.MaxConns < 0 || c.MaxRejecting < 0 || c.MaxConnsPerSource < 0 || c.MaxLagRecords < 0 {
 		return errors.New("ingestsrv: config: negative limit")
-	}
-	switch c.Sync {
-	case "", store.SyncFull, store.SyncNormal, store.SyncOff:
-	default:
-		return fmt.Errorf("ingestsrv: config: unknown sync mode %q (want full, normal or off)", c.Sync)
 	}
 	if strings.TrimSpace(c.AuthToken) != c.AuthToken {
 		return errors.New("ingestsrv: config: the auth token starts or ends with white space, which no client sends " +
@@ -177,10 +143,10 @@ func (c Config) Validate() error {
 	if c.AuthIngest && c.AuthToken == "" {
 		return errors.New("ingestsrv: config: AuthIngest needs AuthToken")
 	}
-	if err := c.ProjectPriority.Validate(); err != nil {
+	d := c.withDefaults()
+	if err := d.Config.Validate(); err != nil {
 		return err // already says "store: config: ..."
 	}
-	d := c.withDefaults()
 	if d.InflightBytes < d.MaxBody*(1+otlpcodec.DecodeFactor) {
 		return fmt.Errorf("ingestsrv: config: in-flight budget %d cannot hold one %d-byte body and its decoding (%d bytes)",
 			d.InflightBytes, d.MaxBody, d.MaxBody*(1+otlpcodec.DecodeFactor))
@@ -191,7 +157,7 @@ func (c Config) Validate() error {
 
 func (c Config) withDefaults() Config {
 	c.Addr = cmp.Or(c.Addr, DefaultAddr)
-	c.DataDir = cmp.Or(c.DataDir, DefaultDataDir)
+	c.Dir = cmp.Or(c.Dir, DefaultDataDir)
 	c.MaxBody = cmp.Or(c.MaxBody, DefaultMaxBody)
 	c.InflightBytes = cmp.Or(c.InflightBytes, DefaultInflightBytes)
 	c.MaxConns = cmp.Or(c.MaxConns, DefaultMaxConns)
@@ -199,10 +165,11 @@ func (c Config) withDefaults() Config {
 	c.MaxConnsPerSource = cmp.Or(c.MaxConnsPerSource, min(DefaultMaxConnsPerSource, c.MaxConns))
 	c.MaxRecords = cmp.Or(c.MaxRecords, DefaultMaxRecords)
 	c.MinBodyRate = cmp.Or(c.MinBodyRate, DefaultMinBodyRate)
-	c.Sync = cmp.Or(c.Sync, store.SyncFull)
 	c.ShutdownTimeout = cmp.Or(c.ShutdownTimeout, DefaultShutdownTimeout)
-	if c.Logger == nil {
-		c.Logger = slog.Default()
+	if c.MaxLagRecords > 0 && c.ProjectLagRecords == 0 {
+		// Stop deferring well before ingest would get 503s.
+		c.ProjectLagRecords = c.MaxLagRecords / 2
 	}
+	c.Config = c.Config.WithDefaults()
 	return c
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/otelbench/otelbench/internal/otlpcodec"
 	"github.com/otelbench/otelbench/internal/otlpcodec/otlptest"
+	"github.com/otelbench/otelbench/internal/store"
 )
 
 // TestDiskFull507 serves from a real 2 MiB tmpfs until it fills: every
@@ -22,7 +23,7 @@ func TestDiskFull507(t *testing.T) {
 	if err := os.WriteFile(filler, make([]byte, 512<<10), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ts := startServer(t, Config{DataDir: filepath.Join(mnt, "data"), NoProjection: true})
+	ts := startServer(t, Config{Config: store.Config{Dir: filepath.Join(mnt, "data"), NoProjection: true}})
 	body := noisyLogs(t, rand.New(rand.NewPCG(1, 2))) // the disk fills in a few hundred requests
 	ok, full := 0, 0
 	for i := 0; i < 3000 && full < 5; i++ {
@@ -73,7 +74,7 @@ func noisyLogs(t testing.TB, rng *rand.Rand) func(i int) []byte {
 // every request answered 200 is counted in the durable totals and projected.
 func TestMaxDiskRecovers(t *testing.T) {
 	mnt := mountTmpfs(t, 0, "8m")
-	ts := startServer(t, Config{DataDir: filepath.Join(mnt, "data"), MaxDiskShare: 0.5})
+	ts := startServer(t, Config{Config: store.Config{Dir: filepath.Join(mnt, "data"), MaxDiskShare: 0.5}})
 	body := noisyLogs(t, rand.New(rand.NewPCG(3, 4)))
 	const want = 4 << 10 // ~9 MB acknowledged: more than the disk
 	var ok, full, afterFull int

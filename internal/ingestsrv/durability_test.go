@@ -184,7 +184,7 @@ const childEnv = "OTELBENCH_INGESTSRV_CHILD_DIR"
 func runChild(dir string) int {
 	ctx, stop := ossignal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	srv, err := New(ctx, Config{DataDir: dir, Logger: slog.New(slog.NewTextHandler(os.Stderr, nil))})
+	srv, err := New(ctx, Config{Config: store.Config{Dir: dir, Logger: slog.New(slog.NewTextHandler(os.Stderr, nil))}})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -309,7 +309,7 @@ func TestKill9(t *testing.T) {
 	res := <-resCh
 	t.Logf("acked %d records before SIGKILL; statuses %v, transport errors %d", len(res.acked), res.statuses, res.errors)
 
-	ts := startServer(t, Config{DataDir: dir}) // restart: the database must open cleanly
+	ts := startServer(t, Config{Config: store.Config{Dir: dir}}) // restart: the database must open cleanly
 	waitProjected(t, ts.Store())
 	rows, err := ts.Store().ReadDB().Query("SELECT body FROM logs")
 	if err != nil {

@@ -37,8 +37,8 @@ func startServer(t testing.TB, cfg Config) *testServer {
 // 127.0.0.1:0 too, whose address it returns.
 func startServerGRPC(t testing.TB, cfg Config, withGRPC bool) (*testServer, string) {
 	t.Helper()
-	if cfg.DataDir == "" {
-		cfg.DataDir = t.TempDir()
+	if cfg.Dir == "" {
+		cfg.Dir = t.TempDir()
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -64,7 +64,7 @@ func startServerGRPC(t testing.TB, cfg Config, withGRPC bool) (*testServer, stri
 			t.Fatal(err)
 		}
 	}
-	ts := &testServer{Server: srv, url: "http://" + ln.Addr().String(), dir: cfg.DataDir, cancel: cancel, done: make(chan error, 1)}
+	ts := &testServer{Server: srv, url: "http://" + ln.Addr().String(), dir: cfg.Dir, cancel: cancel, done: make(chan error, 1)}
 	go func() { ts.done <- srv.ServeWithGRPC(ctx, ln, gln) }()
 	t.Cleanup(func() { ts.stop(t) })
 	if gln == nil {

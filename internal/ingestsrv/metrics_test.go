@@ -12,6 +12,7 @@ import (
 
 	"github.com/otelbench/otelbench/internal/otlpcodec"
 	"github.com/otelbench/otelbench/internal/otlpcodec/otlptest"
+	"github.com/otelbench/otelbench/internal/store"
 )
 
 func TestPrometheusMetrics(t *testing.T) {
@@ -62,7 +63,7 @@ func TestPrometheusMetrics(t *testing.T) {
 
 // TestServeListenerError checks that a failing listener surfaces from Serve.
 func TestServeListenerError(t *testing.T) {
-	srv, err := New(context.Background(), Config{DataDir: t.TempDir(), Logger: discard()})
+	srv, err := New(context.Background(), Config{Config: store.Config{Dir: t.TempDir(), Logger: discard()}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/otelbench/otelbench/internal/otlpcodec"
 	"github.com/otelbench/otelbench/internal/otlpcodec/otlptest"
+	"github.com/otelbench/otelbench/internal/store"
 )
 
 // TestQueueFull503 makes the store's queue full deterministically: another
@@ -18,7 +19,7 @@ import (
 // in its group commit while a second one is refused at once with 503 and
 // Retry-After. Releasing the lock lets the first commit: 200.
 func TestQueueFull503(t *testing.T) {
-	ts := startServer(t, Config{QueueRequests: 1})
+	ts := startServer(t, Config{Config: store.Config{QueueRequests: 1}})
 	lock, err := sql.Open("sqlite", "file:"+ts.Store().Path()+"?_pragma=busy_timeout(10000)")
 	if err != nil {
 		t.Fatal(err)
@@ -127,7 +128,7 @@ func waitFor(t testing.TB, what string, cond func() bool) {
 // TestMaxLagRecords503: with projection off, every stored record stays in
 // the backlog; once it exceeds MaxLagRecords, ingest answers 503.
 func TestMaxLagRecords503(t *testing.T) {
-	ts := startServer(t, Config{NoProjection: true, MaxLagRecords: 5})
+	ts := startServer(t, Config{Config: store.Config{NoProjection: true}, MaxLagRecords: 5})
 	for i := range 3 { // 6 records: lag 2, 4, 6
 		wantStatus(t, post(t, nil, ts.url+"/v1/logs", ctProto, "", encode(t, otlptest.Logs(uint64(2*i), 2), otlpcodec.EncodingProto)), http.StatusOK)
 	}

@@ -51,7 +51,7 @@ type Server struct {
 	closeErr  error
 }
 
-// New validates cfg, opens the store in cfg.DataDir and registers the
+// New validates cfg, opens the store in cfg.Dir and registers the
 // routes. The caller must run Serve (which closes the store at the end) or
 // call Close.
 func New(ctx context.Context, cfg Config) (*Server, error) {
@@ -59,29 +59,13 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	st, err := store.Open(ctx, store.Config{
-		Dir:                 cfg.DataDir,
-		Sync:                cfg.Sync,
-		QueueBytes:          cfg.QueueBytes,
-		QueueRequests:       cfg.QueueRequests,
-		NoProjection:        cfg.NoProjection,
-		RawRetention:        cfg.RawRetention,
-		Retention:           cfg.Retention,
-		MaxDiskBytes:        cfg.MaxDiskBytes,
-		MaxDiskShare:        cfg.MaxDiskShare,
-		ProjectPriority:     cfg.ProjectPriority,
-		ProjectDefer:        cfg.ProjectDefer,
-		ProjectDeferRecords: cfg.MaxLagRecords / 2,
-		KeepRaw:             cfg.KeepRaw,
-		TracesFile:          cfg.TracesFile,
-		Logger:              cfg.Logger,
-	})
+	st, err := store.Open(ctx, cfg.Config)
 	if err != nil {
 		cause := ""
 		if pe := (*fs.PathError)(nil); !errors.As(err, &pe) { // SQLite's error: the OS reason is lost
-			cause = probeDir(cfg.DataDir)
+			cause = probeDir(cfg.Dir)
 		}
-		return nil, fmt.Errorf("open store in %s: %w%s", cfg.DataDir, err, cause)
+		return nil, fmt.Errorf("open store in %s: %w%s", cfg.Dir, err, cause)
 	}
 	s := &Server{
 		cfg:     cfg,
@@ -196,7 +180,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- hs.Serve(ln) }()
-	s.log.Info("serving OTLP/HTTP", "addr", ln.Addr().String(), "data", s.cfg.DataDir, "sync", string(s.cfg.Sync))
+	s.log.Info("serving OTLP/HTTP", "addr", ln.Addr().String(), "data", s.cfg.Dir, "sync", string(s.cfg.Sync))
 
 	var err error
 	select {

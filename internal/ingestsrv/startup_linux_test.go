@@ -7,6 +7,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/otelbench/otelbench/internal/store"
 )
 
 // mountTmpfs mounts a tmpfs of the given size with flags, or skips the test.
@@ -41,7 +43,7 @@ func TestStartupErrorNamesPathAndCause(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			srv, err := New(context.Background(), Config{DataDir: tt.dir, Logger: discard()})
+			srv, err := New(context.Background(), Config{Config: store.Config{Dir: tt.dir, Logger: discard()}})
 			if err == nil {
 				_ = srv.Close(context.Background())
 				t.Fatal("New succeeded")

@@ -7,6 +7,7 @@ import (
 
 	"github.com/otelbench/otelbench/internal/otlpcodec"
 	"github.com/otelbench/otelbench/internal/otlpcodec/otlptest"
+	"github.com/otelbench/otelbench/internal/store"
 )
 
 // TestTotalsSurviveRestart: /api/v1/stats "signals" count since the process started, and
@@ -16,14 +17,14 @@ import (
 func TestTotalsSurviveRestart(t *testing.T) {
 	dir := t.TempDir()
 	body := encode(t, otlptest.Logs(0, 3), otlpcodec.EncodingProto)
-	ts := startServer(t, Config{DataDir: dir})
+	ts := startServer(t, Config{Config: store.Config{Dir: dir}})
 	for range 2 {
 		wantStatus(t, post(t, nil, ts.url+"/v1/logs", ctProto, "", body), 200)
 	}
 	waitProjected(t, ts.Store())
 	ts.stop(t)
 
-	ts = startServer(t, Config{DataDir: dir})
+	ts = startServer(t, Config{Config: store.Config{Dir: dir}})
 	wantStatus(t, post(t, nil, ts.url+"/v1/logs", ctProto, "", body), 200)
 	waitProjected(t, ts.Store())
 	st := getStats(t, ts.url)

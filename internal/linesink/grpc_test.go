@@ -15,6 +15,7 @@ import (
 	"github.com/otelbench/otelbench/internal/otlpcodec"
 	"github.com/otelbench/otelbench/internal/otlpgrpc"
 	"github.com/otelbench/otelbench/internal/signal"
+	"github.com/otelbench/otelbench/internal/store"
 )
 
 // serveGRPC serves gs on loopback until the test ends and returns a client
@@ -77,7 +78,7 @@ func TestGRPC(t *testing.T) {
 			var gs *grpc.Server
 			if tt.serve {
 				var err error
-				srv, err = ingestsrv.New(context.Background(), ingestsrv.Config{Addr: "127.0.0.1:0", DataDir: t.TempDir()})
+				srv, err = ingestsrv.New(context.Background(), ingestsrv.Config{Config: store.Config{Dir: t.TempDir()}, Addr: "127.0.0.1:0"})
 				if err != nil {
 					t.Fatal(err)
 				}

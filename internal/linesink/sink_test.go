@@ -17,6 +17,7 @@ import (
 	"github.com/otelbench/otelbench/internal/ingestsrv"
 	"github.com/otelbench/otelbench/internal/logline"
 	"github.com/otelbench/otelbench/internal/otlpcodec"
+	"github.com/otelbench/otelbench/internal/store"
 )
 
 // request encodes one logs request whose records carry bodies; a body
@@ -165,7 +166,7 @@ func TestHandler(t *testing.T) {
 // not.
 func TestTapServe(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
-	srv, err := ingestsrv.New(ctx, ingestsrv.Config{Addr: "127.0.0.1:0", DataDir: t.TempDir()})
+	srv, err := ingestsrv.New(ctx, ingestsrv.Config{Config: store.Config{Dir: t.TempDir()}, Addr: "127.0.0.1:0"})
 	if err != nil {
 		t.Fatal(err)
 	}

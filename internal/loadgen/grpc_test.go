@@ -26,6 +26,7 @@ import (
 	"github.com/otelbench/otelbench/internal/otlpgen"
 	"github.com/otelbench/otelbench/internal/otlpgrpc"
 	"github.com/otelbench/otelbench/internal/signal"
+	"github.com/otelbench/otelbench/internal/store"
 )
 
 // grpcOutcome is one planned answer of the gRPC accounting server.
@@ -293,8 +294,7 @@ func cutOffPeer(ln net.Listener, sendHeader bool) error {
 func TestGRPCAgainstServe(t *testing.T) {
 	for _, listener := range []string{"grpc", "http"} {
 		t.Run(listener, func(t *testing.T) {
-			srv, err := ingestsrv.New(context.Background(), ingestsrv.Config{DataDir: t.TempDir(), NoProjection: true,
-				Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+			srv, err := ingestsrv.New(context.Background(), ingestsrv.Config{Config: store.Config{Dir: t.TempDir(), NoProjection: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -37,8 +37,7 @@ func startServe(t *testing.T) *serveTarget {
 	t.Helper()
 	dir := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
-	srv, err := ingestsrv.New(ctx, ingestsrv.Config{Addr: "127.0.0.1:0", DataDir: dir, KeepRaw: true, NoProjection: true,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	srv, err := ingestsrv.New(ctx, ingestsrv.Config{Config: store.Config{Dir: dir, KeepRaw: true, NoProjection: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, Addr: "127.0.0.1:0"})
 	if err != nil {
 		cancel()
 		t.Fatal(err)

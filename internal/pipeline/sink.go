@@ -15,6 +15,7 @@ import (
 
 	"github.com/otelbench/otelbench/internal/ingestsrv"
 	"github.com/otelbench/otelbench/internal/linesink"
+	"github.com/otelbench/otelbench/internal/store"
 )
 
 // sink is the running receiver: an OTLP/HTTP and an OTLP/gRPC server on
@@ -42,7 +43,7 @@ func startSink(ctx context.Context, mode SinkMode, addr, grpcAddr, work string, 
 	s := &sink{acc: linesink.NewAccounting(), served: make(chan error, 1), grpcServed: make(chan error, 1)}
 	h := s.acc.Handler()
 	if mode == SinkServe {
-		srv, err := ingestsrv.New(ctx, ingestsrv.Config{Addr: addr, DataDir: filepath.Join(work, "serve"), Logger: log})
+		srv, err := ingestsrv.New(ctx, ingestsrv.Config{Config: store.Config{Dir: filepath.Join(work, "serve"), Logger: log}, Addr: addr})
 		if err != nil {
 			return nil, fmt.Errorf("start serve sink: %w", err)
 		}

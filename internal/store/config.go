@@ -9,6 +9,7 @@ import (
 	// also registers the "sqlite" database/sql driver
 
 	"github.com/otelbench/otelbench/internal/diskfull"
+	"github.com/otelbench/otelbench/internal/project"
 )
 
 // Defaults for Config's zero values.
@@ -23,14 +24,11 @@ const (
 	RawFileName = "raw.db"
 	// FileName is the relational (projected) database inside Config.Dir.
 	FileName = "telemetry.db"
-	// DefaultProjectShare is the projector's share of wall time while appends arrive, at
-	// PriorityNormal.
-	DefaultProjectShare = 0.5
 	// DefaultReadConns is the size of the read-only pool behind ReadDB.
 	DefaultReadConns = 4
-	// DefaultProjectInterval is the shortest time between the starts of two projection
-	// slices once the projector has caught up.
-	DefaultProjectInterval = 100 * time.Millisecond
+	// DefaultProjectLag bounds the projection lag (LagSeconds) that the projector may build by
+	// deferring while ingest saturates the machine (internal/project).
+	DefaultProjectLag = project.DefaultMaxLag
 )
 
 // Errors returned by Append and Close.
@@ -73,28 +71,18 @@ type Config struct {
 	// ProjectSlice is the most raw rows one projection transaction takes; 0 means
 	// DefaultProjectSlice.
 	ProjectSlice int
-	// ProjectShare is the fraction of wall time the projector may spend projecting while
-	// appends are arriving (it sleeps the rest after each slice), so ingest keeps priority on
-	// a small machine; when no appends arrive it runs flat out. 0 means DefaultProjectShare;
-	// 1 disables the throttle.
-	ProjectShare float64
-	// ProjectPriority is the CPU priority of the projector's thread; "" means DefaultPriority.
-	// Below PriorityNormal, the kernel arbitrates between ingest and projection, and
-	// ProjectShare defaults to 1 (no throttle).
-	ProjectPriority Priority
-	// ProjectInterval is the shortest time between the starts of two slices once the
-	// projector has caught up: a trickle of small appends is projected in fewer, larger
-	// slices, so telemetry.db commits less often (less work per record, and the read pool's
-	// page caches, which SQLite drops whenever the database changed, survive between
-	// commits). Projection lags by up to this much more. A backlog is projected without
-	// waiting. 0 means DefaultProjectInterval; negative disables the wait.
-	ProjectInterval time.Duration
-	// ProjectDefer, below PriorityNormal, lets the projector wait while ingest saturates both
-	// the writer and the machine, until the projection lag reaches this age (defer.go); 0 means
-	// DefaultProjectDefer, negative never defers. ProjectDeferRecords, if positive, also ends
-	// the wait at that many records of lag (ingestsrv sets half its 503 bound).
-	ProjectDefer        time.Duration
-	ProjectDeferRecords int64
+	// ProjectLag bounds how far projection may fall behind while ingest saturates the machine:
+	// the projector defers (internal/project: the scheduling policy) until the lag reaches this
+	// age, then runs under load anyway at SCHED_IDLE. 0 means DefaultProjectLag; negative never
+	// defers. ProjectLagRecords, if positive, also ends deferring at that many records of lag
+	// (ingestsrv sets half its 503 bound).
+	ProjectLag        time.Duration
+	ProjectLagRecords int64
+	// CPU is where the projection policy reads the machine's CPU times; nil means
+	// project.Machine (/proc/stat). Clock times its windows; nil means the wall clock. Tests
+	// inject both.
+	CPU   project.CPUSource
+	Clock project.Clock
 	// ReadConns sizes the read-only pool; 0 means DefaultReadConns.
 	ReadConns int
 	// NoProjection disables the projector (raw storage only); used by benchmarks that measure
@@ -131,19 +119,17 @@ func (c Config) Validate() error {
 	default:
 		return fmt.Errorf("store: config: unknown sync mode %q (want full, normal or off)", c.Sync)
 	}
-	if c.QueueBytes < 0 || c.QueueRequests < 0 || c.ProjectSlice < 0 || c.ReadConns < 0 || c.RawRetention < 0 || c.ProjectDeferRecords < 0 {
+	if c.QueueBytes < 0 || c.QueueRequests < 0 || c.ProjectSlice < 0 || c.ReadConns < 0 || c.RawRetention < 0 || c.ProjectLagRecords < 0 {
 		return errors.New("store: config: negative limit")
 	}
 	if c.MaxDiskBytes < 0 || c.MaxDiskShare < 0 || c.MaxDiskShare > 1 {
 		return fmt.Errorf("store: config: MaxDiskBytes %d negative or MaxDiskShare %v outside [0, 1]", c.MaxDiskBytes, c.MaxDiskShare)
 	}
-	if c.ProjectShare < 0 || c.ProjectShare > 1 {
-		return fmt.Errorf("store: config: ProjectShare %v outside [0, 1]", c.ProjectShare)
-	}
-	return c.ProjectPriority.Validate()
+	return nil
 }
 
-func (c Config) withDefaults() Config {
+// WithDefaults returns c with every zero value replaced by its default (what Open uses).
+func (c Config) WithDefaults() Config {
 	if c.Sync == "" {
 		c.Sync = SyncFull
 	}
@@ -159,20 +145,8 @@ func (c Config) withDefaults() Config {
 	if c.ReadConns == 0 {
 		c.ReadConns = DefaultReadConns
 	}
-	if c.ProjectPriority == "" {
-		c.ProjectPriority = DefaultPriority
-	}
-	if c.ProjectShare == 0 {
-		c.ProjectShare = DefaultProjectShare
-		if c.ProjectPriority != PriorityNormal {
-			c.ProjectShare = 1
-		}
-	}
-	if c.ProjectInterval == 0 {
-		c.ProjectInterval = DefaultProjectInterval
-	}
-	if c.ProjectDefer == 0 {
-		c.ProjectDefer = DefaultProjectDefer
+	if c.ProjectLag == 0 {
+		c.ProjectLag = DefaultProjectLag
 	}
 	if c.RawRetention == 0 {
 		c.RawRetention = DefaultRawRetention

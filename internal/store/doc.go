@@ -4,8 +4,10 @@
 // The rooms. This package is the facade (Config, Open, Store: Append, Stats, Totals, Close,
 // ReadDB, ProjectedNotify), and holds the raw log's write side (queue.go, writer.go, walsync.go,
 // prune.go), the projectors (project.go, prefetch.go, commit.go, summarize.go, bulk.go,
-// logtext.go, window.go, unprojectable.go, rowids.go and their scheduling: defer.go,
-// priority*.go, worker.go, cputime*.go), the shards, retention and the disk bound. Beside it:
+// logtext.go, window.go, unprojectable.go, rowids.go), the shards, retention and the disk bound.
+// Beside it:
+//   - internal/project: the projectors' scheduling policy (idle, keeping up, deferring, catching
+//     up), its CPU source, the SCHED_IDLE thread and the catch-up worker;
 //   - internal/rawlog: the projectors' reader of durable raw rows (Reader, Row), no SQL in its API;
 //   - internal/stage: payload → one slice's rows, no SQL (wire and pdata paths, resource cache,
 //     deep values, record windows, log_text documents, the AnyValue JSON encoder);
@@ -39,9 +41,10 @@
 // scopes, logs (plus the FTS5 index of their bodies' trigrams), spans with events and links,
 // metrics and their points (the spans into traces.db when there is one), updating
 // projection_state in the same transaction. A crash therefore never loses or duplicates
-// projected rows, and projection resumes after restart. While appends arrive the projector
-// limits itself to Config.ProjectShare of wall time, so on a small machine ingest keeps priority
-// and projection lag (Stats.LagRecords, LagSeconds) absorbs bursts. Queries use ReadDB, a
+// projected rows, and projection resumes after restart. The projector's thread runs under
+// SCHED_IDLE and defers while ingest saturates the machine, up to Config.ProjectLag, so ingest
+// keeps the CPU and projection lag (Stats.LagRecords, LagSeconds) absorbs bursts; a backlog is
+// caught up at normal priority once ingest is idle (internal/project). Queries use ReadDB, a
 // read-only pool on telemetry.db with raw.db attached as schema "raw" (and traces.db as
 // "traces": the trace tables are named unqualified); ProjectedNotify signals
 // after each projection slice (for live tails).

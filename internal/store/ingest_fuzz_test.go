@@ -73,7 +73,8 @@ func FuzzIngestedRecordsProject(f *testing.F) {
 			f.Add(uint8(sig), true, nestedJSONAttrs(sig, depth))
 		}
 	}
-	s := openTest(f, Config{Sync: SyncOff, ProjectInterval: -1, Logger: quietLogger})
+	// A clock that never waits for real: each input is projected without the idle gather wait.
+	s := openTest(f, Config{Sync: SyncOff, Clock: &stepClock{}, Logger: quietLogger})
 	f.Fuzz(func(t *testing.T, sigByte uint8, json bool, body []byte) {
 		sig := signal.Signal((int(sigByte)+2)%signal.Count + 1) // 1, 2, 3 as they are
 		enc := otlpcodec.EncodingProto

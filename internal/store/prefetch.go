@@ -3,6 +3,7 @@ package store
 import (
 	"time"
 
+	"github.com/otelbench/otelbench/internal/project"
 	"github.com/otelbench/otelbench/internal/rawlog"
 	"github.com/otelbench/otelbench/internal/stage"
 )
@@ -85,12 +86,12 @@ func (p *projector) fill(rows *[]rawlog.Row, st *slice, readAt *time.Time, after
 func (p *projector) startPrefetch(after, nextLogID, nextSpanID int64) {
 	if p.next == nil {
 		p.next = &prefetch{}
-		p.stager = newWorker(&p.s.stats.offThreadCPU)
+		p.stager = project.NewWorker(&p.s.stats.offThreadCPU)
 	}
 	f := p.next
 	f.done, f.running = make(chan struct{}), true
 	p.s.stats.prefetches.Add(1)
-	p.stager.start(func() {
+	p.stager.Start(func() {
 		defer close(f.done)
 		f.n, f.err = p.fill(&f.rows, &f.stage, &f.readAt, after, nextLogID, nextSpanID, true)
 	})

@@ -11,6 +11,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 	sqlite3 "modernc.org/sqlite/lib"
 
+	"github.com/otelbench/otelbench/internal/project"
 	"github.com/otelbench/otelbench/internal/rawlog"
 	"github.com/otelbench/otelbench/internal/schema"
 	"github.com/otelbench/otelbench/internal/sqlitec"
@@ -53,43 +54,62 @@ func (s *Store) wakeProjector() {
 	}
 }
 
-// runProjector projects raw rows into sh slice by slice until ctx is cancelled. A failed slice
-// is rolled back and retried with backoff; the slice in progress when ctx ends is finished.
+// runProjector projects raw rows into sh slice by slice until ctx is cancelled, on a thread of
+// its own under SCHED_IDLE (project.RunLowered). A failed slice is rolled back and retried with
+// backoff; the slice in progress when ctx ends is finished.
 func (s *Store) runProjector(ctx context.Context, sh *shard) {
 	defer close(sh.done)
-	runAtPriority(s.cfg.ProjectPriority, func(err error) {
+	project.RunLowered(func(err error) {
 		s.cfg.Logger.Warn("store: projector runs at normal priority", "db", sh.name, "err", err)
 	}, func() { s.project(ctx, sh) })
 }
 
-// project is a projector's loop (runProjector).
+// newPolicy returns the projector's scheduling policy (internal/project), which reads the lag
+// from Stats.
+func (s *Store) newPolicy() *project.Policy {
+	return project.NewPolicy(project.Config{
+		MaxLag: s.cfg.ProjectLag, MaxLagRecords: s.cfg.ProjectLagRecords, CPU: s.cfg.CPU, Clock: s.cfg.Clock,
+	}, func() project.Reading {
+		st := s.Stats()
+		r := project.Reading{LagRecords: st.LagRecords, LagSeconds: st.LagSeconds, WriterBusy: st.WriterBusy,
+			Workers: time.Duration(s.stats.offThreadCPU.Load())}
+		if readingHook != nil {
+			readingHook(&r)
+		}
+		return r
+	})
+}
+
+// readingHook, when set (by tests, before a store opens), may change what the policy reads:
+// a test on a fake clock fakes the writer's busy time on it.
+var readingHook func(*project.Reading)
+
+// project is a projector's loop (runProjector); pol decides when it runs (internal/project).
 func (s *Store) project(ctx context.Context, sh *shard) {
 	p := newProjector(s, sh)
 	defer p.close()
-	d := newDeferrer(s)
+	pol := s.newPolicy()
+	p.policy = pol
 	backoff := 50 * time.Millisecond
 	var lastSlice time.Time // start of the last slice that projected rows
-	caughtUp := false       // that slice took every raw row there was
 	for ctx.Err() == nil {
-		// Caught up: let a trickle of appends gather for ProjectInterval after the last
-		// slice, so it is projected in fewer, larger slices. A backlog never waits.
-		if wait := s.cfg.ProjectInterval - time.Since(lastSlice); caughtUp && wait > 0 {
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(wait):
-			}
-		}
-		if !d.wait(ctx) {
+		if !pol.Gather(ctx, lastSlice) {
 			return
 		}
-		start, commits := time.Now(), s.stats.commits.Load()
-		n, err := p.projectNext(ctx, func(n int) {
+		if pol.Check() {
+			s.stats.deferring.Store(true)
+			ok := pol.Wait(ctx, func(d time.Duration) { s.stats.deferredNanos.Add(int64(d)) })
+			s.stats.deferring.Store(false)
+			if !ok {
+				return
+			}
+		}
+		start := pol.Now()
+		n, err := p.projectNext(ctx, func(int) {
 			// A slice of a catch-up, which ran on the boost worker; the last one returns.
-			lastSlice, caughtUp = start, n == len(p.rows)
-			d.sliceDone(caughtUp)
+			lastSlice = start
 			s.notifyProjected()
-			start, commits = time.Now(), s.stats.commits.Load()
+			start = pol.Now()
 		})
 		if err != nil {
 			s.stats.projectErrors.Add(1)
@@ -104,21 +124,11 @@ func (s *Store) project(ctx context.Context, sh *shard) {
 		}
 		backoff = 50 * time.Millisecond
 		if n > 0 {
-			lastSlice, caughtUp = start, n == len(p.rows)
-			d.sliceDone(caughtUp)
+			lastSlice = start
 			s.notifyProjected()
-			// Ingest has priority: while appends keep committing, rest in proportion to the
-			// time the slice took.
-			if share := s.cfg.ProjectShare; share < 1 && s.stats.commits.Load() != commits {
-				rest := time.Duration(float64(time.Since(start)) * (1 - share) / share)
-				select {
-				case <-ctx.Done():
-				case <-time.After(rest):
-				}
-			}
 			continue
 		}
-		d.sliceDone(true) // nothing to project
+		pol.Sliced(0, 0, true) // nothing to project: Idle
 		select {
 		case <-ctx.Done():
 		case <-sh.wake:
@@ -150,11 +160,12 @@ type projector struct {
 	ins   *inserts
 	text  textIndexer
 
-	next    *prefetch // the next slice, staged while the current one commits
-	commits uint64    // the writer's commits when the last slice was taken
-	backlog bool      // the last slice left raw rows behind while ingest was idle: catching up
-	stager  *worker   // stages next (startPrefetch)
-	boost   *worker   // projects slices while catching up (projectNext)
+	next    *prefetch       // the next slice, staged while the current one commits
+	commits uint64          // the writer's commits when the last slice was taken
+	backlog bool            // the last slice left raw rows behind while ingest was idle: catching up
+	policy  *project.Policy // when the projector runs (project); nil in tests of slices alone
+	stager  *project.Worker // stages next (startPrefetch)
+	boost   *project.Worker // projects slices while catching up (projectNext)
 }
 
 // sliceHook, when set (by tests, before a store opens), sees the projector after each slice
@@ -170,11 +181,11 @@ func newProjector(s *Store, sh *shard) *projector {
 func (p *projector) close() {
 	p.dropPrefetch()
 	if p.stager != nil {
-		p.stager.stop()
+		p.stager.Stop()
 		p.stager, p.next = nil, nil
 	}
 	if p.boost != nil {
-		p.boost.stop()
+		p.boost.Stop()
 		p.boost = nil
 	}
 	if p.zdec != nil {
@@ -266,36 +277,38 @@ func (p *projector) readRaw(rows *[]rawlog.Row, arena *stage.ByteArena, after in
 	return p.sh.raw.Read(rows, after, lim)
 }
 
-// projectNext projects the next slice (projectSlice). While catching up (a prefetch is staging
-// the slice after it, which happens only while ingest is idle) the slices run on the boost
-// worker, at normal priority, one after another for as long as the catch-up lasts, with between
-// after each one but the last, whose result it returns; otherwise the slice runs on the calling
-// thread, at the projector's priority. Below normal, other threads took the projector's CPU even
-// with the writer idle: the GC's workers, the stager, the prune watcher's checkpoints. In a
-// catch-up after a mixed load the projector's SCHED_IDLE thread ran 87% of the wall time and
-// waited on the run queue 10.5% (/proc/PID/task/TID/schedstat), with its slices always in their
-// commit, never waiting for the stager; and handing each slice to the boost worker from that
-// thread left the worker parked ~7% of the time, waiting for the SCHED_IDLE thread to be
-// scheduled. A load that starts during a catch-up meets one slice at normal priority.
+// projectNext projects the next slice (projectSlice). CatchingUp (a prefetch is staging the
+// slice after it, which happens only while ingest is idle) the slices run on the boost worker,
+// at normal priority, one after another for as long as the catch-up lasts, with between after
+// each one but the last, whose result it returns; otherwise the slice runs on the calling thread,
+// at SCHED_IDLE. Handing each slice to the worker from the SCHED_IDLE thread left the worker
+// parked ~7% of the time, waiting for that thread to be scheduled. A load that starts during a
+// catch-up meets one slice at normal priority.
 func (p *projector) projectNext(ctx context.Context, between func(n int)) (n int, err error) {
-	catchingUp := func() bool {
-		return p.s.cfg.ProjectPriority != PriorityNormal && p.backlog
-	}
-	if !catchingUp() {
+	if !p.catchingUp() {
 		return p.projectSlice()
 	}
 	if p.boost == nil {
-		p.boost = newWorker(&p.s.stats.offThreadCPU)
+		p.boost = project.NewWorker(&p.s.stats.offThreadCPU)
 	}
-	p.boost.run(func() {
+	p.boost.Run(func() {
 		for {
-			if n, err = p.projectSlice(); err != nil || n == 0 || ctx.Err() != nil || !catchingUp() {
+			if n, err = p.projectSlice(); err != nil || n == 0 || ctx.Err() != nil || !p.catchingUp() {
 				return
 			}
 			between(n)
 		}
 	})
 	return n, err
+}
+
+// catchingUp reports whether the policy is in CatchingUp (without one: whether the last slice
+// left a backlog while ingest was idle).
+func (p *projector) catchingUp() bool {
+	if p.policy == nil {
+		return p.backlog
+	}
+	return p.policy.State() == project.CatchingUp
 }
 
 // takeSlice makes the next slice after p.hwm current (p.rows, p.stage, p.readAt): the prefetched
@@ -328,6 +341,9 @@ func (p *projector) projectSlice() (int, error) {
 	// would hold ~4 MB more live heap while ingest needs the memory, and the CPU.
 	commits := p.s.stats.commits.Load()
 	p.backlog = n < len(p.rows) && commits == p.commits && p.stage.huge == nil
+	if p.policy != nil {
+		p.policy.Sliced(n, len(p.rows), p.backlog)
+	}
 	if p.backlog {
 		p.startPrefetch(last, p.stage.NextLogID, p.stage.NextSpanID)
 	} else if f := p.next; f != nil && !f.running {

@@ -186,13 +186,14 @@ func TestProjectorSliceStaysInCache(t *testing.T) {
 	}
 }
 
-// TestProjectionIntervalGathersTrickle: once caught up, the projector waits
-// out ProjectInterval after its last slice before the next, so appends that
-// trickle in meanwhile are projected together; a backlog found at start is
-// projected at once, and a Close during the wait loses nothing.
+// TestProjectionIntervalGathersTrickle: once caught up (Idle), the projector
+// waits out project.GatherWait after its last slice before the next, so appends
+// that trickle in meanwhile are projected together; a backlog found at start is
+// projected at once, and a Close during the wait loses nothing. The clock's
+// waits never end: the gather wait lasts until Close.
 func TestProjectionIntervalGathersTrickle(t *testing.T) {
 	dir := t.TempDir()
-	s, err := Open(context.Background(), Config{Dir: dir, ProjectInterval: time.Hour})
+	s, err := Open(context.Background(), Config{Dir: dir, Clock: stoppedClock{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,8 +203,8 @@ func TestProjectionIntervalGathersTrickle(t *testing.T) {
 	for i := range 5 {
 		appendLogs(t, s, makeLogs("svc", fmt.Sprintf("trickle%d-", i), 1))
 	}
-	// An hour's interval cannot have passed: nothing more may be projected, however
-	// slow the machine.
+	// The gather wait cannot have ended: nothing more may be projected, however slow
+	// the machine.
 	time.Sleep(200 * time.Millisecond)
 	if st := s.Stats(); st.ProjectedRawID != first.ProjectedRawID || st.LagRecords != 5 {
 		t.Errorf("within the interval: projected raw id %d (was %d), lag %d; want unchanged, 5",
@@ -212,7 +213,7 @@ func TestProjectionIntervalGathersTrickle(t *testing.T) {
 	if err := s.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	s = openTest(t, Config{Dir: dir, ProjectInterval: time.Hour})
+	s = openTest(t, Config{Dir: dir, Clock: stoppedClock{}})
 	waitProjected(t, s) // the backlog found at start is projected without waiting
 	if n := countRows(t, s, "logs"); n != 7 {
 		t.Errorf("logs rows after reopen: got %d, want 7", n)
@@ -349,3 +350,9 @@ func TestPayloadArena(t *testing.T) {
 		t.Errorf("the same slice again took %d chunks, had %d", len(a.Chunks), chunks)
 	}
 }
+
+// stoppedClock is a clock whose time stands still and whose waits never end.
+type stoppedClock struct{}
+
+func (stoppedClock) Now() time.Time                       { return time.Unix(1_000_000, 0) }
+func (stoppedClock) After(time.Duration) <-chan time.Time { return nil }

@@ -57,7 +57,7 @@ type Stats struct {
 	ProjectionSlices uint64
 	ProjectionErrors uint64
 	// ProjectionDeferring says the projector is waiting now because ingest saturates the
-	// writer and the machine (defer.go); ProjectionDeferred is the time it waited so since Open.
+	// machine (project.Deferring); ProjectionDeferred is the time it waited so since Open.
 	ProjectionDeferring bool
 	ProjectionDeferred  time.Duration
 	// WriterBusy is the time the writer spent committing and answering since Open (the rest it
@@ -122,7 +122,7 @@ type counters struct {
 	projectedRawID [maxShards]atomic.Int64
 
 	writerBusy    atomic.Int64 // nanoseconds
-	offThreadCPU  atomic.Int64 // nanoseconds of thread CPU the projector's workers used (worker.go)
+	offThreadCPU  atomic.Int64 // nanoseconds of thread CPU the projector's workers used (project.Worker)
 	prefetches    atomic.Uint64
 	deferredNanos atomic.Int64
 	deferring     atomic.Bool

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/otelbench/otelbench/internal/project"
 	"github.com/otelbench/otelbench/internal/signal"
 )
 
@@ -52,54 +53,33 @@ func settleThreads(t *testing.T, nice, policy, want int) int {
 	}
 }
 
-// TestProjectorPriority checks that each projector (one per projected database) runs on a
-// thread of its own at the priority asked for, that it still projects, and that the threads go
-// away with the store.
-func TestProjectorPriority(t *testing.T) {
-	const sched, batch, idle = 0, 3, schedIdle // SCHED_OTHER, SCHED_BATCH, SCHED_IDLE
-	for _, tc := range []struct {
-		prio         Priority
-		nice, policy int
-	}{
-		{PriorityLow, 19, sched},
-		{PriorityIdle, 0, idle},
-		{"", 0, idle}, // the default
-	} {
-		t.Run(string(tc.prio), func(t *testing.T) {
-			before := 0
-			if tc.policy == idle || tc.nice == 19 {
-				if before = settleThreads(t, tc.nice, tc.policy, 0); before != 0 {
-					t.Fatalf("%d threads at nice %d, policy %d before the store opened", before, tc.nice, tc.policy)
-				}
-			}
-			s, err := Open(context.Background(), Config{Dir: t.TempDir(), Sync: SyncOff, ProjectPriority: tc.prio, Logger: quietLogger})
-			if err != nil {
-				t.Fatal(err)
-			}
-			appendLogs(t, s, makeLogs("svc", "prio", 10))
-			waitProjected(t, s)
-			if n := countRows(t, s, "logs"); n != 10 {
-				t.Errorf("%d logs projected, want 10", n)
-			}
-			if got := threadsWith(t, tc.nice, tc.policy) - before; got != len(s.shards) {
-				t.Errorf("%d more threads at nice %d, policy %d while the store is open; want %d (the projectors)", got, tc.nice, tc.policy, len(s.shards))
-			}
-			if err := s.Close(context.Background()); err != nil {
-				t.Fatal(err)
-			}
-			if got := settleThreads(t, tc.nice, tc.policy, before) - before; got != 0 {
-				t.Errorf("%d threads left at nice %d, policy %d after Close; want the projector's gone", got, tc.nice, tc.policy)
-			}
-		})
+// TestProjectorThreads checks that each projector (one per projected database) runs on a
+// thread of its own under SCHED_IDLE, that it still projects, and that the threads go away with
+// the store.
+func TestProjectorThreads(t *testing.T) {
+	const idle = project.SchedIdle
+	if before := settleThreads(t, 0, idle, 0); before != 0 {
+		t.Fatalf("%d threads under SCHED_IDLE before the store opened", before)
 	}
-	// Normal: no thread changes.
-	settleThreads(t, 19, sched, 0)
-	settleThreads(t, 0, idle, 0)
-	s := openTest(t, Config{Sync: SyncOff, ProjectPriority: PriorityNormal})
-	appendLogs(t, s, makeLogs("svc", "prio", 3))
-	waitProjected(t, s)
-	if n := threadsWith(t, 19, sched) + threadsWith(t, 0, idle) + threadsWith(t, 0, batch); n != 0 {
-		t.Errorf("%d threads at a lowered priority with PriorityNormal", n)
+	for _, tracesFile := range []bool{false, true} {
+		s, err := Open(context.Background(), Config{Dir: t.TempDir(), Sync: SyncOff, TracesFile: tracesFile, Logger: quietLogger})
+		if err != nil {
+			t.Fatal(err)
+		}
+		appendLogs(t, s, makeLogs("svc", "prio", 10))
+		waitProjected(t, s)
+		if n := countRows(t, s, "logs"); n != 10 {
+			t.Errorf("traces file %v: %d logs projected, want 10", tracesFile, n)
+		}
+		if got := threadsWith(t, 0, idle); got != len(s.shards) {
+			t.Errorf("traces file %v: %d threads under SCHED_IDLE while the store is open; want %d (the projectors)", tracesFile, got, len(s.shards))
+		}
+		if err := s.Close(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if got := settleThreads(t, 0, idle, 0); got != 0 {
+			t.Errorf("traces file %v: %d threads left under SCHED_IDLE after Close; want the projectors' gone", tracesFile, got)
+		}
 	}
 }
 
@@ -129,12 +109,14 @@ func threadSched(t *testing.T) (nice, policy int) {
 	return nice, policy
 }
 
-// TestCatchUpAtNormalPriority: below normal priority the projector still catches up a backlog
-// at normal priority while ingest is idle. The first slice of the backlog runs on the
-// projector's own thread at its priority; every slice after it, staged while the one before
-// committed, runs on the boost worker at normal priority. Every row is projected once.
+// TestCatchUpAtNormalPriority: the projector catches up a backlog at normal priority while
+// ingest is idle. The first slice of the backlog runs on the projector's own thread, under
+// SCHED_IDLE (the projector is Idle: nothing staged before it); it leaves the policy CatchingUp,
+// so every slice after it, staged while the one before committed, runs on the boost worker at
+// normal priority, and the last one, reaching the head, leaves it Idle. Every row is projected
+// once.
 func TestCatchUpAtNormalPriority(t *testing.T) {
-	const sched, idle = 0, schedIdle
+	const sched, idle = 0, project.SchedIdle
 	dir := t.TempDir()
 	s, err := Open(context.Background(), Config{Dir: dir, NoProjection: true})
 	if err != nil {
@@ -146,17 +128,20 @@ func TestCatchUpAtNormalPriority(t *testing.T) {
 	if err := s.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	type threadPrio struct{ nice, policy int }
+	type threadPrio struct {
+		nice, policy int
+		state        project.State // after the slice
+	}
 	seen := make(chan threadPrio, 100) // one per slice: 10 raw rows in slices of 2
 	sliceHook = func(p *projector) {
 		if !p.sh.signals.Has(signal.Logs) {
 			return // traces.db's projector passing the logs rows by
 		}
 		nice, policy := threadSched(t)
-		seen <- threadPrio{nice, policy}
+		seen <- threadPrio{nice, policy, p.policy.State()}
 	}
 	defer func() { sliceHook = nil }()
-	s = openTest(t, Config{Dir: dir, ProjectSlice: 2, ProjectPriority: PriorityIdle, Logger: quietLogger})
+	s = openTest(t, Config{Dir: dir, ProjectSlice: 2, Logger: quietLogger})
 	waitProjected(t, s)
 	if n := countRows(t, s, "logs"); n != 50 {
 		t.Errorf("%d logs projected, want 50", n)
@@ -172,12 +157,17 @@ func TestCatchUpAtNormalPriority(t *testing.T) {
 	if len(got) != 5 {
 		t.Fatalf("%d slices, want 5 (10 raw rows, 2 a slice)", len(got))
 	}
-	if got[0] != (threadPrio{0, idle}) {
-		t.Errorf("first slice at nice %d, policy %d; want SCHED_IDLE (%d): nothing was staged before it", got[0].nice, got[0].policy, idle)
-	}
-	for i, x := range got[1:] {
-		if x != (threadPrio{0, sched}) {
-			t.Errorf("slice %d at nice %d, policy %d; want SCHED_OTHER at nice 0 (catching up, ingest idle)", i+2, x.nice, x.policy)
+	for i, x := range got {
+		want := threadPrio{0, sched, project.CatchingUp} // catching up, ingest idle: the boost worker
+		switch i {
+		case 0:
+			want = threadPrio{0, idle, project.CatchingUp} // nothing was staged before it
+		case len(got) - 1:
+			want.state = project.Idle
+		}
+		if x != want {
+			t.Errorf("slice %d at nice %d, policy %d, leaving %v; want nice %d, policy %d, leaving %v",
+				i+1, x.nice, x.policy, x.state, want.nice, want.policy, want.state)
 		}
 	}
 	if n := settleThreads(t, 0, idle, 0); n != 0 {

@@ -1,0 +1,7 @@
+//go:build !linux
+
+package project
+
+func lowerThread() error { return errLowerNotSupported }
+
+func onMainThread() bool { return false }
