@@ -21,10 +21,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/klauspost/compress/zstd"
 	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
 
 	"github.com/otelbench/otelbench/internal/otlpcodec/otlptest"
+	"github.com/otelbench/otelbench/internal/rawlog"
 	"github.com/otelbench/otelbench/internal/signal"
 	"github.com/otelbench/otelbench/internal/store"
 )
@@ -84,7 +84,7 @@ func loadLogs(url string, clients, perClient, recs int, stop <-chan struct{}, on
 }
 
 // storedSeqs reopens the data dir and returns the seq attribute of every log
-// record in the raw table (what was committed, projection aside).
+// record in the raw log (what was stored, projection aside).
 func storedSeqs(t *testing.T, dir string) []uint64 {
 	t.Helper()
 	st, err := store.Open(context.Background(), store.Config{Dir: dir, NoProjection: true,
@@ -93,30 +93,15 @@ func storedSeqs(t *testing.T, dir string) []uint64 {
 		t.Fatal(err)
 	}
 	defer st.Close(context.Background())
-	rows, err := st.ReadDB().Query("SELECT encoding, payload FROM raw WHERE signal = ?", int(signal.Logs))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	dec, _ := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1))
-	defer dec.Close()
 	var seqs []uint64
-	for rows.Next() {
-		var (
-			enc     int
-			payload []byte
-		)
-		if err := rows.Scan(&enc, &payload); err != nil {
-			t.Fatal(err)
+	err = st.ScanRaw(func(r rawlog.Row) error {
+		if r.Signal != signal.Logs {
+			return nil
 		}
-		if enc == 1 {
-			if payload, err = dec.DecodeAll(payload, nil); err != nil {
-				t.Fatal(err)
-			}
-		}
+		payload := r.Payload
 		req := plogotlp.NewExportRequest()
 		if err := req.UnmarshalProto(payload); err != nil {
-			t.Fatal(err)
+			return err
 		}
 		rls := req.Logs().ResourceLogs()
 		for i := range rls.Len() {
@@ -127,8 +112,9 @@ func storedSeqs(t *testing.T, dir string) []uint64 {
 				}
 			}
 		}
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 	slices.Sort(seqs)

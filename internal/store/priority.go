@@ -12,7 +12,7 @@ import (
 type Priority string
 
 // Projector priorities. Projection is deferred work: the 200 an append earns waits only for
-// raw.db, so when ingest and projection compete for the CPU, ingest should win and the
+// the raw log, so when ingest and projection compete for the CPU, ingest should win and the
 // projection lag (Stats) grow, to be caught up when the load falls.
 const (
 	// PriorityNormal shares the CPU with ingest as an equal.

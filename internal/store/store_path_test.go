@@ -26,7 +26,7 @@ func TestOpenPathWithURICharacters(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for _, name := range []string{FileName, RawFileName} {
+	for _, name := range []string{FileName, RawDirName} {
 		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
 			t.Errorf("%s not in the data directory: %v", name, err)
 		}
