@@ -297,7 +297,27 @@ func TestKill9(t *testing.T) {
 
 	ts := startServer(t, Config{DataDir: dir}) // restart: the database must open cleanly
 	waitProjected(t, ts.Store())
-	rows, err := ts.Store().ReadDB().Query("SELECT body FROM logs")
+	projected := projectedSeqs(t, ts.Store())
+	if missing := firstMissing(res.acked, projected); missing != nil {
+		if _, extra := missing.(string); !extra {
+			t.Fatalf("record %v was answered 200 but is not stored after kill -9 (acked %d, projected %d)", missing, len(res.acked), len(projected))
+		}
+	}
+	// Requests in the commit the kill interrupted may be stored without
+	// their 200 having reached the client: at most one batch more.
+	if len(projected) < len(res.acked) {
+		t.Fatalf("projected %d < acked %d", len(projected), len(res.acked))
+	}
+	if got := signal.Logs.String(); getStats(t, ts.url).Signals[got].RecordsProjected == 0 && len(projected) > 0 {
+		t.Error("stats do not show the backlog projected after restart")
+	}
+}
+
+// projectedSeqs returns, sorted, the seq of every log record in st's logs table (the bodies
+// otlptest.Logs writes: "order <seq> placed ...").
+func projectedSeqs(t *testing.T, st *store.Store) []uint64 {
+	t.Helper()
+	rows, err := st.ReadDB().Query("SELECT body FROM logs")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -320,17 +340,5 @@ func TestKill9(t *testing.T) {
 		t.Fatal(err)
 	}
 	slices.Sort(projected)
-	if missing := firstMissing(res.acked, projected); missing != nil {
-		if _, extra := missing.(string); !extra {
-			t.Fatalf("record %v was answered 200 but is not stored after kill -9 (acked %d, projected %d)", missing, len(res.acked), len(projected))
-		}
-	}
-	// Requests in the commit the kill interrupted may be stored without
-	// their 200 having reached the client: at most one batch more.
-	if len(projected) < len(res.acked) {
-		t.Fatalf("projected %d < acked %d", len(projected), len(res.acked))
-	}
-	if got := signal.Logs.String(); getStats(t, ts.url).Signals[got].RecordsProjected == 0 && len(projected) > 0 {
-		t.Error("stats do not show the backlog projected after restart")
-	}
+	return projected
 }

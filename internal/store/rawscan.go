@@ -47,3 +47,6 @@ func (s *Store) HoldWriter() (release func()) {
 		})
 	}
 }
+
+// RawSegments lists the raw log's segment files, oldest first (the last is the active one).
+func (s *Store) RawSegments() []seglog.SegmentInfo { return s.raw.Segments() }
