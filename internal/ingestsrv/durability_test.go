@@ -271,30 +271,7 @@ func sigtermUnderLoad(t *testing.T, cmd *exec.Cmd, dir string, load func(stop <-
 // on the same data dir, lets projection catch up, and finds every record
 // answered 200 in the logs table.
 func TestKill9(t *testing.T) {
-	dir := t.TempDir()
-	cmd, url := startChild(t, dir)
-	killed := false
-	defer func() {
-		if !killed {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		}
-	}()
-
-	var acks atomic.Int64
-	stop := make(chan struct{})
-	resCh := make(chan *loadResult, 1)
-	go func() { resCh <- loadLogs(url, 8, 5000, 3, stop, func() { acks.Add(1) }) }()
-	waitFor(t, "300 acks", func() bool { return acks.Load() >= 300 })
-	if err := cmd.Process.Kill(); err != nil { // SIGKILL: no drain, no close
-		t.Fatal(err)
-	}
-	killed = true
-	_ = cmd.Wait()
-	close(stop)
-	res := <-resCh
-	t.Logf("acked %d records before SIGKILL; statuses %v, transport errors %d", len(res.acked), res.statuses, res.errors)
-
+	dir, res := kill9UnderLoad(t, 8, 5000, 3, 300)
 	ts := startServer(t, Config{DataDir: dir}) // restart: the database must open cleanly
 	waitProjected(t, ts.Store())
 	projected := projectedSeqs(t, ts.Store())
@@ -341,4 +318,34 @@ func projectedSeqs(t *testing.T, st *store.Store) []uint64 {
 	}
 	slices.Sort(projected)
 	return projected
+}
+
+// kill9UnderLoad starts a child server on a new data directory, loads it with clients posting
+// up to perClient requests of recs log records, SIGKILLs it once acks requests were answered
+// 200, and returns the directory and what the clients saw.
+func kill9UnderLoad(t *testing.T, clients, perClient, recs int, acks int64) (string, *loadResult) {
+	t.Helper()
+	dir := t.TempDir()
+	cmd, url := startChild(t, dir)
+	killed := false
+	defer func() {
+		if !killed {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+	}()
+	var n atomic.Int64
+	stop := make(chan struct{})
+	resCh := make(chan *loadResult, 1)
+	go func() { resCh <- loadLogs(url, clients, perClient, recs, stop, func() { n.Add(1) }) }()
+	waitFor(t, fmt.Sprint(acks, " acks"), func() bool { return n.Load() >= acks })
+	if err := cmd.Process.Kill(); err != nil { // SIGKILL: no drain, no close
+		t.Fatal(err)
+	}
+	killed = true
+	_ = cmd.Wait()
+	close(stop)
+	res := <-resCh
+	t.Logf("acked %d records before SIGKILL; statuses %v, transport errors %d", len(res.acked), res.statuses, res.errors)
+	return dir, res
 }

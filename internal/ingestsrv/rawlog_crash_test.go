@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"sync/atomic"
 	"testing"
 
 	"github.com/otelbench/otelbench/internal/otlpcodec/otlptest"
@@ -19,29 +18,7 @@ import (
 // acknowledged), and restarts on the same data directory: the store opens, cuts the torn tail,
 // and every record answered 200 is projected and queryable; the restarted server takes more.
 func TestKill9BulkTornTail(t *testing.T) {
-	dir := t.TempDir()
-	cmd, url := startChild(t, dir)
-	killed := false
-	defer func() {
-		if !killed {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		}
-	}()
-	var acks atomic.Int64
-	stop := make(chan struct{})
-	resCh := make(chan *loadResult, 1)
-	go func() { resCh <- loadLogs(url, 16, 200, 1000, stop, func() { acks.Add(1) }) }()
-	waitFor(t, "20 bulk acks", func() bool { return acks.Load() >= 20 })
-	if err := cmd.Process.Kill(); err != nil { // SIGKILL: no drain, no close
-		t.Fatal(err)
-	}
-	killed = true
-	_ = cmd.Wait()
-	close(stop)
-	res := <-resCh
-	t.Logf("acked %d records before SIGKILL; statuses %v, transport errors %d", len(res.acked), res.statuses, res.errors)
-
+	dir, res := kill9UnderLoad(t, 16, 200, 1000, 20)
 	end := tearRawTail(t, filepath.Join(dir, store.RawDirName))
 	ts := startServer(t, Config{DataDir: dir}) // restart: the store must open and cut the tail
 	if got := segmentEnd(t, ts.Store()); got != end {
