@@ -126,7 +126,7 @@ Sizes take units (8MiB, 1GB). Tuning flags: docs/serve-tuning.md.`,
 	f.StringVar(&sync, "sync", string(store.SyncFull), "durability: full (fsync before every 200), normal or off (not durable)")
 	f.StringVar(&memLimit, "memory-limit", "", "soft limit of the Go heap (1GiB, off); default $GOMEMLIMIT, else "+bytesize.Format(ingestsrv.DefaultMemoryLimit)+"; SQLite's memory comes on top")
 	f.DurationVar(&cfg.RawRetention, "raw-retention", store.DefaultRawRetention, "delete raw payloads this long after their projection is durable")
-	f.BoolVar(&cfg.KeepRaw, "keep-raw", false, "never delete raw payloads (raw.db grows without bound)")
+	f.BoolVar(&cfg.KeepRaw, "keep-raw", false, "never delete raw payloads (the raw log grows without bound)")
 	f.DurationVar(&cfg.Retention, "retention", store.DefaultRetention, "delete projected data (logs, spans, points) this long after it arrived (0: keep forever)")
 	f.StringVar(&maxDisk, "max-disk", "", "bound on the data directory's used size: a size (10GiB) or a share of its filesystem (80%); past it the oldest data goes first and ingest answers 507 until space is freed")
 	f.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", ingestsrv.DefaultShutdownTimeout, "bound on the drain at shutdown")

@@ -1,9 +1,10 @@
 package ingestsrv
 
 import (
-	"database/sql"
+	"context"
+	"io"
+	"log/slog"
 	"net/http"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/otelbench/otelbench/internal/otlpcodec"
 	"github.com/otelbench/otelbench/internal/otlpcodec/otlptest"
+	"github.com/otelbench/otelbench/internal/rawlog"
 	"github.com/otelbench/otelbench/internal/signal"
 	"github.com/otelbench/otelbench/internal/store"
 )
@@ -46,25 +48,14 @@ func TestPooledBodiesStoredExactly(t *testing.T) {
 	wg.Wait()
 	ts.stop(t)
 
-	db, err := sql.Open("sqlite", "file:"+filepath.Join(ts.dir, store.RawFileName)+"?mode=ro")
+	db, err := store.Open(context.Background(), store.Config{Dir: ts.dir, NoProjection: true,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
-	rows, err := db.Query("SELECT payload FROM raw WHERE encoding = 0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
+	defer db.Close(context.Background())
 	var stored []string
-	for rows.Next() {
-		var p []byte
-		if err := rows.Scan(&p); err != nil {
-			t.Fatal(err)
-		}
-		stored = append(stored, string(p))
-	}
-	if err := rows.Err(); err != nil {
+	if err := db.ScanRaw(func(r rawlog.Row) error { stored = append(stored, string(r.Payload)); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	slices.Sort(sent)

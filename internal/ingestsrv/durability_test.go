@@ -21,10 +21,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/klauspost/compress/zstd"
 	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
 
 	"github.com/otelbench/otelbench/internal/otlpcodec/otlptest"
+	"github.com/otelbench/otelbench/internal/rawlog"
 	"github.com/otelbench/otelbench/internal/signal"
 	"github.com/otelbench/otelbench/internal/store"
 )
@@ -84,7 +84,7 @@ func loadLogs(url string, clients, perClient, recs int, stop <-chan struct{}, on
 }
 
 // storedSeqs reopens the data dir and returns the seq attribute of every log
-// record in the raw table (what was committed, projection aside).
+// record in the raw log (what was stored, projection aside).
 func storedSeqs(t *testing.T, dir string) []uint64 {
 	t.Helper()
 	st, err := store.Open(context.Background(), store.Config{Dir: dir, NoProjection: true,
@@ -93,30 +93,15 @@ func storedSeqs(t *testing.T, dir string) []uint64 {
 		t.Fatal(err)
 	}
 	defer st.Close(context.Background())
-	rows, err := st.ReadDB().Query("SELECT encoding, payload FROM raw WHERE signal = ?", int(signal.Logs))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	dec, _ := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1))
-	defer dec.Close()
 	var seqs []uint64
-	for rows.Next() {
-		var (
-			enc     int
-			payload []byte
-		)
-		if err := rows.Scan(&enc, &payload); err != nil {
-			t.Fatal(err)
+	err = st.ScanRaw(func(r rawlog.Row) error {
+		if r.Signal != signal.Logs {
+			return nil
 		}
-		if enc == 1 {
-			if payload, err = dec.DecodeAll(payload, nil); err != nil {
-				t.Fatal(err)
-			}
-		}
+		payload := r.Payload
 		req := plogotlp.NewExportRequest()
 		if err := req.UnmarshalProto(payload); err != nil {
-			t.Fatal(err)
+			return err
 		}
 		rls := req.Logs().ResourceLogs()
 		for i := range rls.Len() {
@@ -127,8 +112,9 @@ func storedSeqs(t *testing.T, dir string) []uint64 {
 				}
 			}
 		}
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 	slices.Sort(seqs)
@@ -285,33 +271,30 @@ func sigtermUnderLoad(t *testing.T, cmd *exec.Cmd, dir string, load func(stop <-
 // on the same data dir, lets projection catch up, and finds every record
 // answered 200 in the logs table.
 func TestKill9(t *testing.T) {
-	dir := t.TempDir()
-	cmd, url := startChild(t, dir)
-	killed := false
-	defer func() {
-		if !killed {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		}
-	}()
-
-	var acks atomic.Int64
-	stop := make(chan struct{})
-	resCh := make(chan *loadResult, 1)
-	go func() { resCh <- loadLogs(url, 8, 5000, 3, stop, func() { acks.Add(1) }) }()
-	waitFor(t, "300 acks", func() bool { return acks.Load() >= 300 })
-	if err := cmd.Process.Kill(); err != nil { // SIGKILL: no drain, no close
-		t.Fatal(err)
-	}
-	killed = true
-	_ = cmd.Wait()
-	close(stop)
-	res := <-resCh
-	t.Logf("acked %d records before SIGKILL; statuses %v, transport errors %d", len(res.acked), res.statuses, res.errors)
-
+	dir, res := kill9UnderLoad(t, 8, 5000, 3, 300)
 	ts := startServer(t, Config{Config: store.Config{Dir: dir}}) // restart: the database must open cleanly
 	waitProjected(t, ts.Store())
-	rows, err := ts.Store().ReadDB().Query("SELECT body FROM logs")
+	projected := projectedSeqs(t, ts.Store())
+	if missing := firstMissing(res.acked, projected); missing != nil {
+		if _, extra := missing.(string); !extra {
+			t.Fatalf("record %v was answered 200 but is not stored after kill -9 (acked %d, projected %d)", missing, len(res.acked), len(projected))
+		}
+	}
+	// Requests in the commit the kill interrupted may be stored without
+	// their 200 having reached the client: at most one batch more.
+	if len(projected) < len(res.acked) {
+		t.Fatalf("projected %d < acked %d", len(projected), len(res.acked))
+	}
+	if got := signal.Logs.String(); getStats(t, ts.url).Signals[got].RecordsProjected == 0 && len(projected) > 0 {
+		t.Error("stats do not show the backlog projected after restart")
+	}
+}
+
+// projectedSeqs returns, sorted, the seq of every log record in st's logs table (the bodies
+// otlptest.Logs writes: "order <seq> placed ...").
+func projectedSeqs(t *testing.T, st *store.Store) []uint64 {
+	t.Helper()
+	rows, err := st.ReadDB().Query("SELECT body FROM logs")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -334,17 +317,35 @@ func TestKill9(t *testing.T) {
 		t.Fatal(err)
 	}
 	slices.Sort(projected)
-	if missing := firstMissing(res.acked, projected); missing != nil {
-		if _, extra := missing.(string); !extra {
-			t.Fatalf("record %v was answered 200 but is not stored after kill -9 (acked %d, projected %d)", missing, len(res.acked), len(projected))
+	return projected
+}
+
+// kill9UnderLoad starts a child server on a new data directory, loads it with clients posting
+// up to perClient requests of recs log records, SIGKILLs it once acks requests were answered
+// 200, and returns the directory and what the clients saw.
+func kill9UnderLoad(t *testing.T, clients, perClient, recs int, acks int64) (string, *loadResult) {
+	t.Helper()
+	dir := t.TempDir()
+	cmd, url := startChild(t, dir)
+	killed := false
+	defer func() {
+		if !killed {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
 		}
+	}()
+	var n atomic.Int64
+	stop := make(chan struct{})
+	resCh := make(chan *loadResult, 1)
+	go func() { resCh <- loadLogs(url, clients, perClient, recs, stop, func() { n.Add(1) }) }()
+	waitFor(t, fmt.Sprint(acks, " acks"), func() bool { return n.Load() >= acks })
+	if err := cmd.Process.Kill(); err != nil { // SIGKILL: no drain, no close
+		t.Fatal(err)
 	}
-	// Requests in the commit the kill interrupted may be stored without
-	// their 200 having reached the client: at most one batch more.
-	if len(projected) < len(res.acked) {
-		t.Fatalf("projected %d < acked %d", len(projected), len(res.acked))
-	}
-	if got := signal.Logs.String(); getStats(t, ts.url).Signals[got].RecordsProjected == 0 && len(projected) > 0 {
-		t.Error("stats do not show the backlog projected after restart")
-	}
+	killed = true
+	_ = cmd.Wait()
+	close(stop)
+	res := <-resCh
+	t.Logf("acked %d records before SIGKILL; statuses %v, transport errors %d", len(res.acked), res.statuses, res.errors)
+	return dir, res
 }

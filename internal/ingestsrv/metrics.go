@@ -107,7 +107,7 @@ var (
 		"telemetry.db pages the projector wrote (spills included), spilled mid-transaction, and read.",
 		[]string{"op"}, nil)
 	descUnprojectable = prometheus.NewDesc("otelbench_projection_unprojectable_total",
-		"Raw rows no projector could decode, kept in raw.db, since the data directory was created.", nil, nil)
+		"Raw rows no projector could decode, kept in the unprojectable table, since the data directory was created.", nil, nil)
 	descUnprojectableRecords = prometheus.NewDesc("otelbench_projection_unprojectable_records_total",
 		"Records of the raw rows no projector could decode, since the data directory was created.", nil, nil)
 	descInflight = prometheus.NewDesc("otelbench_inflight_bytes",

@@ -1,8 +1,6 @@
 package ingestsrv
 
 import (
-	"context"
-	"database/sql"
 	"io"
 	"net/http"
 	"strconv"
@@ -14,25 +12,14 @@ import (
 	"github.com/otelbench/otelbench/internal/store"
 )
 
-// TestQueueFull503 makes the store's queue full deterministically: another
-// SQLite connection holds the write lock, so the one allowed request waits
-// in its group commit while a second one is refused at once with 503 and
-// Retry-After. Releasing the lock lets the first commit: 200.
+// TestQueueFull503 makes the store's queue full deterministically: the store's
+// writer is held (Store.HoldWriter), so the one allowed request waits in its
+// group while a second one is refused at once with 503 and Retry-After.
+// Releasing the writer lets the first be written: 200.
 func TestQueueFull503(t *testing.T) {
 	ts := startServer(t, Config{Config: store.Config{QueueRequests: 1}})
-	lock, err := sql.Open("sqlite", "file:"+ts.Store().Path()+"?_pragma=busy_timeout(10000)")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lock.Close()
-	conn, err := lock.Conn(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	if _, err := conn.ExecContext(context.Background(), "BEGIN IMMEDIATE"); err != nil {
-		t.Fatal(err)
-	}
+	release := ts.Store().HoldWriter()
+	defer release()
 	first := make(chan response, 1)
 	firstBody := encode(t, otlptest.Logs(0, 1), otlpcodec.EncodingProto) // on the test goroutine: encode may t.Fatal
 	go func() {
@@ -52,9 +39,7 @@ func TestQueueFull503(t *testing.T) {
 	if code, _, err := otlpcodec.ParseStatus(otlpcodec.EncodingProto, resp.body); err != nil || code != otlpcodec.CodeUnavailable {
 		t.Errorf("status body code %d (%v), want UNAVAILABLE", code, err)
 	}
-	if _, err := conn.ExecContext(context.Background(), "ROLLBACK"); err != nil {
-		t.Fatal(err)
-	}
+	release()
 	wantStatus(t, <-first, http.StatusOK)
 	st := getStats(t, ts.url)
 	if st.Rejections["queue_full"] != 1 || st.Signals["logs"].Records != 1 {

@@ -81,7 +81,7 @@ type SignalStats struct {
 
 // TotalsStats counts since the data directory was created (store.Totals):
 // Signals what was durably stored and projected, Unprojectable the raw rows
-// (and their records) no projector could decode, kept in raw.db.
+// (and their records) no projector could decode, kept with their payloads in the unprojectable table.
 type TotalsStats struct {
 	Signals              map[string]SignalStats `json:"signals"`
 	Unprojectable        uint64                 `json:"unprojectable"`

@@ -3,17 +3,14 @@ package loadgen
 import (
 	"cmp"
 	"context"
-	"database/sql"
 	"fmt"
 	"io"
 	"log/slog"
 	"math"
 	"net"
-	"path/filepath"
 	"slices"
 	"testing"
 
-	"github.com/klauspost/compress/zstd"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
@@ -21,6 +18,7 @@ import (
 
 	"github.com/otelbench/otelbench/internal/ingestsrv"
 	"github.com/otelbench/otelbench/internal/otlpgen"
+	"github.com/otelbench/otelbench/internal/rawlog"
 	"github.com/otelbench/otelbench/internal/signal"
 	"github.com/otelbench/otelbench/internal/store"
 )
@@ -70,36 +68,20 @@ func startServe(t *testing.T) *serveTarget {
 func (st *serveTarget) stored(t *testing.T, sig signal.Signal) [][]byte {
 	t.Helper()
 	st.stop()
-	db, err := sql.Open("sqlite", "file:"+filepath.Join(st.dir, store.RawFileName)+"?mode=ro")
+	db, err := store.Open(context.Background(), store.Config{Dir: st.dir, NoProjection: true,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
-	rows, err := db.Query("SELECT encoding, payload FROM raw WHERE signal = ? ORDER BY id", int(sig))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	dec, err := zstd.NewReader(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dec.Close()
+	defer db.Close(context.Background())
 	var out [][]byte
-	for rows.Next() {
-		var enc int
-		var p []byte
-		if err := rows.Scan(&enc, &p); err != nil {
-			t.Fatal(err)
+	err = db.ScanRaw(func(r rawlog.Row) error {
+		if r.Signal == sig {
+			out = append(out, slices.Clone(r.Payload))
 		}
-		if enc == 1 {
-			if p, err = dec.DecodeAll(p, nil); err != nil {
-				t.Fatal(err)
-			}
-		}
-		out = append(out, p)
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 	return out

@@ -2,13 +2,10 @@ package rawlog
 
 import (
 	"fmt"
-	"strings"
 	"sync"
-	"sync/atomic"
 
-	"github.com/otelbench/otelbench/internal/schema"
+	"github.com/otelbench/otelbench/internal/seglog"
 	"github.com/otelbench/otelbench/internal/signal"
-	"github.com/otelbench/otelbench/internal/sqlitec"
 )
 
 // Row is one raw request as a projector reads it back, in id order.
@@ -17,7 +14,6 @@ type Row struct {
 	Signal   signal.Signal
 	Records  int64 // the appender's count of records in Payload
 	Received int64 // Unix nanoseconds at Append
-	Encoding int64 // 0: protobuf as appended; 1: zstd-compressed protobuf
 	Payload  []byte
 }
 
@@ -39,17 +35,6 @@ var AllSignals = SignalsOf(signal.Logs, signal.Metrics, signal.Traces)
 // Has reports whether s is in the set.
 func (m Signals) Has(s signal.Signal) bool { return s <= signal.Traces && m&(1<<s) != 0 }
 
-// sqlList returns the set as a list of signal values for SQL's IN.
-func (m Signals) sqlList() string {
-	var vals []string
-	for s := signal.Logs; s <= signal.Traces; s++ {
-		if m.Has(s) {
-			vals = append(vals, fmt.Sprint(int(s)))
-		}
-	}
-	return strings.Join(vals, ", ")
-}
-
 // Filter says whose payloads a reader wants: with Only, the rows of those signals; else every
 // row but those of Except, a damaged row whose signal is no signal at all included. Read returns
 // the other rows too, without their payloads, so a reader's high-water mark passes them.
@@ -63,17 +48,6 @@ func (f Filter) Takes(sig signal.Signal) bool {
 		return f.Only.Has(sig)
 	}
 	return !f.Except.Has(sig)
-}
-
-// SQL returns Takes as an SQL condition on raw's signal column, or "" for every row.
-func (f Filter) SQL() string {
-	switch {
-	case f.Only != 0:
-		return "signal IN (" + f.Only.sqlList() + ")"
-	case f.Except != 0:
-		return "signal NOT IN (" + f.Except.sqlList() + ")"
-	}
-	return ""
 }
 
 // Limits bound what one Read returns.
@@ -94,90 +68,83 @@ type Limits struct {
 // Reader reads durable raw rows in id order for one projector. Its methods may be called from
 // several goroutines, one at a time.
 type Reader struct {
-	mu      sync.Mutex
-	c       *sqlitec.Conn
-	sel     *sqlitec.Stmt
-	filter  Filter
-	durable *atomic.Int64
+	mu     sync.Mutex
+	r      *seglog.Reader
+	filter Filter
+	seg    []seglog.Row // scratch: the rows of one seglog read
 }
 
-// OpenReader opens a reader of the raw log in the file at path for the rows filter takes. It
-// reads only rows at or below durable, the high-water mark the writer advances once a commit
-// is durable.
-func OpenReader(path string, filter Filter, durable *atomic.Int64) (*Reader, error) {
-	c, err := sqlitec.Open(path, append(append([]string(nil), schema.ConnPragmas...), "cache_size(-256)", "query_only(true)")...)
-	if err != nil {
-		return nil, err
-	}
-	return &Reader{c: c, filter: filter, durable: durable}, nil
+// OpenReader returns a reader of log for the rows filter takes. It reads only durable rows
+// (seglog.Log.Durable): what a crash could lose is never projected.
+func OpenReader(log *seglog.Log, filter Filter) *Reader {
+	return &Reader{r: log.NewReader(), filter: filter}
 }
 
 // Read replaces rows with the raw rows after raw id after, within lim: the last row of the
-// filter's signals may be past the limits, kept so the caller sees that more is pending. It
-// reads on a sqlitec connection, which copies each payload once, into lim.Alloc's buffer when
-// given: through database/sql each was copied twice (~300 bytes of garbage a load-shaped log).
+// filter's signals may be past the limits, kept so the caller sees that more is pending. Each
+// payload is copied once out of the segment reader's buffer, into lim.Alloc's buffer when given.
+// The rows of other signals come back without their payloads, so the caller's mark passes them.
 func (r *Reader) Read(rows *[]Row, after int64, lim Limits) error {
 	*rows = (*rows)[:0]
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.sel == nil {
-		payload := "payload"
-		if cond := r.filter.SQL(); cond != "" {
-			payload = "CASE WHEN " + cond + " THEN payload END"
-		}
-		st, err := r.c.Prepare(`SELECT id, signal, records, received_unix_nano, encoding, ` + payload + `
-			FROM raw WHERE id > ? AND id <= ? ORDER BY id LIMIT ?`)
-		if err != nil {
-			return fmt.Errorf("prepare raw select: %w", err)
-		}
-		r.sel = st
+	scan := lim.Rows
+	if r.filter.Only != 0 || r.filter.Except != 0 {
+		scan *= max(lim.SkipFactor, 1)
 	}
-	scan := int64(lim.Rows)
-	if r.filter.SQL() != "" {
-		scan *= int64(lim.SkipFactor)
-	}
-	rs, err := r.sel.Query(after, r.durable.Load(), scan)
-	if err != nil {
-		return fmt.Errorf("read raw: %w", err)
-	}
-	defer rs.Close()
-	var own int
+	var own, scanned int
 	var records, bytes int64
-	for {
-		if ok, err := rs.Next(); err != nil {
+	for scanned < scan {
+		var err error
+		// The segment reader stops at what is left of the limits (it returns at least one
+		// row): asked for rows alone it read a whole slice's worth of 12 KB payloads each time,
+		// of which the bytes limit kept a fraction (6× the projector's reading, 400 MB RSS).
+		sl := seglog.Limits{Rows: scan - scanned}
+		if lim.Bytes > 0 {
+			sl.Bytes = max(1, lim.Bytes-bytes)
+		}
+		if lim.Records > 0 {
+			sl.Records = int(max(1, lim.Records-records))
+		}
+		r.seg, after, err = r.r.Read(after, sl, r.seg)
+		if err != nil {
 			return fmt.Errorf("read raw: %w", err)
-		} else if !ok {
+		}
+		if len(r.seg) == 0 {
 			return nil
 		}
-		row := Row{ID: rs.Int64(0), Signal: signal.Signal(rs.Int64(1)), Records: rs.Int64(2),
-			Received: rs.Int64(3), Encoding: rs.Int64(4)}
-		if lim.Alloc != nil {
-			_, row.Payload = rs.AppendBytes(lim.Alloc(rs.Len(5)), 5)
-		} else {
-			row.Payload = rs.Bytes(5)
+		for i := range r.seg {
+			sr := &r.seg[i]
+			row := Row{ID: sr.ID, Signal: sr.Signal, Records: int64(sr.Records), Received: sr.Received}
+			scanned++
+			takes := r.filter.Takes(row.Signal)
+			if takes {
+				if lim.Alloc != nil {
+					row.Payload = append(lim.Alloc(len(sr.Payload))[:0], sr.Payload...)
+				} else {
+					row.Payload = append([]byte(nil), sr.Payload...)
+				}
+			}
+			*rows = append(*rows, row)
+			if !takes {
+				continue
+			}
+			if own++; own == lim.Rows || records > lim.Records || bytes > lim.Bytes {
+				return nil
+			}
+			records += row.Records + lim.RowWeight
+			bytes += int64(len(row.Payload))
 		}
-		*rows = append(*rows, row)
-		if !r.filter.Takes(row.Signal) {
-			continue
-		}
-		if own++; own == lim.Rows || records > lim.Records || bytes > lim.Bytes {
-			return nil
-		}
-		records += row.Records + lim.RowWeight
-		bytes += int64(len(row.Payload))
 	}
+	return nil
 }
 
-// Close closes the reader's statement and connection.
+// Close closes the reader's descriptor.
 func (r *Reader) Close() error {
 	if r == nil {
 		return nil
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.sel != nil {
-		r.sel.Close()
-		r.sel = nil
-	}
-	return r.c.Close()
+	return r.r.Close()
 }

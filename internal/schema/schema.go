@@ -13,7 +13,7 @@ import (
 
 // The schema's parts, each idempotent (IF NOT EXISTS throughout): commonSQL the tables every
 // projected database holds, schemaSQL telemetry.db's logs and metrics, tracesSQL the trace
-// tables (traces.db, or telemetry.db in the one-file layout), rawSQL the raw table in raw.db.
+// tables (traces.db, or telemetry.db in the one-file layout).
 var (
 	//go:embed schema_common.sql
 	commonSQL string
@@ -21,18 +21,15 @@ var (
 	schemaSQL string
 	//go:embed schema_traces.sql
 	tracesSQL string
-	//go:embed raw.sql
-	rawSQL string
 )
 
 // Parts says which parts of the schema a database file holds.
 type Parts uint8
 
-// The parts: Raw the raw table (raw.db), LogsMetrics telemetry.db's logs and metrics, Traces
-// the trace tables (traces.db, or telemetry.db in the one-file layout).
+// The parts: LogsMetrics telemetry.db's logs and metrics, Traces the trace tables (traces.db,
+// or telemetry.db in the one-file layout).
 const (
-	Raw Parts = 1 << iota
-	LogsMetrics
+	LogsMetrics Parts = 1 << iota
 	Traces
 )
 
@@ -42,9 +39,6 @@ var PointTables = [...]string{"number_points", "histogram_points", "exp_histogra
 // SQL returns the schema text that creates ps.
 func (ps Parts) SQL() string {
 	var b strings.Builder
-	if ps&Raw != 0 {
-		b.WriteString(rawSQL)
-	}
 	if ps&(LogsMetrics|Traces) != 0 {
 		b.WriteString(commonSQL)
 	}
@@ -60,7 +54,7 @@ func (ps Parts) SQL() string {
 // Version is the version of the schema (and of the trace-chunk format, tracechunk.Version) this
 // build writes and reads. There is one: a database of another version is refused at open with
 // a *VersionError, since no released version exists to migrate from.
-const Version = 11
+const Version = 12
 
 // VersionError is a database's schema version that this build does not read.
 type VersionError struct{ Found int }
@@ -72,10 +66,9 @@ func (e *VersionError) Error() string {
 }
 
 // Text returns the SQL text that creates the relational tables (schema_common.sql,
-// schema.sql, schema_traces.sql), followed by the raw table (raw.sql), for documentation and
-// for tools that want to inspect it.
+// schema.sql, schema_traces.sql), for documentation and for tools that want to inspect it.
 func Text() string {
-	return (LogsMetrics | Traces).SQL() + "\n" + rawSQL
+	return (LogsMetrics | Traces).SQL()
 }
 
 // Apply creates the tables of one database (a no-op when they exist) and checks its schema

@@ -52,15 +52,17 @@ INSERT OR IGNORE INTO projected_totals(signal) VALUES (0), (1), (2), (3);
 
 -- unprojectable: the raw rows this database's projector could not decode (a
 -- damaged row, or a payload that no decoder of this build accepts). The projector passes them by,
--- so projection goes on, and records them here in the slice's transaction; raw.db keeps them
--- whatever --raw-retention says (store's unprojectable.go), until --retention deletes the data
--- they belong to, so that what was acknowledged is never lost silently.
+-- so projection goes on, and copies them here whole, payload included, in the slice's
+-- transaction: the raw log deletes whole segments once projected, whatever they hold, and this
+-- copy is kept (store's unprojectable.go) until --retention deletes the data they belong to, so
+-- that what was acknowledged is never lost silently.
 CREATE TABLE IF NOT EXISTS unprojectable (
 	raw_id             INTEGER PRIMARY KEY,
 	signal             INTEGER NOT NULL,
 	records            INTEGER NOT NULL,
 	received_unix_nano INTEGER NOT NULL,
-	error              TEXT NOT NULL
+	error              TEXT NOT NULL,
+	payload            BLOB
 );
 
 -- retention_marks: every so often the retainer (store's retention.go) notes

@@ -31,7 +31,6 @@ func TestApply(t *testing.T) {
 		parts Parts
 		table string
 	}{
-		{"raw", Raw, "raw"},
 		{"logs and metrics", LogsMetrics, "number_points"},
 		{"traces", Traces, "trace_chunks"},
 		{"one file", LogsMetrics | Traces, "spans"},

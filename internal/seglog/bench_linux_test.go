@@ -4,13 +4,11 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/otelbench/otelbench/internal/signal"
-	"github.com/otelbench/otelbench/internal/store"
 )
 
 // The payload sizes of 100- and 1,000-record OTLP log requests (docs/BENCHMARKS.md's bulk shapes).
@@ -85,50 +83,6 @@ func BenchmarkAppend(b *testing.B) {
 				b.ReportMetric(float64(l.Stats().Syncs)/float64(b.N), "fsyncs/op")
 			})
 		}
-		// The SQLite raw log today, for comparison: 16 goroutines Append concurrently and the
-		// store's writer groups them.
-		b.Run(fmt.Sprintf("store/%s/conc=16", sh.name), func(b *testing.B) {
-			s, err := store.Open(context.Background(), store.Config{Dir: b.TempDir(), NoProjection: true})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer s.Close(context.Background())
-			payload := randomPayload(sh.bytes)
-			b.SetBytes(int64(sh.bytes))
-			b.ReportAllocs()
-			m := cpuMeter{start: cpuNow()}
-			start := time.Now()
-			var wg sync.WaitGroup
-			var next sync.Mutex
-			n := 0
-			for range 16 {
-				wg.Go(func() {
-					for {
-						next.Lock()
-						if n >= b.N {
-							next.Unlock()
-							return
-						}
-						n++
-						next.Unlock()
-						for {
-							err := s.Append(context.Background(), signal.Logs, payload, 100)
-							if err == nil {
-								break
-							}
-							if err != store.ErrQueueFull {
-								b.Error(err)
-								return
-							}
-							time.Sleep(100 * time.Microsecond)
-						}
-					}
-				})
-			}
-			wg.Wait()
-			b.ReportMetric(float64(b.N*sh.bytes)/1e6/time.Since(start).Seconds(), "MB/s-wall")
-			m.report(b, int64(b.N)*int64(sh.bytes))
-		})
 	}
 }
 

@@ -11,6 +11,7 @@ type SegmentInfo struct {
 	First, Last  int64 // Last is First-1 when the segment is empty
 	Bytes        int64
 	LastReceived int64 // the last record's received time, Unix nanoseconds; 0 if empty
+	Counts       Counts
 }
 
 // Segments lists the segments, oldest first; the last is the active one.
@@ -19,7 +20,7 @@ func (l *Log) Segments() []SegmentInfo {
 	defer l.mu.Unlock()
 	out := make([]SegmentInfo, len(l.segs))
 	for i, s := range l.segs {
-		out[i] = SegmentInfo{Path: s.path, First: s.first, Last: s.last, Bytes: s.end, LastReceived: s.lastReceived}
+		out[i] = SegmentInfo{Path: s.path, First: s.first, Last: s.last, Bytes: s.end, LastReceived: s.lastReceived, Counts: s.counts}
 	}
 	return out
 }

@@ -152,6 +152,24 @@ type segment struct {
 	last         int64 // last id in the segment; first-1 if empty
 	lastReceived int64 // the last record's received time, for retention
 	index        []indexEntry
+	counts       Counts // what the segment holds, by signal
+}
+
+// Count is what a segment holds of one signal: requests, their records and payload bytes.
+type Count struct{ Requests, Records, Bytes int64 }
+
+// Counts are a segment's Count of each signal, indexed by the signal value (0 for a record whose
+// signal byte is no signal, which a damaged writer could leave).
+type Counts [signal.Traces + 1]Count
+
+// add counts one record.
+func (c *Counts) add(sig signal.Signal, records, bytes int64) {
+	if sig > signal.Traces {
+		sig = 0
+	}
+	c[sig].Requests++
+	c[sig].Records += records
+	c[sig].Bytes += bytes
 }
 
 // Log is an append-only log of records in segment files. One goroutine writes (Write, and the
@@ -225,6 +243,20 @@ func (l *Log) Close() error {
 		return fmt.Errorf("seglog: close: %w", err)
 	}
 	return nil
+}
+
+// SetSyncHook sets (nil: clears) a function that runs before each fdatasync of SyncFull and
+// whose error replaces the fsync's. It exists for tests outside the package that must fail an
+// fsync: a real EIO cannot be produced on demand.
+func (l *Log) SetSyncHook(hook func() error) {
+	if l.sy == nil {
+		return
+	}
+	if hook == nil {
+		l.sy.beforeSync.Store(nil)
+		return
+	}
+	l.sy.beforeSync.Store(&hook)
 }
 
 // Durable returns the durable high-water mark: every id at or below it is durable per Config.Sync

@@ -107,6 +107,7 @@ func (l *Log) scan(seg *segment, active bool, buf []byte) ([]byte, error) {
 		seg.last++
 		seg.end = off
 		seg.lastReceived = h.received
+		seg.counts.add(h.sig, int64(h.records), int64(h.length))
 		if active {
 			l.idxBytes, l.idxRecs = sinceBytes, sinceRecs
 		}

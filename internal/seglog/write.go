@@ -78,6 +78,7 @@ func (l *Log) written(seg *segment, batch []Entry, first, off int64) {
 		l.idxBytes += n
 		l.idxRecs++
 		records += int64(batch[i].Records)
+		seg.counts.add(batch[i].Signal, int64(batch[i].Records), int64(len(batch[i].Payload)))
 	}
 	seg.end = off
 	seg.size = max(seg.size, off)

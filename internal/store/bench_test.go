@@ -156,7 +156,7 @@ var quietLogger = slog.New(slog.NewTextHandler(io.Discard, nil))
 // handlers): ns/op is per request, req/s is the aggregate. "raw" stores only (projection off);
 // "projecting" runs the projector concurrently, as the server does.
 func BenchmarkAppend(b *testing.B) {
-	for _, records := range []int{1, 10} {
+	for _, records := range []int{1, 10, 100, 1000} {
 		for _, mode := range []string{"raw", "projecting"} {
 			for _, sync := range []SyncMode{SyncFull, SyncNormal} {
 				b.Run(fmt.Sprintf("records=%d/%s/sync=%s", records, mode, sync), func(b *testing.B) {

@@ -20,7 +20,11 @@ const (
 	DefaultQueueRequests = 8192
 	// DefaultProjectSlice is how many raw rows one projection transaction takes at most.
 	DefaultProjectSlice = 2048
-	// RawFileName is the raw database inside Config.Dir (the durable write path).
+	// RawDirName is the raw log's directory of segment files inside Config.Dir (the durable
+	// write path; internal/seglog).
+	RawDirName = "raw"
+	// RawFileName is the raw database that earlier builds kept inside Config.Dir: Open refuses
+	// a data directory that still has one.
 	RawFileName = "raw.db"
 	// FileName is the relational (projected) database inside Config.Dir.
 	FileName = "telemetry.db"
@@ -37,12 +41,13 @@ var (
 	ErrQueueFull = errors.New("store: queue full")
 	// ErrClosed means Close has started; nothing more is accepted.
 	ErrClosed = errors.New("store: closed")
-	// ErrDiskFull means the commit failed for lack of space (SQLITE_FULL or ENOSPC); the batch
-	// was rolled back, nothing is corrupted, and later appends succeed once space returns.
+	// ErrDiskFull means a write failed for lack of space (ENOSPC, EDQUOT or SQLITE_FULL); the
+	// group was cut back off the raw log, nothing is corrupted, and later appends succeed once
+	// space returns.
 	ErrDiskFull = diskfull.ErrDiskFull
-	// ErrSyncFailed means an fsync of raw.db-wal failed (SyncFull). It is final: that group's
+	// ErrSyncFailed means an fsync of the raw log failed (SyncFull). It is final: that group's
 	// appends and every later one fail until the store is reopened (Failed; walsync.go).
-	ErrSyncFailed = errors.New("store: fsync of raw.db-wal failed")
+	ErrSyncFailed = errors.New("store: fsync of the raw log failed")
 )
 
 // SyncMode is SQLite's synchronous setting for the write connection.
@@ -89,10 +94,14 @@ type Config struct {
 	// the write path alone. Raw payloads are then never pruned.
 	NoProjection bool
 	// RawRetention is how long a raw payload is kept after it was received once its projection
-	// is durable; then it is deleted from raw.db (see prune.go). 0 means DefaultRawRetention.
+	// is durable; then its segment is deleted from the raw log, whole (see prune.go). 0 means
+	// DefaultRawRetention.
 	RawRetention time.Duration
-	// KeepRaw disables pruning: raw.db keeps every payload and grows without bound.
+	// KeepRaw disables pruning: the raw log keeps every payload and grows without bound.
 	KeepRaw bool
+	// rawSegmentBytes, when set, replaces the raw log's segment size: tests prune whole
+	// segments without writing 64 MiB.
+	rawSegmentBytes int64
 	// Retention is how long projected data is kept (retention.go); 0 means DefaultRetention,
 	// negative keeps it forever. MaxDiskBytes, if positive, and MaxDiskShare, if positive, a
 	// fraction of the data directory's filesystem, bound the directory's used bytes: past the

@@ -6,8 +6,8 @@ import (
 	"github.com/otelbench/otelbench/internal/sqlitec"
 )
 
-// The projector's two connections, telemetry.db's (or traces.db's) that commits its slices and
-// raw.db's that reads them, are sqlitec connections, not database/sql ones: catch-up is bound by
+// The projector's connection to telemetry.db (or traces.db) that commits its slices is a
+// sqlitec connection, not a database/sql one (the raw log is read from its segment files): catch-up is bound by
 // the committing thread, and through modernc.org/sqlite's driver it spent ~14% of its time
 // binding parameters (a C allocation, a copy and a free per text, a name lookup per parameter)
 // and ~9% in the connection mutex the driver always opens with. Through database/sql before that

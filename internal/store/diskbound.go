@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/otelbench/otelbench/internal/seglog"
 	"github.com/otelbench/otelbench/internal/sqlitec"
 )
 
@@ -15,7 +16,7 @@ import (
 //   - Append answers ErrDiskFull (serve's 507) without writing: the rest of the filesystem is the
 //     headroom in which the projector, raw pruning and retention free space;
 //   - retention deletes the oldest projected rows whatever their age, and the writer prunes every
-//     projected raw row whose projection is durable (retention.go, prune.go);
+//     projected raw segment whose projection is durable (retention.go, prune.go);
 //   - the projected databases' WALs are checkpointed and truncated.
 //
 // And a projection slice takes at most a 64th of the bound (sliceBytes), so that it fits.
@@ -25,11 +26,11 @@ import (
 // WAL back to that size when SQLite restarts it, where the file would otherwise keep the size of
 // its longest run between checkpoints.
 //
-// Append reads the size the retainer measured every boundEvery plus what the writer committed
+// Append reads the size the retainer measured every boundEvery plus what the writer wrote
 // since, so a fast writer cannot overshoot the bound by a period's worth of data. That size
-// counts the projected files whole, free pages included: raw.db cannot reuse them, so while
-// they are free, raw.db has that much less room (the files' free pages are reused by their own
-// rows; no VACUUM shrinks them).
+// counts the projected files whole, free pages included: the raw log cannot reuse them, so while
+// they are free, it has that much less room (the files' free pages are reused by their own
+// rows; no VACUUM shrinks them), and the raw log's segments at their size on disk.
 
 // boundEvery is the retainer's period while a size bound is set.
 const boundEvery = 100 * time.Millisecond
@@ -55,12 +56,11 @@ func (b *diskBound) measure(limit, used int64) {
 	b.since.Store(0)
 }
 
-// committed counts a committed group toward the next measure: its payloads and two pages of
-// WAL frames (a leaf and its parent), for a group of one small request writes a whole page.
+// committed counts a written group toward the next measure: its payloads and records' headers.
 func (b *diskBound) committed(batch []*request) {
-	n := int64(2 * 8192)
+	var n int64
 	for _, r := range batch {
-		n += int64(len(r.payload))
+		n += int64(len(r.payload)) + 32
 	}
 	b.since.Add(n)
 }
@@ -85,15 +85,22 @@ func (s *Store) walPages(def, pageSize int64) int64 {
 	return max(16, min(def, limit/8/max(pageSize, 512)))
 }
 
-// rawWALPragmas returns commonPragmas and those that bound raw.db's WAL: SQLite's default
-// threshold of 1,000 pages (raw.db's are 8 KiB), or less under a size bound.
-func (s *Store) rawWALPragmas() []string {
-	pages := s.walPages(1000, 8192)
-	ps := append([]string(nil), commonPragmas...)
-	if pages == 1000 {
-		return ps // no bound: SQLite's defaults, as without one
+// segmentBytes returns the raw log's segment size: seglog's default, or less if that is more
+// than an eighth of the size bound or a 32nd of the filesystem. Segments are zero-filled to their
+// size ahead of use and deleted whole, so on a small bound or disk large ones would hold most of
+// it (serve on a 2 MiB filesystem could not create its first 64 MiB segment).
+func (s *Store) segmentBytes() int64 {
+	if s.cfg.rawSegmentBytes > 0 {
+		return s.cfg.rawSegmentBytes
 	}
-	return append(append(ps, fmt.Sprintf("wal_autocheckpoint(%d)", pages)), s.walLimitPragmas(pages, 8192)...)
+	n := int64(seglog.DefaultSegmentBytes)
+	if limit, err := s.maxDisk(); err == nil && limit > 0 {
+		n = min(n, limit/8)
+	}
+	if size, err := fsSize(s.cfg.Dir); err == nil && size > 0 {
+		n = min(n, size/32)
+	}
+	return max(64<<10, n)
 }
 
 // walLimitPragmas returns the pragmas that bound the WAL files under a size bound: none without

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/otelbench/otelbench/internal/diskfull"
+	"github.com/otelbench/otelbench/internal/rawlog"
 	"github.com/otelbench/otelbench/internal/signal"
 	"github.com/otelbench/otelbench/internal/sqlitec"
 )
@@ -28,7 +29,9 @@ func TestDiskFull(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(mnt, "data")
-	cfg := Config{Dir: dir, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	// Segments of 256 KiB: the raw log rolls several times while the disk fills, and a roll
+	// that cannot zero-fill its new segment fails with ErrDiskFull like a write.
+	cfg := Config{Dir: dir, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), rawSegmentBytes: 256 << 10}
 	s, err := Open(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -65,39 +68,30 @@ func TestDiskFull(t *testing.T) {
 		t.Logf("close: %v", err)
 	}
 
-	s, err = Open(context.Background(), Config{Dir: dir, NoProjection: true})
+	s, err = Open(context.Background(), Config{Dir: dir, NoProjection: true, rawSegmentBytes: 256 << 10})
 	if err != nil {
 		t.Fatalf("reopen: %v", err)
 	}
 	defer s.Close(context.Background())
 	checkIntegrity(t, s)
-	var n int
-	if err := s.ReadDB().QueryRow(`SELECT count(*) FROM raw`).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	if n != len(acked) {
-		t.Errorf("raw rows after reopen: got %d, want %d acked", n, len(acked))
-	}
-	// Every acked record's payload decodes to its body.
-	rows, err := s.ReadDB().Query(`SELECT payload FROM raw ORDER BY id`)
+	// Every acked record is in the raw log, in order, and its payload decodes to its body.
+	i := 0
+	err = s.ScanRaw(func(r rawlog.Row) error {
+		ld, err := (&logsUnmarshaler).UnmarshalLogs(r.Payload)
+		if err != nil {
+			return fmt.Errorf("raw row %d: %w", r.ID, err)
+		}
+		if got := ld.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0).Body().Str(); i < len(acked) && got != acked[i] {
+			t.Errorf("raw row %d: body %.20q, want %.20q", r.ID, got, acked[i])
+		}
+		i++
+		return nil
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer rows.Close()
-	i := 0
-	for rows.Next() {
-		var p []byte
-		if err := rows.Scan(&p); err != nil {
-			t.Fatal(err)
-		}
-		ld, err := (&logsUnmarshaler).UnmarshalLogs(p)
-		if err != nil {
-			t.Fatalf("raw row %d: %v", i, err)
-		}
-		if got := ld.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0).Body().Str(); i < len(acked) && got != acked[i] {
-			t.Errorf("raw row %d: body %.20q, want %.20q", i, got, acked[i])
-		}
-		i++
+	if i != len(acked) {
+		t.Errorf("raw rows after reopen: got %d, want %d acked", i, len(acked))
 	}
 }
 

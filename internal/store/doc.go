@@ -1,5 +1,6 @@
-// Package store is otelbench's durable telemetry store: OTLP requests in embedded SQLite
-// (modernc.org/sqlite, WAL), stored raw first and projected into relational tables later.
+// Package store is otelbench's durable telemetry store: OTLP requests stored raw first, in an
+// append-only segment log (internal/seglog), and projected later into relational tables in
+// embedded SQLite (modernc.org/sqlite, WAL).
 //
 // The rooms. This package is the facade (Config, Open, Store: Append, Stats, Totals, Close,
 // ReadDB, ProjectedNotify), and holds the raw log's write side (queue.go, writer.go, walsync.go,
@@ -8,32 +9,35 @@
 // Beside it:
 //   - internal/project: the projectors' scheduling policy (idle, keeping up, deferring, catching
 //     up), its CPU source, the SCHED_IDLE thread and the catch-up worker;
-//   - internal/rawlog: the projectors' reader of durable raw rows (Reader, Row), no SQL in its API;
+//   - internal/seglog: the raw log's segment files (format, group write, fsync, recovery,
+//     deletion of whole segments);
+//   - internal/rawlog: the projectors' reader of durable raw rows (Reader, Row) on seglog;
 //   - internal/stage: payload → one slice's rows, no SQL (wire and pdata paths, resource cache,
 //     deep values, record windows, log_text documents, the AnyValue JSON encoder);
 //   - internal/schema: the SQL files, their version, Apply with the upgrades and summary
 //     catch-ups, the block shifts;
 //   - internal/tracechunk: the trace_chunks.packed encoder and decoder, shared with query;
-//   - internal/diskfull: ErrDiskFull and the classification of failed SQLite writes.
+//   - internal/diskfull: ErrDiskFull and the classification of failed writes.
 //
-// Config.Dir holds two databases: raw.db (the write path, raw.sql) and telemetry.db (the
-// relational tables, schema_common.sql, schema.sql and schema_traces.sql, in internal/schema); with
-// Config.TracesFile a third, traces.db, takes the trace tables (shard.go). Separate files have
-// separate write locks, so the ingest writer never waits for a projector, and two projectors
-// never wait for each other.
+// Config.Dir holds the raw log, raw/ (segment files, seglog's format), and telemetry.db (the
+// relational tables, schema_common.sql, schema.sql and schema_traces.sql, in internal/schema);
+// with Config.TracesFile a second database, traces.db, takes the trace tables (shard.go).
+// Separate files have separate write locks, so the ingest writer never waits for a projector,
+// and two projectors never wait for each other. A data directory of an earlier build, with a
+// raw.db, is refused at Open with what to do.
 //
 // Write path. Append puts {payload, done} on a queue bounded in requests and bytes
-// (ErrQueueFull at once when full, ErrClosed once Close began). One writer goroutine owns the
-// write connection to raw.db: it takes everything queued — it never waits for more work to
-// arrive — inserts the raw protobuf payloads with multi-row INSERTs into the raw table in ONE
-// transaction, commits and answers every waiting caller with the commit's result. Under load the
-// queue fills while a commit is in flight, so one commit covers many requests (group commit, as in
-// bbolt's DB.Batch); Stats.Commits counts the transactions. With Sync at SyncFull, the default,
-// the answer waits for an fsync of raw.db-wal that a syncer goroutine runs beside the writer
-// (walsync.go): the writer commits the next group while the last one is flushed, and projectors
-// read only rows already durable. Stats.Syncs counts those fsyncs. A commit that fails for lack
-// of space returns ErrDiskFull to that batch's callers; SQLite rolls the transaction back, so
-// nothing is corrupted, and the next batch tries again.
+// (ErrQueueFull at once when full, ErrClosed once Close began). One writer goroutine takes
+// everything queued — it never waits for more work to arrive — and writes it to the raw log as
+// one group, with one pwritev straight from the request buffers, then answers every waiting
+// caller. Under load the queue fills while a group is in flight, so one write covers many
+// requests (group commit, as in bbolt's DB.Batch); Stats.Commits counts the groups. With Sync at
+// SyncFull, the default, the answer waits for the fdatasync that covers the group, which the
+// raw log's syncer runs beside the writer (walsync.go): the writer writes the next group while
+// the last one is flushed, and projectors read only records already durable. Stats.Syncs counts
+// those fsyncs. A write that fails for lack of space returns ErrDiskFull to that group's callers;
+// the log cuts it back off, so nothing is corrupted, and the next group tries again. A failed
+// fsync is final until the store is reopened (ErrSyncFailed, Failed).
 //
 // Projection. A projector goroutine per projected database reads raw rows above its
 // high-water mark in slices of at most Config.ProjectSlice rows, decodes those of its signals
@@ -45,18 +49,21 @@
 // SCHED_IDLE and defers while ingest saturates the machine, up to Config.ProjectLag, so ingest
 // keeps the CPU and projection lag (Stats.LagRecords, LagSeconds) absorbs bursts; a backlog is
 // caught up at normal priority once ingest is idle (internal/project). Queries use ReadDB, a
-// read-only pool on telemetry.db with raw.db attached as schema "raw" (and traces.db as
-// "traces": the trace tables are named unqualified); ProjectedNotify signals
+// read-only pool on telemetry.db (with traces.db attached as "traces": the trace tables are
+// named unqualified); ProjectedNotify signals
 // after each projection slice (for live tails).
 //
 // A raw row no decoder accepts is passed by, recorded in its database's unprojectable table,
-// counted (Stats.Unprojectable) and logged once, and kept in raw.db (unprojectable.go); a value
+// counted (Stats.Unprojectable) and logged once, its payload copied there so it outlives its
+// segment (unprojectable.go); a value
 // nested past pdata's depth limit is stored as a JSON string below it (stage/deepvalue.go); a raw
 // row of more than 65,536 records is staged a window at a time inside its slice's transaction
 // (window.go, stage/recordwindow.go). Retention (retention.go): a retainer deletes projected rows older than
 // Config.Retention, and the oldest first while the directory uses more than MaxDiskBytes or
-// MaxDiskShare, in bounded steps between the projector's slices. Stats.Durable holds totals
-// since the data directory was created, kept in the databases (totals.go).
+// MaxDiskShare, in bounded steps between the projector's slices; the raw log's projected
+// segments go whole once past Config.RawRetention (prune.go). Stats.Durable holds totals since
+// the data directory was created, kept in the segments' counts, a state file and the
+// databases (totals.go).
 //
 // The schema is in internal/schema's schema_common.sql, schema.sql and schema_traces.sql
 // (schema.Text returns them), with its conventions documented there.

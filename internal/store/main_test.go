@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"os"
 	"testing"
 	"time"
@@ -35,27 +34,13 @@ func openTest(t testing.TB, cfg Config) *Store {
 	return s
 }
 
-// holdWriteLock takes SQLite's write lock from a separate connection, as another process
-// would, so the store's writer blocks in BEGIN IMMEDIATE until the returned func is called.
-func holdWriteLock(t testing.TB, path string) (release func()) {
+// holdWriteLock holds the writer before its next group write until the returned func is
+// called (Store.HoldWriter), and releases it when the test ends.
+func holdWriteLock(t testing.TB, s *Store) (release func()) {
 	t.Helper()
-	db, err := sql.Open("sqlite", "file:"+path+"?_txlock=immediate")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tx, err := db.Begin()
-	if err != nil {
-		t.Fatalf("begin immediate: %v", err)
-	}
-	done := false
-	return func() {
-		if done {
-			return
-		}
-		done = true
-		tx.Rollback()
-		db.Close()
-	}
+	release = s.HoldWriter()
+	t.Cleanup(release)
+	return release
 }
 
 // waitFor polls cond until it holds or the deadline passes (a liveness bound, not a timing

@@ -13,7 +13,7 @@ import (
 // projector thread, and reading and decoding took ~16% of it. It is started only when the slice
 // committing left raw rows behind and no group commit happened since the slice before (ingest
 // idle), and it is always waited for (used, or dropped after a failed commit) before the
-// projector reads raw.db itself. With two projectors (--traces-file) each prefetches: until fa4579a
+// projector reads the raw log itself. With two projectors (--traces-file) each prefetches: until fa4579a
 // only the one-file layout did, on the grounds that the second CPU was
 // taken, but once the stager read payloads without pdata the two-file catch-up without it was
 // the slower one at one record a request (57k against 76k records/s) and with it the faster one

@@ -8,7 +8,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/klauspost/compress/zstd"
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/otelbench/otelbench/internal/project"
@@ -150,7 +149,6 @@ type projector struct {
 
 	rows   []rawlog.Row
 	readAt time.Time // when the current slice read rows
-	zdec   *zstd.Decoder
 
 	resCache, scopeCache, metricCache map[[16]byte]int64
 
@@ -187,9 +185,6 @@ func (p *projector) close() {
 	if p.boost != nil {
 		p.boost.Stop()
 		p.boost = nil
-	}
-	if p.zdec != nil {
-		p.zdec.Close()
 	}
 	p.closeInserts()
 }
@@ -432,21 +427,4 @@ func (p *projector) account(n int) {
 	// of this slice too (tests wait on it, then read the slice count).
 	c.projectedRawID[p.sh.index].Store(p.hwm)
 	clear(p.rows)
-}
-
-// payload returns r's protobuf payload, decompressing it if needed.
-func (p *projector) payload(r *rawlog.Row) ([]byte, error) {
-	switch r.Encoding {
-	case 0:
-		return r.Payload, nil
-	case 1:
-		if p.zdec == nil {
-			var err error
-			if p.zdec, err = zstd.NewReader(nil, zstd.WithDecoderConcurrency(1)); err != nil {
-				return nil, err
-			}
-		}
-		return p.zdec.DecodeAll(r.Payload, nil)
-	}
-	return nil, fmt.Errorf("unknown raw encoding %d", r.Encoding)
 }

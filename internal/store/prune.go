@@ -6,71 +6,111 @@ import (
 	"fmt"
 	"sync/atomic"
 	"time"
-
-	"github.com/otelbench/otelbench/internal/diskfull"
 )
 
-// Raw pruning. raw.db holds every accepted payload; once a payload is projected and the
+// Raw pruning. The raw log holds every accepted payload; once a payload is projected and the
 // projection is durable, the raw copy is only kept for Config.RawRetention, then deleted so the
-// file stops growing (SQLite reuses the freed pages; the file does not shrink).
+// log stops growing. The log is deleted in whole segments (seglog.Log.DeleteThrough): a segment
+// goes once every record in it is projected durably by every projector and its newest record is
+// older than the retention (at once past the size bound).
 //
-// Crash safety: a raw row is deleted only when its id is at or below a projection high-water
-// mark that is durable on disk in every projected database (telemetry.db, and traces.db in the
-// two-file layout: each mark passes every raw row up to it, whatever its signal). They commit at
-// synchronous=NORMAL, which survives a process crash but not a power loss until the WAL is
-// synced, so the prune watcher (its own goroutine and a connection to each) reads a database's
-// high-water mark and then runs a PASSIVE checkpoint: a checkpoint that backfills the whole WAL
-// has synced it first, so the mark read before it is durable. Only then does the writer
-// goroutine, which owns raw.db, delete up to the lowest of them.
-// The deletes ride in the group commit's own transaction (no extra fsync), bounded per commit,
-// and in bounded steps of their own when the writer is idle.
+// Crash safety: a segment is deleted only when its last id is at or below a projection
+// high-water mark that is durable on disk in every projected database (telemetry.db, and
+// traces.db in the two-file layout: each mark passes every raw row up to it, whatever its
+// signal). They commit at synchronous=NORMAL, which survives a process crash but not a power
+// loss until the WAL is synced, so the prune watcher (its own goroutine and a connection to each)
+// reads a database's high-water mark and then runs a PASSIVE checkpoint: a checkpoint that
+// backfills the whole WAL has synced it first, so the mark read before it is durable. Only then
+// does the writer goroutine delete up to the lowest of them, between two groups or when idle.
+// The segments' totals are added to the pruned totals, written atomically, before the
+// segments are removed (totals.go).
 const (
 	// DefaultRawRetention is how long a projected raw payload is kept.
 	DefaultRawRetention = 10 * time.Minute
 	// pruneEvery is the prune watcher's period.
 	pruneEvery = time.Second
-	// pruneMinIDs and pruneIdleIDs bound the raw ids one prune covers: in a group commit
-	// max(pruneMinIDs, 2×batch) so pruning outpaces ingest whenever projection does; alone, when
-	// the writer is idle, pruneIdleIDs.
-	pruneMinIDs  = 256
-	pruneIdleIDs = 4096
+	// pruneCheckEvery is the least time between two of the writer's looks at the segments
+	// while it writes groups (the prune watcher nudges it when the mark moves).
+	pruneCheckEvery = 100 * time.Millisecond
 )
 
 // pruneState is shared by the prune watcher (which publishes durable) and the writer goroutine
-// (which owns lo and the statements).
+// (which owns totals and deletes).
 type pruneState struct {
 	durable atomic.Int64 // projected raw ids <= durable are durable in every projected database
-	pruned  atomic.Int64 // every raw id <= pruned is deleted, but for those in kept
-	kept    keptRaw      // raw ids never pruned here: rows no projector could project (unprojectable.go)
-	keep    []int64      // scratch for the writer: kept ids in the range it prunes
-
-	firstFresh, del, count *sql.Stmt // on writeDB, prepared by the writer (count: pruneTotalsSQL)
+	pruned  atomic.Int64 // every raw id <= pruned is deleted
+	totals  prunedTotals // what the deleted segments held (totals.go); the writer's
+	checked time.Time    // the writer's last look at the segments
 }
 
 // pruneConfigured reports whether raw rows are pruned at all.
 func (s *Store) pruneConfigured() bool { return !s.cfg.KeepRaw && !s.cfg.NoProjection }
 
 // PrunedRawID returns the raw id at or below which every raw payload has been deleted (0 when
-// none has), but for the rows no projector could project, which are kept (unprojectable.go).
+// none has).
 func (s *Store) PrunedRawID() int64 { return s.prune.pruned.Load() }
 
-// loadPruneState reads how far raw.db was pruned before Open.
-func (s *Store) loadPruneState(ctx context.Context) error {
-	var minID sql.NullInt64
-	for after := int64(-1); ; after = minID.Int64 { // past the kept rows
-		if err := s.writeDB.QueryRowContext(ctx, `SELECT min(id) FROM raw WHERE id > ?`, after).Scan(&minID); err != nil {
-			return diskfull.Classify("read raw prune state", err)
+// loadPruneState reads the pruned totals, finishes a deletion a crash interrupted (the totals
+// already count those segments) and reads how far the raw log was pruned before Open.
+func (s *Store) loadPruneState() error {
+	t, err := readPrunedTotals(s.rawDir)
+	if err != nil {
+		return err
+	}
+	s.prune.totals = t
+	if t.Through > 0 {
+		if _, _, err := s.raw.DeleteThrough(t.Through); err != nil {
+			return rawError("finish deleting pruned segments", err)
 		}
-		if !minID.Valid || !s.prune.kept.has(minID.Int64) {
+	}
+	s.prune.pruned.Store(s.raw.Segments()[0].First - 1)
+	return nil
+}
+
+// prune deletes the segments that are projected, durable in every projected database and past
+// the raw retention. idle says the writer has nothing queued: then the active segment may go
+// too (a new one is started), else only sealed ones, and the look is rate-limited.
+func (w *rawWriter) prune(idle bool) {
+	s := w.s
+	if !s.pruneConfigured() || s.prune.durable.Load() <= s.prune.pruned.Load() {
+		return
+	}
+	if now := time.Now(); !idle && now.Sub(s.prune.checked) < pruneCheckEvery {
+		return
+	} else {
+		s.prune.checked = now
+	}
+	segs := s.raw.Segments()
+	if !idle {
+		segs = segs[:len(segs)-1]
+	}
+	hwm, cutoff, t := s.prune.durable.Load(), s.rawCutoff(), s.prune.totals
+	through := int64(0)
+	for _, sg := range segs {
+		if sg.Last < sg.First || sg.Last > hwm || (sg.Last > t.Through && sg.LastReceived >= cutoff) {
 			break
 		}
+		if sg.Last > t.Through {
+			t.add(sg.Counts)
+		}
+		through = sg.Last
 	}
-	if minID.Valid {
-		s.prune.pruned.Store(minID.Int64 - 1)
-	} else {
-		s.prune.pruned.Store(s.nextRawID - 1) // empty: everything up to the last id is gone
+	if through <= s.prune.pruned.Load() {
+		return
 	}
-	return nil
+	if through > t.Through {
+		t.Through = through
+		if err := writePrunedTotals(s.rawDir, t); err != nil {
+			s.cfg.Logger.Warn("store: prune raw", "err", err)
+			return
+		}
+		s.prune.totals = t
+	}
+	if _, _, err := s.raw.DeleteThrough(through); err != nil {
+		s.cfg.Logger.Warn("store: prune raw", "err", rawError("delete segments", err))
+		return
+	}
+	s.prune.pruned.Store(s.raw.Segments()[0].First - 1)
 }
 
 // runPruneWatch publishes the durable projection high-water mark every pruneEvery until ctx
@@ -125,115 +165,4 @@ func durableHWM(ctx context.Context, db *sql.DB) (int64, error) {
 		return -1, nil
 	}
 	return hwm, nil
-}
-
-// pruneTarget returns the highest raw id the writer may delete now, given at most limit ids past
-// the pruned mark, and whether there is anything to delete.
-func (s *Store) pruneTarget(limit int64) (lo, hi int64, ok bool) {
-	lo = s.prune.pruned.Load()
-	hi = min(s.prune.durable.Load(), lo+limit)
-	return lo, hi, hi > lo
-}
-
-// pruneIn deletes, inside tx, the raw rows in (lo, hi] received before the retention cutoff,
-// stopping at the first younger row. It returns the new pruned mark (unchanged when nothing
-// qualifies). The caller stores it once tx commits.
-// preparePrune must have succeeded first.
-func (w *rawWriter) pruneIn(tx *sql.Tx, lo, hi int64) (int64, error) {
-	s := w.s
-	ps := &s.prune
-	cutoff := s.rawCutoff() // sooner past the size bound (retention.go)
-	var fresh sql.NullInt64
-	if err := tx.Stmt(ps.firstFresh).QueryRow(lo, hi, cutoff).Scan(&fresh); err != nil {
-		return lo, err
-	}
-	if fresh.Valid {
-		hi = fresh.Int64 - 1
-	}
-	if hi <= lo {
-		return lo, nil
-	}
-	// Around the kept rows: (lo, k1-1], (k1, k2-1], ..., (kn, hi].
-	del := tx.Stmt(ps.del)
-	ps.keep = ps.kept.in(ps.keep[:0], lo, hi)
-	from := lo
-	for _, k := range append(ps.keep, hi+1) {
-		if k-1 > from {
-			if _, err := tx.Stmt(ps.count).Exec(from+1, k-1); err != nil {
-				return lo, err
-			}
-			if _, err := del.Exec(from, k-1); err != nil {
-				return lo, err
-			}
-		}
-		from = k
-	}
-	return hi, nil
-}
-
-// preparePrune prepares the prune statements on writeDB, once. It must run outside a
-// transaction: database/sql cannot prepare on the single connection a transaction holds.
-func (w *rawWriter) preparePrune() error {
-	ps := &w.s.prune
-	if ps.del != nil {
-		return nil
-	}
-	first, err := w.s.writeDB.Prepare(`SELECT min(id) FROM raw WHERE id > ? AND id <= ? AND received_unix_nano >= ?`)
-	if err != nil {
-		return fmt.Errorf("prepare prune: %w", err)
-	}
-	del, err := w.s.writeDB.Prepare(`DELETE FROM raw WHERE id > ? AND id <= ?`)
-	if err != nil {
-		first.Close()
-		return fmt.Errorf("prepare prune: %w", err)
-	}
-	count, err := w.s.writeDB.Prepare(pruneTotalsSQL)
-	if err != nil {
-		first.Close()
-		del.Close()
-		return fmt.Errorf("prepare prune: %w", err)
-	}
-	ps.firstFresh, ps.del, ps.count = first, del, count
-	return nil
-}
-
-// pruneIdle runs one bounded prune in its own transaction, when the writer has nothing queued.
-// It reports whether it deleted anything (there may be more).
-func (w *rawWriter) pruneIdle() bool {
-	s := w.s
-	lo, hi, ok := s.pruneTarget(pruneIdleIDs)
-	if !ok || !s.pruneConfigured() {
-		return false
-	}
-	if err := w.preparePrune(); err != nil {
-		s.cfg.Logger.Warn("store: prune raw", "err", err)
-		return false
-	}
-	tx, err := s.writeDB.Begin()
-	if err != nil {
-		s.cfg.Logger.Warn("store: prune raw", "err", err)
-		return false
-	}
-	to, err := w.pruneIn(tx, lo, hi)
-	if err != nil || to == lo {
-		tx.Rollback()
-		if err != nil {
-			s.cfg.Logger.Warn("store: prune raw", "err", err)
-		}
-		return false
-	}
-	if err := tx.Commit(); err != nil {
-		s.cfg.Logger.Warn("store: prune raw", "err", diskfull.Classify("commit prune", err))
-		return false
-	}
-	s.prune.pruned.Store(to)
-	return true
-}
-
-func (ps *pruneState) close() {
-	for _, st := range []*sql.Stmt{ps.firstFresh, ps.del, ps.count} {
-		if st != nil {
-			st.Close()
-		}
-	}
 }

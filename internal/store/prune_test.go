@@ -7,14 +7,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/otelbench/otelbench/internal/rawlog"
 	"github.com/otelbench/otelbench/internal/sqlitec"
 )
 
-// rawCount counts raw.db rows through the writer's file, read-only.
+// rawCount counts the durable rows in the raw log.
 func rawCount(t testing.TB, s *Store) int {
 	t.Helper()
 	var n int
-	if err := s.ReadDB().QueryRow("SELECT count(*) FROM raw.raw").Scan(&n); err != nil {
+	if err := s.ScanRaw(func(rawlog.Row) error { n++; return nil }); err != nil {
 		t.Fatalf("count raw: %v", err)
 	}
 	return n
@@ -29,13 +30,13 @@ func waitDurable(t testing.TB, s *Store) {
 	waitFor(t, "durable projection mark", func() bool { return s.prune.durable.Load() >= last })
 }
 
-// TestPruneProjected: with a tiny retention, projected payloads are deleted from raw.db, by a
-// group commit (deterministically: the next Append's transaction) and, with no traffic, by the
-// idle writer; the logs stay in telemetry.db and raw ids keep increasing across a reopen with
-// an empty raw table.
+// TestPruneProjected: with a tiny retention and small segments, projected segments are deleted
+// whole from the raw log, between group writes and, with no traffic, by the idle writer (the
+// active segment too, replaced by an empty one); the logs stay in telemetry.db, and raw ids keep
+// increasing across a reopen with an empty raw log.
 func TestPruneProjected(t *testing.T) {
 	dir := t.TempDir()
-	cfg := Config{Dir: dir, RawRetention: time.Nanosecond, Logger: quietLogger}
+	cfg := Config{Dir: dir, RawRetention: time.Nanosecond, Logger: quietLogger, rawSegmentBytes: 4096}
 	s, err := Open(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -46,14 +47,15 @@ func TestPruneProjected(t *testing.T) {
 	}
 	waitDurable(t, s)
 	last := s.Stats().LastRawID
-	appendLogs(t, s, makeLogs("svc", "trigger", 1)) // its commit prunes the n durable rows
-	if got := s.PrunedRawID(); got < last {
-		t.Fatalf("after a group commit: pruned through raw id %d, want >= %d", got, last)
-	}
+	appendLogs(t, s, makeLogs("svc", "trigger", 1))
+	waitFor(t, "prune of the first rows", func() bool { return s.PrunedRawID() >= last })
 	waitDurable(t, s) // the trigger row: pruned by the idle writer, no further Append
 	waitFor(t, "idle prune", func() bool { return s.PrunedRawID() == s.Stats().LastRawID })
 	if got := rawCount(t, s); got != 0 {
 		t.Errorf("raw rows left %d, want 0", got)
+	}
+	if segs := s.raw.Segments(); len(segs) != 1 || segs[0].Last >= segs[0].First {
+		t.Errorf("segments left %+v, want one empty", segs)
 	}
 	wantLogs := countRows(t, s, "logs")
 	if wantLogs == 0 {
@@ -75,6 +77,31 @@ func TestPruneProjected(t *testing.T) {
 	waitProjected(t, s)
 	if got := countRows(t, s, "logs"); got != wantLogs+2 {
 		t.Errorf("logs %d, want %d", got, wantLogs+2)
+	}
+}
+
+// TestPruneStopsAtProjection: a segment is not deleted while any of its rows is past the
+// durable projection mark, however old.
+func TestPruneStopsAtProjection(t *testing.T) {
+	s := openTest(t, Config{RawRetention: time.Nanosecond, Logger: quietLogger, rawSegmentBytes: 4096})
+	for range 6 {
+		appendLogs(t, s, makeLogs("svc", "a", 1))
+	}
+	waitDurable(t, s)
+	mark := s.prune.durable.Load()
+	s.projectStop() // no more projection: the mark stays
+	for _, sh := range s.shards {
+		<-sh.done
+	}
+	for range 6 {
+		appendLogs(t, s, makeLogs("svc", "b", 1))
+	}
+	time.Sleep(3 * pruneEvery)
+	if got := s.PrunedRawID(); got > mark {
+		t.Errorf("pruned through %d, past the durable projection mark %d", got, mark)
+	}
+	if got := rawCount(t, s); got < 6 {
+		t.Errorf("raw rows left %d, want >= 6 (the unprojected ones)", got)
 	}
 }
 

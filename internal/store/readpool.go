@@ -7,7 +7,7 @@ import (
 	"fmt"
 )
 
-// attachConnector attaches raw.db as schema "raw" (and traces.db as "traces") to every read
+// attachConnector attaches traces.db as schema "traces" (the two-file layout) to every read
 // connection.
 type attachConnector struct {
 	driver.Connector

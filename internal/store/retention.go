@@ -28,7 +28,7 @@ import (
 // Steps. Each step deletes at most retainStep rows of a table (logs with their log_text groups
 // and log_blocks, spans with their events, links and trace_chunks, each points table with its
 // point_blocks) in one transaction on the projector's own connection, between two of its slices:
-// the projector waits for one step at most and ingest, which writes raw.db, not at all. The
+// the projector waits for one step at most and ingest, which writes the raw log, not at all. The
 // newest row of a table is never deleted, so SQLite's next rowid stays the id the projector
 // assigns (rowids.go). Freed pages go to each file's freelist and the next rows reuse them: no
 // VACUUM, whose copy of the file would stall the projector for as long as it takes; the files
@@ -36,7 +36,7 @@ import (
 //
 // Size. The used size is each database's pages minus its free pages, plus the WAL files. Over
 // the bound, a step deletes the oldest rows whatever their age or marks, and the writer prunes
-// projected raw rows without waiting for Config.RawRetention; meanwhile Append answers
+// projected raw segments without waiting for Config.RawRetention; meanwhile Append answers
 // ErrDiskFull (serve's 507), so the filesystem keeps room for that to run (diskbound.go), and
 // ingest resumes by itself once it has freed space.
 // Resources, scopes and metric streams are kept: they are deduplicated, so they grow with
@@ -288,12 +288,13 @@ func (s *Store) overDisk() (used, admit, bounded bool, err error) {
 // ones (which later rows reuse), plus their WAL files.
 func (s *Store) UsedBytes() (int64, error) { return s.sizes(false) }
 
-// sizes returns the bytes of the databases' pages, less their free pages, and of their WAL files.
-// With rawFreeOnly only raw.db's free pages are left out, as Append's bound counts them: the free
-// pages of a file are room for its own rows only, so ingest cannot use the projected files'.
+// sizes returns the bytes of the projected databases' pages, less their free pages, of their
+// WAL files and of the raw log's segments. With rawFreeOnly the free pages are counted, as
+// Append's bound counts them: the free pages of a file are room for its own rows only, so
+// ingest cannot use them.
 func (s *Store) sizes(rawFreeOnly bool) (int64, error) {
-	var used int64
-	for _, schema := range []string{"main", "raw", "traces"} {
+	used := s.raw.Stats().DiskBytes
+	for _, schema := range []string{"main", "traces"} {
 		if schema == "traces" && len(s.shards) < 2 {
 			continue
 		}
@@ -303,7 +304,7 @@ func (s *Store) sizes(rawFreeOnly bool) (int64, error) {
 				return 0, fmt.Errorf("read the pages of %s: %w", schema, err)
 			}
 		}
-		if rawFreeOnly && schema != "raw" {
+		if rawFreeOnly {
 			n[1] = 0
 		}
 		used += (n[0] - n[1]) * n[2]

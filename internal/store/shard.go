@@ -14,7 +14,7 @@ import (
 	"github.com/otelbench/otelbench/internal/signal"
 )
 
-// Layouts. A data directory holds raw.db and one or two projected databases, each with a
+// Layouts. A data directory holds the raw log and one or two projected databases, each with a
 // projector of its own (a shard):
 //
 //   - one file, the default: telemetry.db takes every signal.
@@ -41,7 +41,7 @@ const TracesFileName = "traces.db"
 // maxShards bounds the projected databases of a data directory.
 const maxShards = 2
 
-// shard is one projected database file and what its projector takes from raw.db.
+// shard is one projected database file and what its projector takes from the raw log.
 type shard struct {
 	index   int    // in Store.shards, and in the counters' per-shard atomics
 	name    string // "telemetry" or "traces"
@@ -51,7 +51,7 @@ type shard struct {
 	others  rawlog.Signals // the signals the other shards project (takes)
 	db      *sql.DB        // Open's connection: journal mode, schema, state; closed when Open returns
 	conn    *conn          // the projector's connection (conn.go)
-	raw     *rawlog.Reader // raw.db read-only, the projector's reader (rawlog)
+	raw     *rawlog.Reader // the projector's reader of the raw log (rawlog)
 	wake    chan struct{}  // nudged after each group commit (wakeProjector)
 	done    chan struct{}  // closed when its projector goroutine returned
 	// noWindow is a raw row whose windows failed: staged whole on the retry (window.go).
@@ -71,10 +71,6 @@ func (sh *shard) filter() rawlog.Filter {
 
 // takes reports whether sh's projector takes raw rows of sig (filter).
 func (sh *shard) takes(sig signal.Signal) bool { return sh.filter().Takes(sig) }
-
-// takesSQL returns takes as an SQL condition on raw's signal column, or "" when sh takes
-// every row.
-func (sh *shard) takesSQL() string { return sh.filter().SQL() }
 
 // tracesFile reports whether the data directory in dir keeps its trace tables in traces.db:
 // it has a traces.db, or it has no telemetry.db with spans yet and want asks for it.

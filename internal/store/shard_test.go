@@ -117,7 +117,7 @@ func TestTracesFilePassesOtherSignals(t *testing.T) {
 	}
 	// Pruning follows once the prune watcher found both marks durable.
 	waitFor(t, "raw rows pruned", func() bool { return s.PrunedRawID() == 11 })
-	if n := countRows(t, s, "raw.raw"); n != 0 {
+	if n := rawCount(t, s); n != 0 {
 		t.Errorf("%d raw rows left after pruning", n)
 	}
 	checkIntegrity(t, s)
@@ -175,46 +175,4 @@ func TestTracesFileKeepsEveryRow(t *testing.T) {
 		t.Errorf("%d spans, %d logs: fewer than the appenders sent", nSpans, nLogs)
 	}
 	checkIntegrity(t, s)
-}
-
-// TestDamagedRawRowProjectedOnce: a raw row whose signal is no signal (a damaged row) is taken
-// by telemetry.db's projector alone, in either layout: it is logged and skipped, its records
-// leave the lag, and projection goes on past it.
-func TestDamagedRawRowProjectedOnce(t *testing.T) {
-	for _, oneFile := range []bool{true, false} {
-		t.Run(layoutName(oneFile), func(t *testing.T) {
-			dir := t.TempDir()
-			s, err := Open(context.Background(), Config{Dir: dir, NoProjection: true, TracesFile: !oneFile})
-			if err != nil {
-				t.Fatal(err)
-			}
-			appendLogs(t, s, makeLogs("svc", "before", 2))
-			if err := s.Close(context.Background()); err != nil {
-				t.Fatal(err)
-			}
-			db, err := sql.Open("sqlite", "file:"+filepath.Join(dir, RawFileName))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := db.Exec(`INSERT INTO raw(id, signal, records, received_unix_nano, encoding, payload)
-				VALUES (2, 0, 5, 1, 0, x'0a00')`); err != nil {
-				t.Fatal(err)
-			}
-			db.Close()
-			s = openTest(t, Config{Dir: dir, Logger: quietLogger})
-			appendTraces(t, s, makeTraces())
-			appendLogs(t, s, makeLogs("svc", "after", 3))
-			waitProjected(t, s)
-			st := s.Stats()
-			if st.LagRecords != 0 || st.LastRawID != 4 || st.Logs.RecordsProjected != 5 || st.Traces.RecordsProjected != 2 {
-				t.Errorf("Stats: lag %d, last raw id %d, %d logs and %d spans projected; want 0, 4, 5, 2",
-					st.LagRecords, st.LastRawID, st.Logs.RecordsProjected, st.Traces.RecordsProjected)
-			}
-			for table, want := range map[string]int{"logs": 5, "spans": 2} {
-				if got := countRows(t, s, table); got != want {
-					t.Errorf("%s rows: got %d, want %d", table, got, want)
-				}
-			}
-		})
-	}
 }

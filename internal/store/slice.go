@@ -22,10 +22,7 @@ func (sl *slice) reset(nextLogID, nextSpanID int64) {
 // stageRow decodes one raw row into st: from its bytes (wireStager), or with pdata where the
 // wire path refuses the payload.
 func (p *projector) stageRow(st *slice, r *rawlog.Row) error {
-	payload, err := p.payload(r)
-	if err != nil {
-		return err
-	}
+	payload := r.Payload
 	if !st.PdataOnly {
 		m := st.Mark()
 		if st.Wire.Stage(&st.Stage, r.Signal, r.ID, payload) == nil {

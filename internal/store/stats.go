@@ -33,10 +33,11 @@ type Stats struct {
 
 	// QueueFull counts appends rejected with ErrQueueFull.
 	QueueFull uint64
-	// Commits counts writer transactions committed; Requests/Commits is the group-commit factor.
+	// Commits counts the writer's group writes to the raw log; Requests/Commits is the
+	// group-commit factor.
 	Commits uint64
-	// Syncs counts the fsyncs of raw.db-wal that made commits durable (SyncFull; one may cover
-	// more than one commit).
+	// Syncs counts the fsyncs of the raw log that made groups durable (SyncFull; one may cover
+	// more than one group).
 	Syncs uint64
 	// CommitErrors counts writer transactions that failed, and fsyncs that failed (their
 	// callers got the error).
@@ -70,7 +71,7 @@ type Stats struct {
 	// traffic counters above start at Open.
 	Durable Totals
 	// Unprojectable counts the raw rows a projector could not project and passed by, kept in
-	// raw.db and recorded in its database (unprojectable.go); UnprojectableRecords their records.
+	// its database with their payloads (unprojectable.go); UnprojectableRecords their records.
 	// Both count since the data directory was created.
 	Unprojectable, UnprojectableRecords uint64
 	// RetentionDeleted counts the rows the retention deleted since Open (retention.go).
@@ -109,8 +110,8 @@ type counters struct {
 	// the invalid value 0, which must not panic the projector's accounting.
 	requests, records, bytes, projected [signal.Traces + 1]atomic.Uint64
 
-	queueFull, commits, syncs, commitErrors atomic.Uint64
-	slices, projectErrors                   atomic.Uint64
+	queueFull, commits, commitErrors atomic.Uint64
+	slices, projectErrors            atomic.Uint64
 
 	lagRecords atomic.Int64
 	lastRawID  atomic.Int64
@@ -187,7 +188,7 @@ func (s *Store) Stats() Stats {
 		MaxQueueBytes:    s.q.maxBytes,
 		QueueFull:        c.queueFull.Load(),
 		Commits:          c.commits.Load(),
-		Syncs:            c.syncs.Load(),
+		Syncs:            uint64(s.raw.Stats().Syncs),
 		CommitErrors:     c.commitErrors.Load(),
 		LagRecords:       c.lagRecords.Load(),
 		LastRawID:        c.lastRawID.Load(),

@@ -16,18 +16,19 @@ import (
 	"github.com/otelbench/otelbench/internal/diskfull"
 	"github.com/otelbench/otelbench/internal/rawlog"
 	"github.com/otelbench/otelbench/internal/schema"
+	"github.com/otelbench/otelbench/internal/seglog"
 	"github.com/otelbench/otelbench/internal/signal"
 )
 
 // Store is an open database. Its methods are safe for concurrent use.
 type Store struct {
-	cfg     Config
-	path    string // telemetry.db
-	rawPath string // raw.db
+	cfg    Config
+	path   string // telemetry.db
+	rawDir string // the raw log's segments
 
-	writeDB *sql.DB  // raw.db, one connection, owned by the writer goroutine
-	shards  []*shard // the projected databases, each with a connection its projector owns
-	readDB  *sql.DB  // telemetry.db with raw.db (and traces.db) attached, read-only pool for queries
+	raw    *seglog.Log // the raw log; the writer goroutine writes it
+	shards []*shard    // the projected databases, each with a connection its projector owns
+	readDB *sql.DB     // telemetry.db with traces.db attached, read-only pool for queries
 
 	q queue
 
@@ -37,7 +38,9 @@ type Store struct {
 	subs    map[int]chan struct{}
 	nextSub int
 
-	syncer      *walSyncer // with SyncFull; the writer goroutine runs and stops it
+	syncer      *durableWaiter         // with SyncFull; the writer goroutine runs and stops it
+	failedOnce  sync.Once              // logs a failed fsync once
+	beforeWrite atomic.Pointer[func()] // tests: runs before each group write (holds the writer)
 	writerDone  chan struct{}
 	projectStop context.CancelFunc
 	prune       pruneState
@@ -49,7 +52,6 @@ type Store struct {
 	closeErr    error
 	closeCtxErr error
 	closed      atomic.Bool
-	nextRawID   int64 // owned by the writer goroutine
 }
 
 // Open opens (creating if needed) the database in cfg.Dir, applies the schema, and starts the
@@ -65,7 +67,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	s := &Store{
 		cfg:        cfg,
 		path:       filepath.Join(cfg.Dir, FileName),
-		rawPath:    filepath.Join(cfg.Dir, RawFileName),
+		rawDir:     filepath.Join(cfg.Dir, RawDirName),
 		subs:       map[int]chan struct{}{},
 		writerDone: make(chan struct{}),
 		pruneDone:  make(chan struct{}),
@@ -75,11 +77,11 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		s.closeDBs()
 		return nil, err
 	}
-	if err := s.loadState(ctx); err != nil {
+	if err := s.loadPruneState(); err != nil {
 		s.closeDBs()
 		return nil, err
 	}
-	if err := s.loadPruneState(ctx); err != nil {
+	if err := s.loadState(ctx); err != nil {
 		s.closeDBs()
 		return nil, err
 	}
@@ -97,13 +99,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		return nil, err
 	}
 	if cfg.Sync == SyncFull {
-		if s.syncer, err = newWALSyncer(s); err != nil {
-			for _, db := range pruneDBs {
-				db.Close()
-			}
-			s.closeDBs()
-			return nil, err
-		}
+		s.syncer = newDurableWaiter(s)
 	}
 	go s.runWriter()
 	pctx, cancel := context.WithCancel(context.Background())
@@ -145,6 +141,20 @@ func (s *Store) openPruneDBs(ctx context.Context) ([]*sql.DB, error) {
 		pruneDBs = append(pruneDBs, db)
 	}
 	return pruneDBs, nil
+}
+
+// refuseRawDB fails when dir still holds raw.db, the raw database of earlier builds: its rows
+// would be neither projected nor pruned, and the projected databases' marks count its ids.
+func refuseRawDB(dir string) error {
+	path := filepath.Join(dir, RawFileName)
+	if _, err := os.Stat(path); err == nil {
+		return fmt.Errorf("store: %s holds %s, the raw database of an earlier otelbench: this build keeps "+
+			"the raw log in segment files (%s/) and cannot read it; start serve on a new --data-dir, "+
+			"or remove that data directory", dir, RawFileName, RawDirName)
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("store: look for %s: %w", path, err)
+	}
+	return nil
 }
 
 // dsn builds a modernc.org/sqlite DSN for a database file with the given pragmas.
@@ -197,14 +207,12 @@ func openOne(ctx context.Context, dsn string) (*sql.DB, error) {
 // Page caches (cache_size, KiB when negative) are sized per role to keep peak RSS under the
 // 100 MB budget, and each cached page costs about twice its size in RSS: a page plus SQLite's
 // header falls in the next power-of-two slab class of modernc.org/memory (8 KiB for a 4 KiB page,
-// 16 KiB for an 8 KiB one). The writer only appends (1 MiB: the rightmost B-tree path and one
-// commit's dirty pages; a bigger commit spills to the WAL early), the projector's raw reader
-// reads each page once (256 KiB, the B-tree's inner pages: with 1 MiB a two-projector catch-up ran no faster and peaked ~2 MB higher), the projector
-// updates indexes all over telemetry.db (2 MiB: under a mixed load SQLite's own memory measured 52 MB with 4 MiB and 33 MB with 512 KiB, and
-// catch-up after the load ran as fast with 2 MiB as with 4; BenchmarkProject/logs/records=10 is
-// ~2% slower at 1 MiB), and each read connection gets 2 MiB: queries read the OS's page cache
-// well, and 4 connections × 8 MiB let one big read (a 161,000-span trace) raise the server's RSS
-// for good (docs/benchmarks/query.md, docs/benchmarks/serve.md).
+// 16 KiB for an 8 KiB one). The projector updates indexes all over telemetry.db (2 MiB: under a
+// mixed load SQLite's own memory measured 52 MB with 4 MiB and 33 MB with 512 KiB, and catch-up
+// after the load ran as fast with 2 MiB as with 4; BenchmarkProject/logs/records=10 is ~2% slower
+// at 1 MiB), and each read connection gets 2 MiB: queries read the OS's page cache well, and 4
+// connections × 8 MiB let one big read (a 161,000-span trace) raise the server's RSS for good
+// (docs/benchmarks/query.md, docs/benchmarks/serve.md).
 var commonPragmas = schema.ConnPragmas
 
 // projectorCheckpoint is the projector connection's automatic checkpoint threshold, given in
@@ -237,30 +245,14 @@ func projectorCheckpoint(watcher bool, pageSize int64) (pages int64) {
 const projectedPageSize = 8192
 
 func (s *Store) openDBs(ctx context.Context) error {
+	if err := refuseRawDB(s.cfg.Dir); err != nil {
+		return err
+	}
 	var err error
-	// With SyncFull the writer commits at NORMAL and walSyncer fsyncs the WAL beside it.
-	rawSync := s.cfg.Sync
-	if rawSync == SyncFull {
-		rawSync = SyncNormal
-	}
-	s.writeDB, err = openOne(ctx, dsn(s.rawPath, append(s.rawWALPragmas(), "cache_size(-1024)", "synchronous("+string(rawSync)+")")...))
+	s.raw, err = seglog.Open(seglog.Config{Dir: s.rawDir, Sync: seglog.SyncMode(s.cfg.Sync),
+		SegmentBytes: s.segmentBytes(), Logger: s.cfg.Logger})
 	if err != nil {
-		return diskfull.Classify("open raw database", err)
-	}
-	// page_size takes effect only before the file's first write, so it precedes journal_mode
-	// (the DSN would apply pragmas in lexical order); a raw.db created with other pages keeps
-	// them. The writer is the ingest bottleneck, and its CPU goes largely to syscalls: pwrite
-	// of each WAL frame (header and page) and the checkpoint's pread and pwrite of each page.
-	// 8 KiB pages halve those calls and pack a 10-record request (~2.5 KB) three to a page
-	// where a 4 KiB page held one: +10–36% mixed req/s, 7–25% less CPU per request, against
-	// ~9 MB more peak RSS (docs/benchmarks/serve.md, bench-serve.sh). 16 KiB cut CPU further but
-	// do not fit modernc.org/memory's slab classes (each cached page took its own 64 KiB
-	// region: ~200 MiB peak RSS with the projector reading raw.db).
-	if _, err := s.writeDB.ExecContext(ctx, "PRAGMA page_size = 8192; PRAGMA journal_mode = wal"); err != nil {
-		return diskfull.Classify("set raw journal mode", err)
-	}
-	if err := schema.Apply(ctx, s.writeDB, schema.Raw); err != nil {
-		return fmt.Errorf("open %s: %w", s.rawPath, err)
+		return rawError("open raw log", err)
 	}
 	split, err := tracesFile(ctx, s.cfg.Dir, s.cfg.TracesFile)
 	if err != nil {
@@ -295,7 +287,7 @@ func (s *Store) openDBs(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("store: open read pool: %w", err)
 	}
-	ac := attachConnector{Connector: conn, attach: [][2]string{{s.rawPath, "raw"}}}
+	ac := attachConnector{Connector: conn}
 	if len(s.shards) > 1 {
 		ac.attach = append(ac.attach, [2]string{s.shards[1].path, "traces"})
 	}
@@ -316,7 +308,7 @@ func (s *Store) openShard(ctx context.Context, sh *shard) error {
 	if err != nil {
 		return diskfull.Classify("open "+sh.name+" database", err)
 	}
-	// page_size first, as for raw.db: it takes effect only before the file's first write.
+	// page_size first: it takes effect only before the file's first write.
 	if _, err := sh.db.ExecContext(ctx, fmt.Sprintf("PRAGMA page_size = %d; PRAGMA journal_mode = wal", projectedPageSize)); err != nil {
 		return diskfull.Classify("set "+sh.name+" journal mode", err)
 	}
@@ -336,10 +328,7 @@ func (s *Store) openShard(ctx context.Context, sh *shard) error {
 	if err != nil {
 		return diskfull.Classify("open "+sh.name+" database for projection", err)
 	}
-	sh.raw, err = rawlog.OpenReader(s.rawPath, sh.filter(), &s.stats.lastRawID)
-	if err != nil {
-		return diskfull.Classify("open raw reader", err)
-	}
+	sh.raw = rawlog.OpenReader(s.raw, sh.filter())
 	return nil
 }
 
@@ -350,10 +339,13 @@ func (s *Store) closeDBs() error {
 		dbs = append(dbs, sh.db)
 		errs = append(errs, sh.raw.Close(), sh.conn.close())
 	}
-	for _, db := range append(dbs, s.writeDB) {
+	for _, db := range dbs {
 		if db != nil {
 			errs = append(errs, db.Close())
 		}
+	}
+	if s.raw != nil {
+		errs = append(errs, s.raw.Close())
 	}
 	return errors.Join(errs...)
 }
@@ -362,12 +354,8 @@ func (s *Store) closeDBs() error {
 // and is invalid after Close.
 func (s *Store) ReadDB() *sql.DB { return s.readDB }
 
-// Path returns the file path of the database Append writes (raw.db): holding its write lock
-// from another connection blocks the writer, which tests use to fill the queue.
-func (s *Store) Path() string { return s.rawPath }
-
-// RawPath is Path.
-func (s *Store) RawPath() string { return s.rawPath }
+// RawDir returns the directory of the raw log's segment files.
+func (s *Store) RawDir() string { return s.rawDir }
 
 // TelemetryPath returns the relational database's file path (telemetry.db).
 func (s *Store) TelemetryPath() string { return s.path }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -26,7 +27,7 @@ func TestOpenPathWithURICharacters(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for _, name := range []string{FileName, RawFileName} {
+	for _, name := range []string{FileName, RawDirName} {
 		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
 			t.Errorf("%s not in the data directory: %v", name, err)
 		}
@@ -41,5 +42,31 @@ func TestOpenPathWithURICharacters(t *testing.T) {
 			names = append(names, e.Name())
 		}
 		t.Errorf("files beside the data directory: %q", names)
+	}
+}
+
+// TestOpenRefusesRawDB: a data directory of an earlier build, with raw.db, is refused with an
+// error that names the file and says what to do, and nothing is created in it.
+func TestOpenRefusesRawDB(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, RawFileName), []byte("SQLite format 3\x00"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(context.Background(), Config{Dir: dir, Logger: quietLogger})
+	if err == nil {
+		s.Close(context.Background())
+		t.Fatal("Open of a directory with raw.db succeeded, want an error")
+	}
+	for _, want := range []string{RawFileName, "new --data-dir"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not mention %q", err, want)
+		}
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ents) != 1 {
+		t.Errorf("the refused directory holds %d entries, want raw.db alone", len(ents))
 	}
 }

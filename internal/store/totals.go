@@ -1,26 +1,31 @@
 package store
 
 import (
-	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 
 	"github.com/otelbench/otelbench/internal/diskfull"
+	"github.com/otelbench/otelbench/internal/seglog"
 	"github.com/otelbench/otelbench/internal/signal"
 )
 
 // Durable totals. The counters in Stats start at zero with the process; the totals since the data
-// directory was created are kept in the databases, in the very transactions that change what
-// they count, so they survive restarts and crashes exactly as the rows do: raw.db's totals table
-// (raw.sql) counts the raw rows pruned, in the transaction that deletes them, and the rows raw
-// still holds count themselves; each projected database's projected_totals (schema_common.sql)
-// counts in each slice's transaction. Open reads them into the counters' base; Stats.Durable
-// adds the process's counters to it. Counting at prune time rather than in every group commit
-// spares the write path a page a commit (one more WAL frame, fsynced, where a commit of a few
-// requests writes three or four).
+// directory was created survive restarts and crashes exactly as the records do. The raw log's
+// segments count what they hold, by signal (seglog.SegmentInfo.Counts, rebuilt by recovery from
+// the record headers); what pruning deleted is counted in a small state file, pruned.json in the
+// raw log's directory, written atomically (a temporary file, fsynced, renamed over, the
+// directory fsynced) before the segments it adds are removed, with Through, the last id it
+// covers: a crash between the two leaves segments that the file already counts, which Open
+// deletes without counting them again. Each projected database's projected_totals
+// (schema_common.sql) counts in each slice's transaction. Open reads them into the counters'
+// base; Stats.Durable adds the process's counters to it. The write path pays nothing for them.
 
 // SignalTotals counts one signal since the data directory was created.
 type SignalTotals struct {
-	// Requests, Records and Bytes count what raw.db committed; RecordsProjected the records the
+	// Requests, Records and Bytes count what the raw log stored; RecordsProjected the records the
 	// projectors projected (unprojectable rows excluded: Stats.UnprojectableRecords).
 	Requests, Records, Bytes, RecordsProjected uint64
 }
@@ -33,37 +38,95 @@ type Totals struct {
 // Signal returns the totals of sig (zero for an invalid signal).
 func (t Totals) Signal(sig signal.Signal) SignalTotals { return pick(sig, t.Logs, t.Metrics, t.Traces) }
 
-// pruneTotalsSQL adds the raw rows with ids in [?1, ?2] to totals; pruneIn runs it in the
-// transaction that deletes them.
-const pruneTotalsSQL = `UPDATE totals SET
-	requests = requests + (SELECT count(*) FROM raw WHERE signal = totals.signal AND id BETWEEN ?1 AND ?2),
-	records = records + (SELECT COALESCE(sum(records), 0) FROM raw WHERE signal = totals.signal AND id BETWEEN ?1 AND ?2),
-	bytes = bytes + (SELECT COALESCE(sum(length(payload)), 0) FROM raw WHERE signal = totals.signal AND id BETWEEN ?1 AND ?2)
-	WHERE signal BETWEEN 1 AND 3`
+// prunedTotals are what the deleted segments held: every record with id <= Through.
+type prunedTotals struct {
+	Through int64
+	Signals [signal.Traces + 1]seglog.Count // by signal value
+}
 
-// loadTotals reads into the counters' base raw.db's totals (the rows pruned) and the rows raw
-// holds, whose sizes SQLite reads from the record headers.
-func (s *Store) loadTotals(ctx context.Context) error {
-	rows, err := s.writeDB.QueryContext(ctx, `SELECT signal, sum(requests), sum(records), sum(bytes) FROM (
-		SELECT signal, requests, records, bytes FROM totals
-		UNION ALL SELECT signal, count(*), sum(records), sum(length(payload)) FROM raw GROUP BY signal
-	) WHERE signal BETWEEN 1 AND 3 GROUP BY signal`)
+// prunedTotalsFile is the state file in the raw log's directory.
+const prunedTotalsFile = "pruned.json"
+
+// add counts a segment's records.
+func (t *prunedTotals) add(c seglog.Counts) {
+	for i := range c {
+		t.Signals[i].Requests += c[i].Requests
+		t.Signals[i].Records += c[i].Records
+		t.Signals[i].Bytes += c[i].Bytes
+	}
+}
+
+// readPrunedTotals reads dir's pruned totals (zero when none was written).
+func readPrunedTotals(dir string) (prunedTotals, error) {
+	var t prunedTotals
+	b, err := os.ReadFile(filepath.Join(dir, prunedTotalsFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return t, nil
+	}
 	if err != nil {
-		return diskfull.Classify("read totals", err)
+		return t, fmt.Errorf("store: read pruned raw totals: %w", err)
 	}
-	c := &s.stats
-	for rows.Next() {
-		var sig, requests, records, bytes int64
-		if err := rows.Scan(&sig, &requests, &records, &bytes); err != nil {
-			rows.Close()
-			return diskfull.Classify("read totals", err)
-		}
-		c.baseRequests[sig], c.baseRecords[sig], c.baseBytes[sig] = uint64(requests), uint64(records), uint64(bytes)
+	if err := json.Unmarshal(b, &t); err != nil {
+		return t, fmt.Errorf("store: read pruned raw totals %s: %w", filepath.Join(dir, prunedTotalsFile), err)
 	}
-	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
-		return diskfull.Classify("read totals", err)
+	return t, nil
+}
+
+// writePrunedTotals replaces dir's pruned totals with t atomically and durably.
+func writePrunedTotals(dir string, t prunedTotals) error {
+	b, err := json.Marshal(t)
+	if err != nil {
+		return fmt.Errorf("store: encode pruned raw totals: %w", err)
+	}
+	if err := writeFileAtomic(filepath.Join(dir, prunedTotalsFile), b); err != nil {
+		return diskfull.Classify("write pruned raw totals", err)
 	}
 	return nil
+}
+
+// writeFileAtomic writes b to path through a temporary file that is fsynced and renamed over
+// path, then fsyncs the directory: after a crash path holds the old bytes or the new, whole.
+func writeFileAtomic(path string, b []byte) error {
+	tmp := path + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	d, err := os.Open(filepath.Dir(path))
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	return errors.Join(err, d.Close())
+}
+
+// loadTotals reads into the counters' base the pruned totals and what the segments hold.
+func (s *Store) loadTotals() {
+	c := &s.stats
+	t := s.prune.totals
+	for _, sg := range s.raw.Segments() {
+		if sg.Last > t.Through {
+			t.add(sg.Counts)
+		}
+	}
+	for sig := signal.Logs; sig <= signal.Traces; sig++ {
+		n := t.Signals[sig]
+		c.baseRequests[sig], c.baseRecords[sig], c.baseBytes[sig] = uint64(n.Requests), uint64(n.Records), uint64(n.Bytes)
+	}
 }
 
 // durable returns the totals since the data directory was created: the base read at Open plus

@@ -5,8 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"slices"
-	"sync"
 
 	"github.com/otelbench/otelbench/internal/diskfull"
 	"github.com/otelbench/otelbench/internal/rawlog"
@@ -17,67 +15,26 @@ import (
 // Unprojectable raw rows. A raw row was acknowledged, so it must never disappear unnoticed; but
 // a row that no decoder of this build accepts (a damaged row, a payload ingest should have
 // refused) must not stall projection either. The projector therefore passes it by and, in the
-// transaction of the slice that passes it, records it in its database's unprojectable table and
-// counts it in projected_totals; it logs it once, after that commit. The raw row stays in raw.db
-// whatever Config.RawRetention says: the writer's raw pruning deletes around the ids in
-// pruneState.kept, which Open loads from the unprojectable tables and the projector extends
-// before its slice commits (so no prune can ever see the slice's high-water mark without the
-// id). Only the data retention (retention.go) deletes such a row, with the data of its time.
+// transaction of the slice that passes it, copies it whole (id, signal, records, receive time
+// and payload) into its database's unprojectable table and counts it in projected_totals; it logs
+// it once, after that commit. The raw log deletes whole segments once they are projected
+// (prune.go), and the copy is in the same transaction as the high-water mark that lets its
+// segment go, so the row is kept, whatever Config.RawRetention says, until the data retention
+// (retention.go) deletes the data of its time.
 
 // failedRow is a raw row the projector could not stage.
 type failedRow struct {
 	rawID, received, records int64
 	sig                      signal.Signal
 	err                      string
+	payload                  []byte
 }
 
-// keptRaw is the sorted set of raw ids that raw pruning must not delete.
-type keptRaw struct {
-	mu  sync.Mutex
-	ids []int64
-}
-
-// add puts id in the set.
-func (k *keptRaw) add(id int64) {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	if i, found := slices.BinarySearch(k.ids, id); !found {
-		k.ids = slices.Insert(k.ids, i, id)
-	}
-}
-
-// remove takes the ids <= hi out of the set (the data retention deleted them).
-func (k *keptRaw) removeTo(hi int64) {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	i, _ := slices.BinarySearch(k.ids, hi+1)
-	k.ids = slices.Delete(k.ids, 0, i)
-}
-
-// in appends to dst the ids in (lo, hi], ascending.
-func (k *keptRaw) in(dst []int64, lo, hi int64) []int64 {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	i, _ := slices.BinarySearch(k.ids, lo+1)
-	for ; i < len(k.ids) && k.ids[i] <= hi; i++ {
-		dst = append(dst, k.ids[i])
-	}
-	return dst
-}
-
-// has reports whether id is in the set.
-func (k *keptRaw) has(id int64) bool {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	_, found := slices.BinarySearch(k.ids, id)
-	return found
-}
-
-// failed records that r could not be staged: in st, for the slice's transaction, and in the
-// kept set at once, before any commit can make the slice's high-water mark durable.
+// failed records that r could not be staged, in st for the slice's transaction, with a copy of
+// its payload (the slice's rows are reused after it commits).
 func (p *projector) failed(st *slice, r *rawlog.Row, err error) {
-	st.failed = append(st.failed, failedRow{rawID: r.ID, received: r.Received, records: r.Records, sig: r.Signal, err: err.Error()})
-	p.s.prune.kept.add(r.ID)
+	st.failed = append(st.failed, failedRow{rawID: r.ID, received: r.Received, records: r.Records, sig: r.Signal,
+		err: err.Error(), payload: append([]byte{}, r.Payload...)})
 }
 
 // isFailed reports whether the current slice passed raw row id by.
@@ -96,7 +53,7 @@ func (p *projector) logFailed() {
 	for _, f := range p.stage.failed {
 		p.s.stats.unprojectable.Add(1)
 		p.s.stats.unprojectableRecords.Add(uint64(f.records))
-		p.s.cfg.Logger.Error("store: raw row cannot be projected; kept in raw.db and counted as unprojectable",
+		p.s.cfg.Logger.Error("store: raw row cannot be projected; kept in the unprojectable table and counted",
 			"raw_id", f.rawID, "signal", f.sig, "records", f.records, "db", p.sh.name, "err", f.err)
 	}
 }
@@ -110,8 +67,8 @@ type sliceTotals struct {
 func newSliceTotals(c *sqlitec.Conn, errs *[]error) *sliceTotals {
 	t := &sliceTotals{}
 	var err error
-	t.addUnprojectable, err = c.Prepare(`INSERT OR IGNORE INTO unprojectable(raw_id, signal, records, received_unix_nano, error)
-		VALUES (?,?,?,?,?)`)
+	t.addUnprojectable, err = c.Prepare(`INSERT OR IGNORE INTO unprojectable(raw_id, signal, records, received_unix_nano, error, payload)
+		VALUES (?,?,?,?,?,?)`)
 	*errs = append(*errs, err)
 	t.addTotals, err = c.Prepare(`UPDATE projected_totals SET records = records + ?2,
 		unprojectable_requests = unprojectable_requests + ?3, unprojectable_records = unprojectable_records + ?4
@@ -140,7 +97,7 @@ func (t *sliceTotals) write(sh *shard, rows []rawlog.Row, hwm int64, failed []fa
 		}
 	}
 	for _, f := range failed {
-		if _, err := t.addUnprojectable.Exec(f.rawID, int64(f.sig), f.records, f.received, f.err); err != nil {
+		if _, err := t.addUnprojectable.Exec(f.rawID, int64(f.sig), f.records, f.received, f.err, f.payload); err != nil {
 			return fmt.Errorf("record unprojectable raw row %d: %w", f.rawID, err)
 		}
 		if f.sig <= signal.Traces {
@@ -160,13 +117,11 @@ func (t *sliceTotals) write(sh *shard, rows []rawlog.Row, hwm int64, failed []fa
 	return nil
 }
 
-// loadUnprojectable reads each projected database's unprojectable rows into the kept set and
-// the counters, and its projected totals into the counters' base.
+// loadUnprojectable reads each projected database's unprojectable rows into the counters, and its projected totals into the counters' base.
 func (s *Store) loadUnprojectable(ctx context.Context) error {
 	c := &s.stats
 	for _, sh := range s.shards {
-		err := scanInt64s(ctx, sh.db, `SELECT raw_id, records FROM unprojectable ORDER BY raw_id`, func(id, records int64) {
-			s.prune.kept.add(id)
+		err := scanInt64s(ctx, sh.db, `SELECT raw_id, records FROM unprojectable ORDER BY raw_id`, func(_, records int64) {
 			c.unprojectable.Add(1)
 			c.unprojectableRecords.Add(uint64(records))
 		})

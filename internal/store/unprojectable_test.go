@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/otelbench/otelbench/internal/rawlog"
 	"github.com/otelbench/otelbench/internal/signal"
 )
 
@@ -31,27 +32,39 @@ func (l *logBuffer) count(sub string) int {
 	return strings.Count(l.b.String(), sub)
 }
 
-// rawRowExists reports whether raw.db still holds raw row id.
+// rawRowExists reports whether the raw log still holds raw row id.
 func rawRowExists(t testing.TB, s *Store, id int64) bool {
 	t.Helper()
-	var n int
-	if err := s.ReadDB().QueryRow("SELECT count(*) FROM raw.raw WHERE id = ?", id).Scan(&n); err != nil {
+	found := false
+	if err := s.ScanRaw(func(r rawlog.Row) error { found = found || r.ID == id; return nil }); err != nil {
 		t.Fatalf("read raw row %d: %v", id, err)
 	}
-	return n == 1
+	return found
+}
+
+// unprojectableCopy returns the signal, records and payload telemetry.db's unprojectable table
+// holds for raw row id.
+func unprojectableCopy(t testing.TB, s *Store, id int64) (sig, records int64, payload []byte) {
+	t.Helper()
+	err := s.ReadDB().QueryRow("SELECT signal, records, payload FROM unprojectable WHERE raw_id = ?", id).Scan(&sig, &records, &payload)
+	if err != nil {
+		t.Fatalf("read the unprojectable copy of raw row %d: %v", id, err)
+	}
+	return sig, records, payload
 }
 
 // TestUnprojectableRowKept: a raw row no decoder accepts is passed by (the rows after it are
-// projected), counted as unprojectable with its records, logged once with its id, and kept in
-// raw.db although the raw retention has long passed and the rows around it were pruned; all of
-// it holds after a reopen, which logs nothing again.
+// projected), counted as unprojectable with its records, logged once with its id, and copied
+// whole into the unprojectable table, so it is kept although the raw retention has long passed
+// and its segment was pruned with the rows around it; all of it holds after a reopen, which
+// logs nothing again.
 func TestUnprojectableRowKept(t *testing.T) {
 	for _, tracesFile := range []bool{false, true} {
 		t.Run(layoutName(!tracesFile), func(t *testing.T) {
 			dir := t.TempDir()
 			logs := &logBuffer{}
 			cfg := Config{Dir: dir, RawRetention: time.Nanosecond, TracesFile: tracesFile,
-				Logger: slog.New(slog.NewTextHandler(logs, nil))}
+				Logger: slog.New(slog.NewTextHandler(logs, nil)), rawSegmentBytes: 4096}
 			s := openTest(t, cfg)
 			appendLogs(t, s, makeLogs("svc", "before", 2))
 			// A payload that is no protobuf at all: the store API takes what it is given.
@@ -69,12 +82,16 @@ func TestUnprojectableRowKept(t *testing.T) {
 			if got := countRows(t, s, "logs"); got < 6 {
 				t.Errorf("logs projected %d, want >= 6 (the rows after the bad one too)", got)
 			}
-			if !rawRowExists(t, s, bad) {
-				t.Errorf("raw row %d was pruned, want it kept", bad)
+			if rawRowExists(t, s, bad-1) || rawRowExists(t, s, bad) || rawRowExists(t, s, bad+1) {
+				t.Errorf("the projected raw rows around %d are still there, want their segments pruned", bad)
 			}
-			if rawRowExists(t, s, bad-1) || rawRowExists(t, s, bad+1) {
-				t.Errorf("the projected raw rows around %d are still there, want them pruned", bad)
+			checkCopy := func(when string) {
+				sig, records, payload := unprojectableCopy(t, s, bad)
+				if sig != int64(signal.Logs) || records != 3 || !bytes.Equal(payload, []byte{0xff, 0xff, 0xff, 0x01}) {
+					t.Errorf("%s: unprojectable copy: signal %d, records %d, payload %x; want %d, 3, ffffff01", when, sig, records, payload, signal.Logs)
+				}
 			}
+			checkCopy("after pruning")
 			st := s.Stats()
 			if st.Unprojectable != 1 || st.UnprojectableRecords != 3 {
 				t.Errorf("unprojectable %d rows, %d records; want 1, 3", st.Unprojectable, st.UnprojectableRecords)
@@ -95,9 +112,7 @@ func TestUnprojectableRowKept(t *testing.T) {
 			s = openTest(t, cfg)
 			waitDurable(t, s)
 			appendLogs(t, s, makeLogs("svc", "reopened", 1))
-			if !rawRowExists(t, s, bad) {
-				t.Errorf("after reopen: raw row %d was pruned, want it kept", bad)
-			}
+			checkCopy("after reopen")
 			if st := s.Stats(); st.Unprojectable != 1 || st.UnprojectableRecords != 3 {
 				t.Errorf("after reopen: unprojectable %d rows, %d records; want 1, 3", st.Unprojectable, st.UnprojectableRecords)
 			}

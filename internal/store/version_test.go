@@ -23,7 +23,6 @@ func TestOpenRefusesOtherVersion(t *testing.T) {
 	}{
 		{FileName, schema.Version - 1},
 		{FileName, schema.Version + 1},
-		{RawFileName, 1},
 	} {
 		t.Run(fmt.Sprint(tc.file, " version ", tc.version), func(t *testing.T) {
 			dir := t.TempDir()

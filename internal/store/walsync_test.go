@@ -10,7 +10,7 @@ import (
 	"github.com/otelbench/otelbench/internal/signal"
 )
 
-// rawIDs returns the ids a projector of s's first shard reads from raw.db now.
+// rawIDs returns the ids a projector of s's first shard reads from the raw log now.
 func rawIDs(t *testing.T, s *Store) []int64 {
 	t.Helper()
 	p := newProjector(s, s.shards[0])
@@ -26,8 +26,8 @@ func rawIDs(t *testing.T, s *Store) []int64 {
 	return ids
 }
 
-// A group is answered only after the fsync that follows its commit, and until then the
-// projectors do not read it although it is committed.
+// A group is answered only after the fsync that follows its write, and until then no reader of
+// the raw log, the projectors' included, sees it although it is written.
 func TestSyncFullAnswersAfterFsync(t *testing.T) {
 	s := openTest(t, Config{Dir: t.TempDir(), NoProjection: true})
 	ctx := context.Background()
@@ -40,7 +40,7 @@ func TestSyncFullAnswersAfterFsync(t *testing.T) {
 		<-release
 		return nil
 	}
-	s.syncer.beforeSync.Store(&hold)
+	s.raw.SetSyncHook(hold)
 	done := make(chan error, 1)
 	go func() { done <- s.Append(ctx, signal.Logs, []byte("second"), 2) }()
 	<-entered // the second group is committed; its fsync waits
@@ -55,8 +55,8 @@ func TestSyncFullAnswersAfterFsync(t *testing.T) {
 		t.Errorf("between commit and fsync: commits %d syncs %d last raw id %d requests %d records %d; want 2 1 1 1 1",
 			st.Commits, st.Syncs, st.LastRawID, st.Logs.Requests, st.Logs.Records)
 	}
-	if n := rawCount(t, s); n != 2 {
-		t.Fatalf("raw.db readers see %d rows, want 2 (the second is committed)", n)
+	if n := rawCount(t, s); n != 1 {
+		t.Fatalf("raw log readers see %d rows, want 1 (the second is written, not durable)", n)
 	}
 	if ids := rawIDs(t, s); len(ids) != 1 || ids[0] != 1 {
 		t.Errorf("a projector reads raw ids %v before the fsync, want [1]", ids)
@@ -66,7 +66,7 @@ func TestSyncFullAnswersAfterFsync(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatalf("Append after its fsync: %v", err)
 	}
-	s.syncer.beforeSync.Store(nil)
+	s.raw.SetSyncHook(nil)
 	st = s.Stats()
 	if st.Syncs != 2 || st.LastRawID != 2 || st.Logs.Requests != 2 || st.Logs.Records != 3 {
 		t.Errorf("after the fsync: syncs %d last raw id %d requests %d records %d; want 2 2 2 3",
@@ -77,7 +77,7 @@ func TestSyncFullAnswersAfterFsync(t *testing.T) {
 	}
 }
 
-// A failed fsync fails its group and every later append, which is not committed; the store
+// A failed fsync fails its group and every later append, which is not written; the store
 // closes cleanly, and reopened it takes appends again.
 func TestSyncFailureIsFinal(t *testing.T) {
 	dir := t.TempDir()
@@ -93,11 +93,11 @@ func TestSyncFailureIsFinal(t *testing.T) {
 		t.Fatalf("Failed before any fsync failed: %v", err)
 	}
 	fail := func() error { return syscall.EIO }
-	s.syncer.beforeSync.Store(&fail)
+	s.raw.SetSyncHook(fail)
 	if err := s.Append(ctx, signal.Logs, []byte("unsynced"), 1); !errors.Is(err, ErrSyncFailed) || !errors.Is(err, syscall.EIO) {
 		t.Fatalf("Append with a failing fsync: got %v, want an EIO fsync failure", err)
 	}
-	s.syncer.beforeSync.Store(nil)
+	s.raw.SetSyncHook(nil)
 	if err := s.Failed(); !errors.Is(err, ErrSyncFailed) {
 		t.Errorf("Failed after a failed fsync: %v, want ErrSyncFailed", err)
 	}
@@ -115,8 +115,8 @@ func TestSyncFailureIsFinal(t *testing.T) {
 	}
 
 	s = openTest(t, Config{Dir: dir, NoProjection: true})
-	// The failed group was committed before its fsync failed, so it may be there; the one
-	// after was never committed.
+	// The failed group was written before its fsync failed, so it may be there; the one
+	// after was never written.
 	if n := rawCount(t, s); n != 2 {
 		t.Errorf("reopened: %d raw rows, want 2 (kept, and the group whose fsync failed)", n)
 	}
@@ -133,7 +133,7 @@ func TestNoSyncerBelowFull(t *testing.T) {
 	for _, mode := range []SyncMode{SyncNormal, SyncOff} {
 		s := openTest(t, Config{Dir: t.TempDir(), Sync: mode, NoProjection: true})
 		if s.syncer != nil {
-			t.Errorf("%s: a WAL syncer runs", mode)
+			t.Errorf("%s: a durable waiter runs", mode)
 		}
 		if err := s.Append(context.Background(), signal.Traces, []byte("t"), 1); err != nil {
 			t.Fatal(err)

@@ -88,10 +88,7 @@ func (p *projector) writeWindows() (err error) {
 			p.sh.noWindow.Store(h.row.ID) // the retry stages the row whole
 		}
 	}()
-	payload, err := p.payload(h.row)
-	if err != nil {
-		return err
-	}
+	payload := h.row.Payload
 	for more := true; more; h.next += stage.WindowRecords {
 		for i, n := range st.PointCounts() {
 			p.nextPoint[i] += n

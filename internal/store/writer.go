@@ -7,18 +7,19 @@ import (
 	"time"
 
 	"github.com/otelbench/otelbench/internal/diskfull"
+	"github.com/otelbench/otelbench/internal/seglog"
 	"github.com/otelbench/otelbench/internal/signal"
 )
 
-// Append queues one OTLP Export*ServiceRequest in protobuf encoding and blocks until the group
-// commit holding it is durable (per Config.Sync) or fails. records is the caller's count of
-// records in the payload (log records, spans or data points); it feeds Stats and raw.records.
+// Append queues one OTLP Export*ServiceRequest in protobuf encoding and blocks until the
+// group holding it is durable (per Config.Sync) or fails. records is the caller's count of
+// records in the payload (log records, spans or data points); it feeds Stats and the raw log.
 // Append does not retain payload after it returns, and the caller must not modify payload
 // before it returns.
 //
 // Append returns nil only when the payload is committed (and, with SyncFull, fsynced). It returns
 // ErrQueueFull or ErrClosed at once without queuing, ErrDiskFull (wrapped) when the commit failed
-// for lack of space, ErrSyncFailed (wrapped) when an fsync of raw.db-wal failed, this group's or
+// for lack of space, ErrSyncFailed (wrapped) when an fsync of the raw log failed, this group's or
 // an earlier one's, another wrapped error when the commit failed otherwise, or ctx.Err() when ctx
 // ended while the request was still queued (it is then dropped, not stored). Once the writer has
 // taken the request into a commit, Append waits for that commit's result even if ctx ends, so nil
@@ -52,25 +53,22 @@ func (s *Store) Append(ctx context.Context, sig signal.Signal, payload []byte, r
 	}
 }
 
-// runWriter is the single writer goroutine: it owns writeDB, takes every queued request, commits
-// them in one transaction and answers each. It stops when the queue is closed and drained.
+// runWriter is the single writer goroutine: it takes every queued request, writes them to the
+// raw log as one group (one pwritev straight from the request buffers) and answers each: with
+// SyncFull through the waiter once the group is fsynced, else at once. It stops when the queue
+// is closed and drained.
 func (s *Store) runWriter() {
 	defer close(s.writerDone)
 	w := rawWriter{s: s}
-	defer w.closeStmts()
 	sy := s.syncer // nil unless SyncFull
 	if sy != nil {
 		go sy.run()
-		defer func() {
-			if err := sy.close(); err != nil {
-				s.cfg.Logger.Warn("store: close raw WAL descriptor", "err", err)
-			}
-		}()
+		defer sy.close()
 	}
 	var buf, live []*request
 	for {
 		if sy != nil {
-			// Waiting for the syncer to take the last group is the writer's work too: the
+			// Waiting for the waiter to take the last group is the writer's work too: the
 			// deferrer reads a writer busy all the time as ingest saturating it.
 			waitFrom := time.Now()
 			sy.waitTaken()
@@ -80,47 +78,14 @@ func (s *Store) runWriter() {
 		if !ok {
 			return
 		}
-		if len(batch) == 0 { // nudged: nothing to commit, prune if there is room
-			if w.pruneIdle() && s.q.idle() {
-				s.q.nudge() // more to prune: come back unless requests arrive first
-			}
+		if len(batch) == 0 { // nudged: nothing to write, prune if there is any
+			w.prune(s.q.idle())
 			continue
 		}
 		busyFrom := time.Now()
-		live = live[:0]
-		var cancelled int
-		var cancelledBytes int64
-		for _, r := range batch {
-			if r.state.CompareAndSwap(stateQueued, stateTaken) {
-				live = append(live, r)
-			} else {
-				cancelled++
-				cancelledBytes += int64(len(r.payload))
-			}
-		}
-		s.q.release(cancelled, cancelledBytes)
+		live = w.live(batch, live[:0])
 		if len(live) > 0 {
-			var err error
-			if sy != nil {
-				err = sy.failed() // logged once, when the fsync failed
-			}
-			if err == nil {
-				if err = w.commit(live); err == nil {
-					s.bound.committed(live)
-				} else {
-					s.cfg.Logger.Warn("store: group commit failed", "requests", len(live), "err", err)
-				}
-			}
-			switch {
-			case err == nil && sy != nil:
-				sy.add(live, s.nextRawID-1) // answered after the fsync
-			case err == nil:
-				s.durable(live, s.nextRawID-1)
-				s.answer(live, nil)
-			default:
-				s.stats.commitErrors.Add(1)
-				s.answer(live, err)
-			}
+			w.writeGroup(live)
 		}
 		clear(batch)
 		buf = batch
@@ -128,7 +93,45 @@ func (s *Store) runWriter() {
 	}
 }
 
-// durable counts batch, committed and durable with lastID the highest raw id, and lets the
+// live appends to dst the requests of batch the writer takes, and releases the cancelled ones.
+func (w *rawWriter) live(batch, dst []*request) []*request {
+	var cancelled int
+	var cancelledBytes int64
+	for _, r := range batch {
+		if r.state.CompareAndSwap(stateQueued, stateTaken) {
+			dst = append(dst, r)
+		} else {
+			cancelled++
+			cancelledBytes += int64(len(r.payload))
+		}
+	}
+	w.s.q.release(cancelled, cancelledBytes)
+	return dst
+}
+
+// writeGroup writes live to the raw log and answers it (or hands it to the waiter).
+func (w *rawWriter) writeGroup(live []*request) {
+	s := w.s
+	lastID, err := w.write(live)
+	if err == nil {
+		s.bound.committed(live)
+	} else {
+		s.cfg.Logger.Warn("store: group write failed", "requests", len(live), "err", err)
+	}
+	switch {
+	case err == nil && s.syncer != nil:
+		s.syncer.add(live, lastID) // answered after the fsync
+	case err == nil:
+		s.durable(live, lastID)
+		s.answer(live, nil)
+	default:
+		s.stats.commitErrors.Add(1)
+		s.answer(live, err)
+	}
+	w.prune(false)
+}
+
+// durable counts batch, written and durable with lastID the highest raw id, and lets the
 // projectors read up to lastID; before answering, so an appender sees its request in Stats.
 func (s *Store) durable(batch []*request, lastID int64) {
 	s.stats.committed(batch)
@@ -149,74 +152,38 @@ func (s *Store) answer(batch []*request, err error) {
 	}
 }
 
-// rawWriter holds the writer goroutine's prepared multi-row insert into raw.
+// rawWriter holds the writer goroutine's reusable entries.
 type rawWriter struct {
-	s   *Store
-	ins *bulkInsert
+	s       *Store
+	entries []seglog.Entry
 }
 
-// commit stores batch in one transaction. On error nothing of the batch is stored.
-func (w *rawWriter) commit(batch []*request) error {
+// write appends batch to the raw log as one group and returns the last id. On error nothing of
+// the batch is stored (seglog cuts a failed write back off), but for a failed fsync, which is
+// final.
+func (w *rawWriter) write(batch []*request) (int64, error) {
 	s := w.s
-	if w.ins == nil {
-		ins, err := newBulkInsert(s.writeDB, "raw", "id", "signal", "records", "received_unix_nano", "payload")
-		if err != nil {
-			return diskfull.Classify("prepare", err)
-		}
-		w.ins = ins
+	if hook := s.beforeWrite.Load(); hook != nil {
+		(*hook)()
 	}
-	prune := false
-	if s.pruneConfigured() {
-		if err := w.preparePrune(); err != nil {
-			s.cfg.Logger.Warn("store: prune raw", "err", err)
-		} else {
-			prune = true
-		}
-	}
-	tx, err := s.writeDB.Begin()
-	if err != nil {
-		return diskfull.Classify("begin", err)
-	}
-	id := s.nextRawID
+	w.entries = w.entries[:0]
 	for _, r := range batch {
-		if err = w.ins.add(tx, id, int64(r.sig), int64(r.records), r.received, r.payload); err != nil {
-			break
-		}
-		id++
+		w.entries = append(w.entries, seglog.Entry{Signal: r.sig, Records: r.records, Received: r.received, Payload: r.payload})
 	}
-	if err == nil {
-		err = w.ins.flush(tx)
-	}
+	_, last, err := s.raw.Write(w.entries)
+	clear(w.entries)
 	if err != nil {
-		w.ins.reset()
-		tx.Rollback()
-		return diskfull.Classify("insert raw", err)
+		return 0, rawError("write raw log", err)
 	}
-	// Prune projected rows in the same transaction: no extra fsync, and at least twice the
-	// batch's ids, so pruning keeps up whenever projection does. A failed prune statement is
-	// rolled back alone; the batch still commits.
-	prunedTo := int64(-1)
-	if lo, hi, ok := s.pruneTarget(max(pruneMinIDs, 2*int64(len(batch)))); ok && prune {
-		if to, perr := w.pruneIn(tx, lo, hi); perr != nil {
-			s.cfg.Logger.Warn("store: prune raw", "err", perr)
-		} else {
-			prunedTo = to
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		return diskfull.Classify("commit", err)
-	}
-	if prunedTo >= 0 {
-		s.prune.pruned.Store(prunedTo)
-	}
-	s.nextRawID = id
 	s.stats.commits.Add(1)
-	return nil
+	return last, nil
 }
 
-func (w *rawWriter) closeStmts() {
-	if w.ins != nil {
-		w.ins.close()
+// rawError wraps err from the raw log: lack of space as ErrDiskFull, a failed fsync (final) as
+// ErrSyncFailed.
+func rawError(action string, err error) error {
+	if errors.Is(err, seglog.ErrSyncFailed) {
+		return fmt.Errorf("store: %s: %w: %w", action, ErrSyncFailed, err)
 	}
-	w.s.prune.close()
+	return diskfull.Classify(action, err)
 }

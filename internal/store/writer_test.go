@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/otelbench/otelbench/internal/rawlog"
 	"github.com/otelbench/otelbench/internal/signal"
 )
 
@@ -24,25 +25,19 @@ func TestAppendStoresRaw(t *testing.T) {
 		}
 		want[int64(i+1)] = p
 	}
-	rows, err := s.ReadDB().Query("SELECT id, signal, records, payload FROM raw ORDER BY id")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
 	n := 0
-	for rows.Next() {
-		var id, sig, recs int64
-		var p []byte
-		if err := rows.Scan(&id, &sig, &recs, &p); err != nil {
-			t.Fatal(err)
+	err := s.ScanRaw(func(r rawlog.Row) error {
+		if !bytes.Equal(r.Payload, want[r.ID]) {
+			t.Errorf("raw %d payload: got %q, want %q", r.ID, r.Payload, want[r.ID])
 		}
-		if !bytes.Equal(p, want[id]) {
-			t.Errorf("raw %d payload: got %q, want %q", id, p, want[id])
-		}
-		if signal.Signal(sig) != signal.All()[(id-1)%3] || recs != id {
-			t.Errorf("raw %d: got signal %d records %d", id, sig, recs)
+		if r.Signal != signal.All()[(r.ID-1)%3] || r.Records != r.ID {
+			t.Errorf("raw %d: got signal %d records %d", r.ID, r.Signal, r.Records)
 		}
 		n++
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 	if n != 10 {
 		t.Fatalf("got %d raw rows, want 10", n)
@@ -98,7 +93,7 @@ func TestConfigValidate(t *testing.T) {
 // request the writer took first, then everything else).
 func TestGroupCommitBatches(t *testing.T) {
 	s := openTest(t, Config{NoProjection: true})
-	release := holdWriteLock(t, s.RawPath())
+	release := holdWriteLock(t, s)
 	defer release()
 	const n = 50
 	errs := make(chan error, n)
@@ -120,8 +115,8 @@ func TestGroupCommitBatches(t *testing.T) {
 	if commits := st.Commits - before; commits > 2 {
 		t.Errorf("commits for %d queued appends: got %d, want <= 2", n, commits)
 	}
-	if st.Logs.Requests != n || countRows(t, s, "raw") != n {
-		t.Errorf("stored: got %d requests, %d rows; want %d", st.Logs.Requests, countRows(t, s, "raw"), n)
+	if st.Logs.Requests != n || rawCount(t, s) != n {
+		t.Errorf("stored: got %d requests, %d rows; want %d", st.Logs.Requests, rawCount(t, s), n)
 	}
 }
 
@@ -140,7 +135,7 @@ func TestQueueFull(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.cfg.NoProjection = true
 			s := openTest(t, tt.cfg)
-			release := holdWriteLock(t, s.RawPath())
+			release := holdWriteLock(t, s)
 			defer release()
 			first := make(chan error, 1)
 			go func() { first <- s.Append(context.Background(), signal.Logs, make([]byte, tt.size), 1) }()
@@ -167,7 +162,7 @@ func TestCloseDrains(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	release := holdWriteLock(t, s.RawPath())
+	release := holdWriteLock(t, s)
 	const n = 20
 	errs := make(chan error, n)
 	for i := range n {
@@ -193,7 +188,7 @@ func TestCloseDrains(t *testing.T) {
 		t.Errorf("Append after Close: got %v, want ErrClosed", err)
 	}
 	s2 := openTest(t, Config{Dir: dir, NoProjection: true})
-	if got := countRows(t, s2, "raw"); got != n {
+	if got := rawCount(t, s2); got != n {
 		t.Errorf("raw rows after reopen: got %d, want %d", got, n)
 	}
 }
@@ -202,12 +197,12 @@ func TestCloseDrains(t *testing.T) {
 // context error and is not stored.
 func TestAppendCancelWhileQueued(t *testing.T) {
 	s := openTest(t, Config{NoProjection: true})
-	release := holdWriteLock(t, s.RawPath())
+	release := holdWriteLock(t, s)
 	defer release()
 	first := make(chan error, 1)
 	go func() { first <- s.Append(context.Background(), signal.Logs, []byte("first"), 1) }()
 	waitFor(t, "first queued", func() bool { return s.Stats().QueueRequests == 1 })
-	// The writer takes "first" and blocks on the lock; "second" stays queued behind it.
+	// The writer takes "first" and is held; "second" stays queued behind it.
 	waitFor(t, "writer busy", func() bool {
 		s.q.mu.Lock()
 		defer s.q.mu.Unlock()
@@ -226,7 +221,7 @@ func TestAppendCancelWhileQueued(t *testing.T) {
 		t.Fatalf("first Append: %v", err)
 	}
 	waitFor(t, "queue empty", func() bool { return s.Stats().QueueRequests == 0 })
-	if got := countRows(t, s, "raw"); got != 1 {
+	if got := rawCount(t, s); got != 1 {
 		t.Errorf("raw rows: got %d, want 1", got)
 	}
 }
