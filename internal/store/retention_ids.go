@@ -104,9 +104,9 @@ type idSweep struct {
 	delAt   [numKinds]int64              // ids at or below were decided
 	retired [numKinds][][16]byte         // hashes of deleted ids, for the projector to drop
 
-	began     time.Time // when the last sweep began
-	deletedAt uint64    // retainState.deleted then
-	deleted   [numKinds]uint64
+	began     time.Time        // when the last sweep began
+	deletedAt uint64           // retainState.deleted then
+	deleted   [numKinds]uint64 // ids deleted by this sweep
 }
 
 // drop removes the retired hashes from the projector's caches. The projector calls it, holding
@@ -155,7 +155,10 @@ func (s *Store) sweepStep(sh *shard) (bool, error) {
 		case sweepScanning:
 			more, err = true, w.scan(c, sh.parts)
 		case sweepDeleting:
-			more, err = w.deleteStep(c, sh.parts)
+			if more, err = w.deleteStep(c, sh.parts); err == nil && !more {
+				s.cfg.Logger.Debug("store: retention: swept unused ids", "db", sh.name, "took", time.Since(w.began),
+					"resources", w.deleted[kindResource], "scopes", w.deleted[kindScope], "metrics", w.deleted[kindMetric])
+			}
 		}
 		if err != nil {
 			w.end()
@@ -167,6 +170,7 @@ func (s *Store) sweepStep(sh *shard) (bool, error) {
 
 // begin notes the highest ids and rowids and starts the scan.
 func (w *idSweep) begin(c *sqlitec.Conn, ps schema.Parts) error {
+	w.deleted = [numKinds]uint64{}
 	for k := range numKinds {
 		w.kept[k] = map[int64]struct{}{}
 		w.delAt[k], w.top[k] = 0, 0
