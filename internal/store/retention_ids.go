@@ -34,8 +34,9 @@ import (
 //
 // The newest id of each table is never deleted, so SQLite's next id stays above every deleted
 // one and an id never names two resources in turn. A metric stream goes before the resource and
-// scope it names are scanned again, so those follow one sweep later. A sweep begins once every
-// sweepEvery at most, and only after retention deleted rows since the last: it reads each kept
+// scope it names are scanned again, so those follow one sweep later, which a sweep that deleted
+// metric streams always calls for. A sweep begins once every sweepEvery at most, and only after
+// retention deleted rows since the last (or it deleted metric streams): it reads each kept
 // row once, so with a quarter of the retention between sweeps each row is read about four
 // times in its life, against once written and indexed.
 
@@ -147,8 +148,8 @@ func (s *Store) sweepStep(sh *shard) (bool, error) {
 		switch w.phase {
 		case sweepIdle:
 			deleted := s.retain.deleted.Load()
-			if deleted == w.deletedAt || time.Since(w.began) < s.cfg.sweepEvery() {
-				return nil
+			if deleted == w.deletedAt && w.deleted[kindMetric] == 0 || time.Since(w.began) < s.cfg.sweepEvery() {
+				return nil // nothing was deleted since the last sweep that could free an id
 			}
 			w.began, w.deletedAt = time.Now(), deleted
 			more, err = true, w.begin(c, sh.parts)
