@@ -40,6 +40,10 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# The load's open model keeps up to 256 connections from 127.0.0.1, serve's per-source cap:
+# the samples come from another loopback address so they are not refused with the load's.
+api() { curl -fsS --interface 127.0.0.2 "$url$1"; }
+
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 url=http://127.0.0.1:$port
 
@@ -49,7 +53,7 @@ start_server() {
 		--raw-retention "$raw_retention" ${SERVE_ARGS:-} 2>>"$out/server.log" &
 	pid=$!
 	for _ in $(seq 200); do
-		curl -fsS "$url/healthz" >/dev/null 2>&1 && return 0
+		api /healthz >/dev/null 2>&1 && return 0
 		sleep 0.1
 	done
 	echo "serve did not come up on $url (see $out/server.log)" >&2
@@ -66,7 +70,7 @@ kib() { awk -v k="$1" '/^'"$1"':/ {print $2}' "/proc/$pid/status"; }
 
 sample() { # prints one row: elapsed, data size, RSS, peak RSS, lag, durable records per signal
 	local st size
-	st=$(curl -fsS "$url/api/v1/stats")
+	st=$(api /api/v1/stats)
 	size=$(du -sm "$data" | cut -f1)
 	printf '%6ss %8s %8s %8s %10s %8s   %s\n' "$(($(date +%s) - t0))" "$size" \
 		"$(($(kib VmRSS) / 1024))" "$(($(kib VmHWM) / 1024))" \
@@ -94,12 +98,12 @@ sample
 
 # Let the projection catch up, then restart: the totals must come back from the database.
 for _ in $(seq 600); do
-	[[ $(curl -fsS "$url/api/v1/stats" | jq .projection.lag_records) == 0 ]] && break
+	[[ $(api /api/v1/stats | jq .projection.lag_records) == 0 ]] && break
 	sleep 0.2
 done
 stop_server
 start_server
-st=$(curl -fsS "$url/api/v1/stats")
+st=$(api /api/v1/stats)
 sample
 stop_server
 

@@ -229,6 +229,8 @@ func (p *projector) writeStage(hwm int64) error {
 // writeRows writes the staged rows and adds them to the summaries.
 func (p *projector) writeRows() error {
 	st, ins := &p.stage, p.ins
+	sweep := &p.s.retain.sweeps[p.sh.index] // deleted ids leave the caches first (retention_ids.go)
+	sweep.drop([numKinds]map[[16]byte]int64{p.resCache, p.scopeCache, p.metricCache})
 	resIDs := make([]int64, len(st.Resources))
 	for i := range st.Resources {
 		r := &st.Resources[i]
@@ -266,6 +268,7 @@ func (p *projector) writeRows() error {
 		}
 		metricIDs[i] = id
 	}
+	sweep.use([numKinds][]int64{resIDs, scopeIDs, metricIDs})
 	if err := p.writeLogs(resIDs, scopeIDs); err != nil {
 		return err
 	}

@@ -39,8 +39,8 @@ import (
 // projected raw segments without waiting for Config.RawRetention; meanwhile Append answers
 // ErrDiskFull (serve's 507), so the filesystem keeps room for that to run (diskbound.go), and
 // ingest resumes by itself once it has freed space.
-// Resources, scopes and metric streams are kept: they are deduplicated, so they grow with
-// cardinality, not with time, and the projector's caches hold their ids.
+// Resources, scopes and metric streams that no remaining row names go too, in sweeps of their
+// own that keep the projector's id caches right (retention_ids.go).
 
 const (
 	// DefaultRetention is how long projected data is kept.
@@ -55,8 +55,9 @@ const (
 
 // retainState is the retainer's state shared with the writer.
 type retainState struct {
-	overDisk atomic.Bool   // used bytes past the bound: prune projected raw rows at once
-	deleted  atomic.Uint64 // rows the retainer deleted
+	overDisk atomic.Bool        // used bytes past the bound: prune projected raw rows at once
+	deleted  atomic.Uint64      // rows the retainer deleted
+	sweeps   [maxShards]idSweep // per shard: resources, scopes and metric streams (retention_ids.go)
 	done     chan struct{}
 	stop     context.CancelFunc
 }
@@ -140,7 +141,11 @@ func (s *Store) runRetainer(ctx context.Context) {
 			if err != nil {
 				s.cfg.Logger.Warn("store: retention: delete", "db", sh.name, "err", err)
 			}
-			busy = busy || n > 0
+			more, err := s.sweepStep(sh)
+			if err != nil {
+				s.cfg.Logger.Warn("store: retention: sweep unused resources, scopes and metrics", "db", sh.name, "err", err)
+			}
+			busy = busy || n > 0 || more
 			if over || admitOver {
 				if err := s.truncateWAL(sh); err != nil {
 					s.cfg.Logger.Warn("store: retention: checkpoint", "db", sh.name, "err", err)
