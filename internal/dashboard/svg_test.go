@@ -30,14 +30,18 @@ func golden(t *testing.T, name, got string) {
 	}
 }
 
+// testTree is a four-span trace as the query API returns it: spans in pre-order, each with its
+// parent's index, depth and child count.
 func testTree() *query.TraceTree {
 	spans := []query.Span{
-		{SpanID: "a1", Service: "frontend", Name: "GET /cart", StartTimeUnixNano: 1000, EndTimeUnixNano: 11000},
-		{SpanID: "b2", ParentSpanID: "a1", Service: "cart", Name: "load <cart>", StartTimeUnixNano: 2000, EndTimeUnixNano: 6000},
-		{SpanID: "c3", ParentSpanID: "b2", Service: "db", Name: "SELECT", StartTimeUnixNano: 2500, EndTimeUnixNano: 5000, StatusCode: query.StatusError},
-		{SpanID: "d4", ParentSpanID: "a1", Service: "cart", Name: "render", StartTimeUnixNano: 7000, EndTimeUnixNano: 10000},
+		{SpanID: "a1", Parent: -1, Children: 2, Service: "frontend", Name: "GET /cart", StartTimeUnixNano: 1000, EndTimeUnixNano: 11000},
+		{SpanID: "b2", ParentSpanID: "a1", Parent: 0, Depth: 1, Children: 1, Service: "cart", Name: "load <cart>", StartTimeUnixNano: 2000, EndTimeUnixNano: 6000},
+		{SpanID: "c3", ParentSpanID: "b2", Parent: 1, Depth: 2, Service: "db", Name: "SELECT", StartTimeUnixNano: 2500, EndTimeUnixNano: 5000, StatusCode: query.StatusError},
+		{SpanID: "d4", ParentSpanID: "a1", Parent: 0, Depth: 1, Service: "cart", Name: "render", StartTimeUnixNano: 7000, EndTimeUnixNano: 10000},
 	}
-	return query.BuildTree("0102030405060708090a0b0c0d0e0f10", spans)
+	return &query.TraceTree{TraceID: "0102030405060708090a0b0c0d0e0f10", StartTimeUnixNano: 1000, EndTimeUnixNano: 11000,
+		DurationNano: 10000, SpanCount: 4, Error: true, Services: []string{"cart", "db", "frontend"}, Roots: []int{0},
+		MaxDepth: 2, Spans: spans}
 }
 
 func TestWaterfallGolden(t *testing.T) {

@@ -236,8 +236,7 @@ func grow[T any](s []T, n int) []T {
 // parentIndexes maps each span's parent id to the parent's position in
 // b.parent: -1 for a root (id 0), orphan when the parent is absent or the
 // span itself. The index is an open-addressing table of ids (a Go map of
-// 161,000 uint64s cost 3× more), the last of duplicate ids winning as in
-// BuildTree.
+// 161,000 uint64s cost 3× more), the last of duplicate ids winning.
 func (b *traceBufs) parentIndexes() {
 	ids, parents := b.ids, b.parents
 	size := 1

@@ -115,8 +115,11 @@ func (b *traceBufs) bytes() int {
 // str returns the bytes of r in the arena.
 func (b *traceBufs) str(r tracechunk.Ref) []byte { return b.arena[r.Off : r.Off+r.N] }
 
+// orphan marks a span whose parent is not in the trace (or is itself).
+const orphan = -2
+
 // buildTree orders the decoded spans into a tree (the same order, depths
-// and parents as BuildTree), filling t's summary fields and b's pre-order
+// and parents as the reference BuildTree the tests hold it to), filling t's summary fields and b's pre-order
 // columns. b.parent must hold parentIndexes' result.
 func (b *traceBufs) buildTree(t *TraceTree) {
 	n := len(b.ids)

@@ -54,9 +54,6 @@ func BuildTree(traceID string, spans []Span) *TraceTree {
 	return buildTree(traceID, spans, parent)
 }
 
-// orphan marks a span whose parent is not in the trace (or is itself).
-const orphan = -2
-
 // buildTree orders spans into a TraceTree given each span's parent index
 // (-1 for a root, orphan for a missing parent); parent is overwritten.
 func buildTree(traceID string, spans []Span, parent []int32) *TraceTree {
