@@ -17,6 +17,7 @@ import (
 
 	"github.com/otelbench/otelbench/internal/query/querytest"
 	"github.com/otelbench/otelbench/internal/schema"
+	"github.com/otelbench/otelbench/internal/sqlglob"
 	"github.com/otelbench/otelbench/internal/store"
 	"go.opentelemetry.io/collector/pdata/plog"
 )
@@ -107,9 +108,9 @@ func allLogs(t testing.TB, r *Reader) []Log {
 // referenceLogs answers q (without its cursor) by brute force: every row filtered in Go,
 // sorted newest first.
 func referenceLogs(all []Log, q LogQuery) []Log {
-	var glob *globPattern
+	var glob *sqlglob.Pattern
 	if q.Glob != "" {
-		g := compileGlob(q.Glob)
+		g := sqlglob.Compile(q.Glob)
 		glob = &g
 	}
 	var out []Log

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/otelbench/otelbench/internal/schema"
+	"github.com/otelbench/otelbench/internal/sqlglob"
 	"github.com/otelbench/otelbench/internal/stage"
 )
 
@@ -252,7 +253,7 @@ func (r *Reader) logs(ctx context.Context, q LogQuery) (LogPage, LogPlan, error)
 	case q.Glob != "":
 		// An unterminated set (SQLite's GLOB then matches nothing) ends the literal runs
 		// there: the index still yields a superset.
-		if tq := compileGlob(q.Glob).trigramQuery(); tq != "" {
+		if tq := trigramQuery(sqlglob.Compile(q.Glob).LiteralRuns()...); tq != "" {
 			fts = textMatch(tq)
 		}
 	}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/otelbench/otelbench/internal/sqlglob"
 )
 
 // Matcher returns a predicate equal to the SQL the /logs endpoint runs for
@@ -15,9 +17,9 @@ import (
 // and resource.* as attrPred does.
 func (f LogFilter) Matcher() func(*Log) bool {
 	q := strings.ToLower(f.Q)
-	var g *globPattern
+	var g *sqlglob.Pattern
 	if f.Glob != "" {
-		p := compileGlob(f.Glob)
+		p := sqlglob.Compile(f.Glob)
 		g = &p
 	}
 	traceHex := ""

@@ -1,14 +1,14 @@
-package query
+package sqlglob
 
 import "unicode/utf8"
 
-// globPattern is a compiled SQLite GLOB pattern. The live tail filters new
+// Pattern is a compiled SQLite GLOB pattern. The live tail filters new
 // records in Go (one query feeds every subscriber), so it needs GLOB with
 // exactly SQLite's semantics: '*' any run, '?' one character, '[...]' a set
 // with ranges, '^' negation and a leading ']' taken literally; an
 // unterminated set matches nothing; case-sensitive. FuzzGlobMatchesSQLite
 // checks it against SQLite itself.
-type globPattern struct {
+type Pattern struct {
 	toks  []globTok
 	never bool // an unterminated '[' somewhere: SQLite never matches
 }
@@ -31,8 +31,10 @@ type globTok struct {
 
 type runeRange struct{ lo, hi rune }
 
-func compileGlob(p string) globPattern {
-	var g globPattern
+// Compile compiles p; it never fails (a pattern SQLite would never match compiles to one that
+// never matches).
+func Compile(p string) Pattern {
+	var g Pattern
 	for i := 0; i < len(p); {
 		r, n := utf8.DecodeRuneInString(p[i:])
 		i += n
@@ -58,10 +60,9 @@ func compileGlob(p string) globPattern {
 	return g
 }
 
-// trigramQuery is the trigram index query (trigramQuery) for the pattern's literal runs:
-// every text the pattern matches holds each run, so the index yields a superset of its
-// matches. "" when no run has 3 characters.
-func (g globPattern) trigramQuery() string {
+// LiteralRuns returns the pattern's runs of literal characters, in order: every text the
+// pattern matches holds each of them (the log search builds its trigram index query from them).
+func (g Pattern) LiteralRuns() []string {
 	var runs []string
 	var run []rune
 	for _, t := range g.toks {
@@ -71,7 +72,7 @@ func (g globPattern) trigramQuery() string {
 		}
 		runs, run = append(runs, string(run)), run[:0]
 	}
-	return trigramQuery(append(runs, string(run))...)
+	return append(runs, string(run))
 }
 
 // compileSet parses what follows '[' the way SQLite's patternCompare does;
@@ -139,7 +140,7 @@ func (t *globTok) matches(r rune) bool {
 
 // Match reports whether s matches the pattern. It backtracks only to the
 // last '*', so it runs in O(len(s)·len(pattern)).
-func (g *globPattern) Match(s string) bool {
+func (g *Pattern) Match(s string) bool {
 	if g.never {
 		return false
 	}

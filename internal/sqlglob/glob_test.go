@@ -1,4 +1,4 @@
-package query
+package sqlglob
 
 import (
 	"database/sql"
@@ -56,7 +56,7 @@ func TestGlobMatchesSQLite(t *testing.T) {
 			if err := db.QueryRow(`SELECT ? GLOB ?`, tc.s, tc.pattern).Scan(&want); err != nil {
 				t.Fatalf("sqlite: %v", err)
 			}
-			g := compileGlob(tc.pattern)
+			g := Compile(tc.pattern)
 			if got := g.Match(tc.s); got != want {
 				t.Errorf("%q GLOB %q: got %v, want %v (SQLite)", tc.s, tc.pattern, got, want)
 			}
@@ -80,7 +80,7 @@ func FuzzGlobMatchesSQLite(f *testing.F) {
 		if err := db.QueryRow(`SELECT ? GLOB ?`, s, pattern).Scan(&want); err != nil {
 			t.Fatalf("sqlite: %v", err)
 		}
-		g := compileGlob(pattern)
+		g := Compile(pattern)
 		if got := g.Match(s); got != want {
 			t.Errorf("%q GLOB %q: got %v, want %v (SQLite)", s, pattern, got, want)
 		}
