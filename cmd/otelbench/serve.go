@@ -42,10 +42,10 @@ func newServeCmd() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
-		Short: "Serve a durable OTLP/HTTP and OTLP/gRPC ingest target (SQLite, group commit)",
+		Short: "Serve a durable OTLP/HTTP and OTLP/gRPC ingest target (segment log, group commit, SQLite)",
 		Long: `serve accepts OTLP/HTTP (/v1/logs, /v1/metrics, /v1/traces; protobuf or
 JSON; gzip or zstd) and OTLP/gRPC (--grpc-addr, and on --addr too), and answers
-200 (gRPC: OK) only once the data is on disk in SQLite (group commit, fsync per
+200 (gRPC: OK) only once the data is on disk in its raw log (group commit, fsync per
 --sync). Overload, shutdown and connections past --max-conns get 503 +
 Retry-After (gRPC: UNAVAILABLE + RetryInfo); hostile input a 4xx naming the
 limit (gRPC codes: docs/grpc.md). Raw payloads go --raw-retention after
@@ -117,7 +117,7 @@ Sizes take units (8MiB, 1GB). Tuning flags: docs/serve-tuning.md.`,
 	f := cmd.Flags()
 	f.StringVar(&cfg.Addr, "addr", ingestsrv.DefaultAddr, "listen address (loopback by default)")
 	f.StringVar(&cfg.GRPC.Addr, "grpc-addr", ingestsrv.DefaultGRPCAddr, "OTLP/gRPC listen address (empty: none; --addr answers gRPC too)")
-	f.StringVar(&cfg.Dir, "data", ingestsrv.DefaultDataDir, "data directory (SQLite databases)")
+	f.StringVar(&cfg.Dir, "data", ingestsrv.DefaultDataDir, "data directory (raw log and SQLite databases)")
 	f.StringVar(&cfg.AuthToken, "auth-token", "", "require 'Authorization: Bearer TOKEN' on the API, /metrics and pprof; browsers log in at /ui/login (or $"+authTokenEnv+")")
 	f.BoolVar(&cfg.AuthIngest, "auth-ingest", false, "require the bearer token on the OTLP routes too")
 	f.BoolVar(&cfg.Pprof, "pprof", false, "mount net/http/pprof under /debug/pprof/")

@@ -18,7 +18,7 @@ import (
 )
 
 // TestPooledBodiesStoredExactly posts bodies of many sizes from concurrent clients, so that
-// pooled body buffers pass from request to request, and finds every payload in raw.db byte for
+// pooled body buffers pass from request to request, and finds every payload in the raw log byte for
 // byte: a buffer reused before its commit, or old bytes past a shorter body, would show.
 func TestPooledBodiesStoredExactly(t *testing.T) {
 	ts := startServer(t, Config{Config: store.Config{KeepRaw: true}})

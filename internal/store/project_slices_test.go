@@ -62,7 +62,7 @@ func TestProjectionBoundsBigRequests(t *testing.T) {
 	if got := len(p.rows); got != 10 {
 		t.Errorf("readRaw of 1,000-record rows held %d payloads, want 10", got)
 	}
-	p.close() // its statement on raw.db, before the connection
+	p.close() // its stager, worker and statements, before the store
 	if err := s.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +131,7 @@ func TestProjectionBoundsBigPayloads(t *testing.T) {
 	if got := len(p.rows); got != 4 {
 		t.Errorf("readRaw of %d-byte rows held %d payloads, want 4", len(p.rows[0].Payload), got)
 	}
-	p.close() // its statement on raw.db, before the connection
+	p.close() // its stager, worker and statements, before the store
 	if err := s.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}

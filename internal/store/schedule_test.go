@@ -171,7 +171,7 @@ func TestProjectionDefers(t *testing.T) {
 			clock.ingest = func() { hookErr = appendRows(live.Load(), 1) }
 			readingHook = func(r *project.Reading) { r.WriterBusy = clock.writerBusy() }
 			defer func() { readingHook = nil }()
-			// The first rows wait in raw.db before the projector starts, so that its first slice
+			// The first rows wait in the raw log before the projector starts, so that its first slice
 			// finds more than it takes.
 			cfg.Dir = t.TempDir()
 			if s, err = Open(context.Background(), Config{Dir: cfg.Dir, Sync: SyncOff, NoProjection: true}); err != nil {
