@@ -49,10 +49,10 @@ func TestProjectorWALTruncatedOnRestart(t *testing.T) {
 					t.Fatalf("projector connection: %v", err)
 				}
 			}
-			project(func(c *sqlitec.Conn) error { return c.Exec("CREATE TABLE walcap_scratch (b BLOB)") })
+			project(func(c *sqlitec.Conn) error { return c.Exec("CREATE TABLE wallimit_scratch (b BLOB)") })
 			for i := 0; i < 24; i++ {
 				project(func(c *sqlitec.Conn) error {
-					return c.Exec(fmt.Sprintf("INSERT INTO walcap_scratch VALUES (zeroblob(%d))", 4<<20))
+					return c.Exec(fmt.Sprintf("INSERT INTO wallimit_scratch VALUES (zeroblob(%d))", 4<<20))
 				})
 			}
 			if got := fileSize(t, walPath); got <= tt.limit {
@@ -72,7 +72,7 @@ func TestProjectorWALTruncatedOnRestart(t *testing.T) {
 				err := watcher.QueryRowContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &log, &done)
 				return err == nil && busy == 0 && log == done
 			})
-			project(func(c *sqlitec.Conn) error { return c.Exec("DROP TABLE walcap_scratch") })
+			project(func(c *sqlitec.Conn) error { return c.Exec("DROP TABLE wallimit_scratch") })
 
 			if got := fileSize(t, walPath); got > tt.limit {
 				t.Errorf("WAL after it restarted: got %d bytes, want at most %d", got, tt.limit)
