@@ -23,8 +23,7 @@ import (
 //
 // And always under a bound: the WALs' automatic checkpoints come at an eighth of the bound (the
 // projector's default, 256 MiB, is more than a small bound), and journal_size_limit truncates a
-// WAL back to that size when SQLite restarts it, where the file would otherwise keep the size of
-// its longest run between checkpoints.
+// WAL back to that size (as it does without a bound, walLimitPragmas) when SQLite restarts it.
 //
 // Append reads the size the retainer measured every boundEvery plus what the writer wrote
 // since, so a fast writer cannot overshoot the bound by a period's worth of data. That size
@@ -103,15 +102,24 @@ func (s *Store) segmentBytes() int64 {
 	return max(64<<10, n)
 }
 
-// walLimitPragmas returns the pragmas that bound the WAL files under a size bound: none without
-// one.
-func (s *Store) walLimitPragmas(pages, pageSize int64) []string {
-	limit, err := s.maxDisk()
-	if err != nil || limit == 0 {
-		return nil
-	}
-	return []string{fmt.Sprintf("journal_size_limit(%d)", pages*max(pageSize, 512))}
+// walLimitPragmas returns the pragma that bounds a projector's WAL file: journal_size_limit at
+// the automatic checkpoint threshold of pages, or at maxRestingWAL if that is less. SQLite applies
+// it on the first commit after a checkpoint lets the WAL restart, truncating the file back to the
+// limit; without it the file keeps the size of its longest run between checkpoints for good. It
+// changes no checkpoint, only the file's size once one has let the WAL restart.
+func walLimitPragmas(pages, pageSize int64) []string {
+	return []string{fmt.Sprintf("journal_size_limit(%d)", min(pages*max(pageSize, 512), maxRestingWAL))}
 }
+
+// maxRestingWAL is the most a projector's WAL file keeps after its WAL restarts. Serving a load
+// with the prune watcher, the watcher's checkpoints restart the WAL long before the projector's
+// 256 MiB threshold, and the file still grew 20 → 39 → 49 → 64 MB over 10 minutes of a short-
+// retention soak (scripts/soak-serve.sh), each rare long run between two checkpoints (a reader
+// pinning a snapshot, catch-up) setting its size for good: with two projected databases, up to
+// 2 × 256 MiB of a data directory whose rows retention keeps to ~150 MB. 64 MiB holds the runs
+// that soak saw without truncating and re-extending the file on every restart, and bounds the
+// rest. Under a size bound the threshold, an eighth of the bound, is the limit when less.
+const maxRestingWAL = 64 << 20
 
 // truncateWAL checkpoints sh's WAL and truncates it to nothing, on the projector's connection
 // between two slices. A reader holding part of the WAL makes it a partial checkpoint: the next

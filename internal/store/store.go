@@ -223,8 +223,9 @@ var commonPragmas = schema.ConnPragmas
 // per checkpoint: catch-up after a mixed load went from ~59k to ~70k records/s
 // (docs/benchmarks/store.md). The cost is disk: while the projector writes without pause the
 // prune watcher's PASSIVE checkpoints copy pages but cannot restart the WAL (new frames keep
-// arriving behind them), so the file grows to ~256 MiB and is reused from then on. Without the
-// watcher (KeepRaw) nothing else checkpoints and the threshold stays 32 MiB.
+// arriving behind them), so the WAL can run to ~256 MiB; its file is truncated back to 64 MiB
+// when the WAL restarts (walLimitPragmas). Without the watcher (KeepRaw) nothing else
+// checkpoints and the threshold stays 32 MiB.
 func projectorCheckpoint(watcher bool, pageSize int64) (pages int64) {
 	bytes := int64(32 << 20)
 	if watcher {
@@ -324,7 +325,7 @@ func (s *Store) openShard(ctx context.Context, sh *shard) error {
 		return fmt.Errorf("open %s: %w", sh.path, err)
 	}
 	sh.conn, err = openConn(sh.path, append([]string{"synchronous(normal)", fmt.Sprintf("wal_autocheckpoint(%d)", checkpoint), "cache_size(-2048)", "cache_spill(false)"},
-		s.walLimitPragmas(checkpoint, pageSize)...)...)
+		walLimitPragmas(checkpoint, pageSize)...)...)
 	if err != nil {
 		return diskfull.Classify("open "+sh.name+" database for projection", err)
 	}
