@@ -12,13 +12,14 @@ import (
 	"github.com/otelbench/otelbench/internal/otlpcodec"
 	"github.com/otelbench/otelbench/internal/otlpcodec/otlptest"
 	"github.com/otelbench/otelbench/internal/store"
+	"github.com/otelbench/otelbench/internal/tmpfstest"
 )
 
 // TestDiskFull507 serves from a real 2 MiB tmpfs until it fills: every
 // request is answered 200 or 507 (with a google.rpc.Status), the 200s are
 // exactly what the stats count, and once space is freed ingest succeeds again.
 func TestDiskFull507(t *testing.T) {
-	mnt := mountTmpfs(t, 0, "2m")
+	mnt := tmpfstest.Mount(t, 0, "2m")
 	filler := filepath.Join(mnt, "filler")
 	if err := os.WriteFile(filler, make([]byte, 512<<10), 0o644); err != nil {
 		t.Fatal(err)
@@ -73,7 +74,7 @@ func noisyLogs(t testing.TB, rng *rand.Rand) func(i int) []byte {
 // once retention and raw pruning have freed space it answers 200 again, without a restart;
 // every request answered 200 is counted in the durable totals and projected.
 func TestMaxDiskRecovers(t *testing.T) {
-	mnt := mountTmpfs(t, 0, "8m")
+	mnt := tmpfstest.Mount(t, 0, "8m")
 	ts := startServer(t, Config{Config: store.Config{Dir: filepath.Join(mnt, "data"), MaxDiskShare: 0.5}})
 	body := noisyLogs(t, rand.New(rand.NewPCG(3, 4)))
 	const want = 4 << 10 // ~9 MB acknowledged: more than the disk

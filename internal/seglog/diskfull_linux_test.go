@@ -4,15 +4,16 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
+
+	"github.com/otelbench/otelbench/internal/tmpfstest"
 )
 
 // TestDiskFull fills a real 1 MiB tmpfs: each Write either succeeds and its records are there
 // after reopening, or fails with ErrDiskFull and leaves the file valid; once space is freed,
 // writes succeed again with the next ids.
 func TestDiskFull(t *testing.T) {
-	mnt := mountTmpfs(t, "1m")
+	mnt := tmpfstest.Mount(t, 0, "1m")
 	filler := filepath.Join(mnt, "filler")
 	if err := os.WriteFile(filler, make([]byte, 256<<10), 0o644); err != nil {
 		t.Fatal(err)
@@ -71,17 +72,4 @@ func TestDiskFull(t *testing.T) {
 		after = through
 	}
 	t.Logf("%d records written, %d writes refused for space", last, diskFull)
-}
-
-func mountTmpfs(t *testing.T, size string) string {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to mount a tmpfs")
-	}
-	mnt := t.TempDir()
-	if err := syscall.Mount("tmpfs", mnt, "tmpfs", 0, "size="+size); err != nil {
-		t.Skipf("mount tmpfs: %v (needs root and mount permission)", err)
-	}
-	t.Cleanup(func() { _ = syscall.Unmount(mnt, syscall.MNT_DETACH) })
-	return mnt
 }

@@ -9,20 +9,20 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 
 	"github.com/otelbench/otelbench/internal/diskfull"
 	"github.com/otelbench/otelbench/internal/rawlog"
 	"github.com/otelbench/otelbench/internal/signal"
 	"github.com/otelbench/otelbench/internal/sqlitec"
+	"github.com/otelbench/otelbench/internal/tmpfstest"
 )
 
 // TestDiskFull fills a real 2 MiB tmpfs: every Append either returns nil and its record is there
 // after reopening, or returns an error (ErrDiskFull once space runs out); after space is freed,
 // appends succeed again and the database passes integrity_check.
 func TestDiskFull(t *testing.T) {
-	mnt := mountTmpfs(t, "2m")
+	mnt := tmpfstest.Mount(t, 0, "2m")
 	// Reserve space to free later, so the test can show recovery.
 	filler := filepath.Join(mnt, "filler")
 	if err := os.WriteFile(filler, make([]byte, 512<<10), 0o644); err != nil {
@@ -99,7 +99,7 @@ func TestDiskFull(t *testing.T) {
 // (conn.go, sqlitec): the error is ErrDiskFull to the store, the transaction rolls back, the
 // database stays intact, and once space is freed the same connection commits again.
 func TestDiskFullProjectorConn(t *testing.T) {
-	mnt := mountTmpfs(t, "1m")
+	mnt := tmpfstest.Mount(t, 0, "1m")
 	filler := filepath.Join(mnt, "filler")
 	if err := os.WriteFile(filler, make([]byte, 256<<10), 0o644); err != nil {
 		t.Fatal(err)
@@ -197,21 +197,6 @@ func TestDiskFullProjectorConn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-}
-
-// mountTmpfs mounts a tmpfs of size (mount(8)'s size=, "2m") on a temporary directory until the
-// test ends, or skips the test where that is not permitted (it needs root).
-func mountTmpfs(t *testing.T, size string) string {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to mount a tmpfs")
-	}
-	mnt := t.TempDir()
-	if err := syscall.Mount("tmpfs", mnt, "tmpfs", 0, "size="+size); err != nil {
-		t.Skipf("mount tmpfs: %v (needs root and mount permission)", err)
-	}
-	t.Cleanup(func() { _ = syscall.Unmount(mnt, syscall.MNT_DETACH) })
-	return mnt
 }
 
 // noisyLogs returns a one-record logs request whose body is prefix and 2 KiB of random hex, and

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/otelbench/otelbench/internal/signal"
+	"github.com/otelbench/otelbench/internal/tmpfstest"
 )
 
 // TestMaxDiskRecovers writes a steady stream of incompressible logs into a real 8 MiB tmpfs
@@ -21,7 +22,7 @@ import (
 // not keep the disk from filling) are followed by appends that succeed, without a reopen, and
 // the durable totals count every acknowledged record.
 func TestMaxDiskRecovers(t *testing.T) {
-	mnt := mountTmpfs(t, "8m")
+	mnt := tmpfstest.Mount(t, 0, "8m")
 	dir := filepath.Join(mnt, "data")
 	s, err := Open(context.Background(), Config{Dir: dir, MaxDiskShare: 0.5, Logger: quietLogger})
 	if err != nil {
