@@ -88,6 +88,9 @@ type Reading struct {
 	// Workers is the CPU time the projector's Workers used, cumulative: the projector's own,
 	// not load.
 	Workers time.Duration
+	// DiskPressure says the data directory is over its size bound: space comes back only from
+	// the retention and raw pruning that run between slices, so the projector never defers.
+	DiskPressure bool
 }
 
 // Sample is one reading of what the policy weighs at the end of a window.
@@ -226,9 +229,9 @@ func (p *Policy) sample() Sample {
 	return s
 }
 
-// withinBounds reports whether the lag leaves room to defer.
+// withinBounds reports whether the lag leaves room to defer, and the disk does.
 func (p *Policy) withinBounds(s Sample) bool {
-	return p.cfg.MaxLag > 0 && s.LagSeconds < p.cfg.MaxLag.Seconds() &&
+	return p.cfg.MaxLag > 0 && !s.DiskPressure && s.LagSeconds < p.cfg.MaxLag.Seconds() &&
 		(p.cfg.MaxLagRecords <= 0 || s.LagRecords < p.cfg.MaxLagRecords)
 }
 

@@ -17,6 +17,7 @@ type script struct {
 	share   float64 // the machine's busy share while the policy waits (After)
 	lagRate int64   // records the lag grows by while it waits a window
 	duty    float64 // the writer's busy share of the time
+	full    bool    // the data directory is over its size bound
 	writer  time.Duration
 }
 
@@ -48,7 +49,9 @@ func (s *script) advance(d time.Duration, share float64, self time.Duration, lag
 func newScripted(cfg Config) (*Policy, *script) {
 	s := &script{now: time.Unix(1000, 0), duty: 1}
 	cfg.CPU, cfg.Clock = s, s
-	return NewPolicy(cfg, func() Reading { return Reading{LagRecords: s.lag, LagSeconds: 1, WriterBusy: s.writer} }), s
+	return NewPolicy(cfg, func() Reading {
+		return Reading{LagRecords: s.lag, LagSeconds: 1, WriterBusy: s.writer, DiskPressure: s.full}
+	}), s
 }
 
 // TestLoaded: the machine is loaded when the writer is busy WriterDuty of the window and
@@ -144,6 +147,16 @@ func TestPolicyStates(t *testing.T) {
 		p.Sliced(16, 17, false)
 		if p.Check() || p.State() != KeepingUp {
 			t.Fatalf("writer mostly waiting, step %d: %v; want %v", i+1, p.State(), KeepingUp)
+		}
+	}
+	// Over the disk bound, space comes back only from what runs between slices: never deferring.
+	p, s = newScripted(Config{})
+	s.full = true
+	for i := range 10 {
+		s.advance(100*time.Millisecond, 0.9, 0, 40)
+		p.Sliced(16, 17, false)
+		if p.Check() || p.State() != KeepingUp {
+			t.Fatalf("over the disk bound, step %d: %v; want %v", i+1, p.State(), KeepingUp)
 		}
 	}
 }

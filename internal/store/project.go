@@ -71,7 +71,7 @@ func (s *Store) newPolicy() *project.Policy {
 	}, func() project.Reading {
 		st := s.Stats()
 		r := project.Reading{LagRecords: st.LagRecords, LagSeconds: st.LagSeconds, WriterBusy: st.WriterBusy,
-			Workers: time.Duration(s.stats.offThreadCPU.Load())}
+			Workers: time.Duration(s.stats.offThreadCPU.Load()), DiskPressure: s.bound.over()}
 		if readingHook != nil {
 			readingHook(&r)
 		}
