@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -139,30 +140,14 @@ func (c Config) Validate() error {
 
 // WithDefaults returns c with every zero value replaced by its default (what Open uses).
 func (c Config) WithDefaults() Config {
-	if c.Sync == "" {
-		c.Sync = SyncFull
-	}
-	if c.QueueBytes == 0 {
-		c.QueueBytes = DefaultQueueBytes
-	}
-	if c.QueueRequests == 0 {
-		c.QueueRequests = DefaultQueueRequests
-	}
-	if c.ProjectSlice == 0 {
-		c.ProjectSlice = DefaultProjectSlice
-	}
-	if c.ReadConns == 0 {
-		c.ReadConns = DefaultReadConns
-	}
-	if c.ProjectLag == 0 {
-		c.ProjectLag = DefaultProjectLag
-	}
-	if c.RawRetention == 0 {
-		c.RawRetention = DefaultRawRetention
-	}
-	if c.Retention == 0 {
-		c.Retention = DefaultRetention
-	}
+	c.Sync = cmp.Or(c.Sync, SyncFull)
+	c.QueueBytes = cmp.Or(c.QueueBytes, DefaultQueueBytes)
+	c.QueueRequests = cmp.Or(c.QueueRequests, DefaultQueueRequests)
+	c.ProjectSlice = cmp.Or(c.ProjectSlice, DefaultProjectSlice)
+	c.ReadConns = cmp.Or(c.ReadConns, DefaultReadConns)
+	c.ProjectLag = cmp.Or(c.ProjectLag, DefaultProjectLag)
+	c.RawRetention = cmp.Or(c.RawRetention, DefaultRawRetention)
+	c.Retention = cmp.Or(c.Retention, DefaultRetention)
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
