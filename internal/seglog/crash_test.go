@@ -4,15 +4,13 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"strconv"
-	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/otelbench/otelbench/internal/crashtest"
 )
 
 const crashChildEnv = "OTELBENCH_SEGLOG_CRASH_CHILD"
@@ -117,38 +115,13 @@ func TestCrashKill9(t *testing.T) {
 // returns every id it acknowledged (including those printed just before it died).
 func crashChild(t *testing.T, dir string, minAcks int) []int64 {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), crashChildEnv+"="+dir)
-	cmd.Stderr = os.Stderr
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	sc := bufio.NewScanner(stdout)
 	var acked []int64
-	killed := false
-	for sc.Scan() {
-		s, ok := strings.CutPrefix(sc.Text(), "ack ")
-		if !ok {
-			continue
-		}
-		id, err := strconv.ParseInt(s, 10, 64)
+	for _, text := range crashtest.KillAfterAcks(t, []string{crashChildEnv + "=" + dir}, minAcks) {
+		id, err := strconv.ParseInt(text, 10, 64)
 		if err != nil {
-			t.Fatalf("child printed %q", sc.Text())
+			t.Fatalf("child printed %q", "ack "+text)
 		}
 		acked = append(acked, id)
-		if len(acked) == minAcks && !killed {
-			cmd.Process.Signal(syscall.SIGKILL)
-			killed = true
-		}
-	}
-	io.Copy(io.Discard, stdout)
-	err = cmd.Wait()
-	if !killed {
-		t.Fatalf("child exited before %d acks (got %d): %v", minAcks, len(acked), err)
 	}
 	return acked
 }

@@ -5,18 +5,15 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
-	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/otelbench/otelbench/internal/crashtest"
 	"github.com/otelbench/otelbench/internal/rawlog"
 	"github.com/otelbench/otelbench/internal/signal"
 )
@@ -140,39 +137,11 @@ func testCrashKill9(t *testing.T, tracesFile bool) {
 // and returns every acknowledged body (including those it printed just before dying).
 func crashChild(t *testing.T, dir string, round, minAcks int, tracesFile bool) []string {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), crashChildEnv+"="+dir, fmt.Sprintf("%s_ROUND=%d", crashChildEnv, round))
+	env := []string{crashChildEnv + "=" + dir, fmt.Sprintf("%s_ROUND=%d", crashChildEnv, round)}
 	if tracesFile {
-		cmd.Env = append(cmd.Env, crashChildEnv+"_TRACES_FILE=1")
+		env = append(env, crashChildEnv+"_TRACES_FILE=1")
 	}
-	cmd.Stderr = os.Stderr
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	sc := bufio.NewScanner(stdout)
-	var acked []string
-	killed := false
-	for sc.Scan() {
-		body, ok := strings.CutPrefix(sc.Text(), "ack ")
-		if !ok {
-			continue
-		}
-		acked = append(acked, body)
-		if len(acked) == minAcks && !killed {
-			cmd.Process.Signal(syscall.SIGKILL)
-			killed = true
-		}
-	}
-	io.Copy(io.Discard, stdout)
-	err = cmd.Wait()
-	if !killed {
-		t.Fatalf("child exited before %d acks (got %d): %v", minAcks, len(acked), err)
-	}
-	return acked
+	return crashtest.KillAfterAcks(t, env, minAcks)
 }
 
 // checkIntegrity reads the whole raw log (each record's checksum verified), runs SQLite's
