@@ -143,7 +143,7 @@ func (c Config) sweepEvery() time.Duration { return max(c.markEvery(), c.Retenti
 func (s *Store) sweepStep(sh *shard) (bool, error) {
 	w := &s.retain.sweeps[sh.index]
 	var more bool
-	err := sh.conn.do(func(c *sqlitec.Conn) error {
+	err := sh.conn.Do(func(c *sqlitec.Conn) error {
 		var err error
 		switch w.phase {
 		case sweepIdle:
