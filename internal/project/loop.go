@@ -1,7 +1,6 @@
 package project
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
@@ -193,26 +192,20 @@ func (p *projector) load() error {
 			q += ", COALESCE((SELECT max(rowid) FROM " + t + "), 0) + 1"
 		}
 	}
+	read := false
 	err := p.d.Conn.Do(func(c *sqlitec.Conn) error {
-		st, err := c.Prepare(q)
-		if err != nil {
-			return err
-		}
-		defer st.Close()
-		rows, err := st.Query()
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		if ok, err := rows.Next(); !ok {
-			return cmp.Or(err, sql.ErrNoRows)
-		}
-		p.hwm, p.nextLogID, p.nextSpanID = rows.Int64(0), rows.Int64(1), rows.Int64(2)
-		for i := range p.nextPoint {
-			p.nextPoint[i] = rows.Int64(3 + i)
-		}
-		return nil
+		return c.QueryRows(q, func(rows *sqlitec.Rows) error {
+			p.hwm, p.nextLogID, p.nextSpanID = rows.Int64(0), rows.Int64(1), rows.Int64(2)
+			for i := range p.nextPoint {
+				p.nextPoint[i] = rows.Int64(3 + i)
+			}
+			read = true
+			return nil
+		})
 	})
+	if err == nil && !read {
+		err = sql.ErrNoRows
+	}
 	if err != nil {
 		return fmt.Errorf("read projection state: %w", err)
 	}

@@ -300,24 +300,8 @@ func (w *idSweep) end() {
 
 // query runs q on c and calls row for each row.
 func query(c *sqlitec.Conn, q string, row func(r *sqlitec.Rows)) error {
-	st, err := c.Prepare(q)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	rows, err := st.Query()
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for {
-		ok, err := rows.Next()
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return nil
-		}
-		row(rows)
-	}
+	return c.QueryRows(q, func(r *sqlitec.Rows) error {
+		row(r)
+		return nil
+	})
 }
