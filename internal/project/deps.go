@@ -42,8 +42,9 @@ type Deps struct {
 	Projected func()
 	// Logger receives the failed slices and the unprojectable rows.
 	Logger *slog.Logger
-	// AfterSlice, if set, is called on the projector's goroutine after each slice that projected
-	// rows, once it committed, with the policy's state: tests watch the policy through it.
+	// AfterSlice, if set, is called after each slice that projected rows, once it committed,
+	// with the policy's state, on the thread that ran the slice (the catch-up Worker's while the
+	// projector's goroutine waits for it): tests watch the policy through it.
 	AfterSlice func(State)
 }
 

@@ -44,7 +44,8 @@ func (c *testCounters) counters() Counters {
 type testProjection struct {
 	log *seglog.Log
 	c   *testCounters
-	p   *projector
+	d   Deps       // without a Policy, Wake or AfterSlice
+	p   *projector // on d, for the tests that drive slices themselves
 }
 
 // newTestProjection opens the raw log and the database, with slices of at most sliceRows rows.
@@ -76,11 +77,12 @@ func newTestProjection(t *testing.T, sliceRows int) *testProjection {
 	}
 	tp := &testProjection{log: log, c: &testCounters{}}
 	raw := rawlog.OpenReader(log, rawlog.Filter{})
-	tp.p = newProjector(Deps{
+	tp.d = Deps{
 		Name: "telemetry", Parts: parts, Conn: conn, Raw: raw, Counters: tp.c.counters(),
 		SliceRows: sliceRows, SliceBytes: func() int64 { return MaxSliceBytes }, Projected: func() {},
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-	})
+	}
+	tp.p = newProjector(tp.d)
 	t.Cleanup(func() {
 		tp.p.close()
 		for _, err := range []error{raw.Close(), conn.Close(), log.Close()} {
@@ -92,7 +94,7 @@ func newTestProjection(t *testing.T, sliceRows int) *testProjection {
 	return tp
 }
 
-// append writes one raw row of sig holding records records.
+// append writes one raw row of sig holding records records. Only the test's goroutine appends.
 func (tp *testProjection) append(t *testing.T, sig signal.Signal, records int, payload []byte) {
 	t.Helper()
 	_, last, err := tp.log.Write([]seglog.Entry{{Signal: sig, Records: records, Received: time.Now().UnixNano(), Payload: payload}})

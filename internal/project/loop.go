@@ -21,7 +21,7 @@ import (
 const maxSliceRecords = 8192
 
 // sliceRowWeight is what a raw row counts toward maxSliceRecords beyond its records. Rows of one
-// record, which Config.ProjectSlice (2,048 rows) bounds alone, paid a slice's fixed costs (the
+// record, which Deps.SliceRows (the store's 2,048) bounds alone, paid a slice's fixed costs (the
 // commit, the FTS5 segment flush and merge, the summaries, the newest leaves written again) over
 // 512 records; they now make slices of 1,170. Rows of ten records still make slices of 512 rows
 // (5,120 records, whose memory the 100 MB budget was measured with: 8,192 records a slice added
@@ -103,7 +103,7 @@ func run(ctx context.Context, d Deps) {
 }
 
 // projector is the state owned by a projector goroutine: the projection of raw rows into one
-// database (shard).
+// database (Deps).
 type projector struct {
 	d Deps
 
@@ -213,14 +213,14 @@ func (p *projector) load() error {
 	return nil
 }
 
-// readRaw loads the raw rows after raw id after into rows, up to limit rows of the shard's
-// signals, stopping one such row after their weight (sliceWeight) passes maxRecords or their
+// readRaw loads the raw rows after raw id after into rows, up to limit rows of the signals
+// d.Filter takes, stopping one such row after their weight (sliceWeight) passes maxRecords or their
 // payload bytes pass maxBytes: a slice of 1000-record requests uses a handful of rows, and holding the other
 // ~500 payloads in memory cost more than half the server's peak RSS under bulk load. The rows of
 // other signals between them are read too, without their payloads, so that the slice's
 // high-water mark passes them (at most skipFactor times limit rows in all). Only durable rows:
-// with SyncFull a committed row is durable once the syncer has advanced LastRawID past it
-// (walsync.go). The payloads are copied once, into arena when given (rawlog.Reader).
+// with the store's SyncFull a committed row is durable once its WAL syncer has advanced
+// LastRawID past it. The payloads are copied once, into arena when given (rawlog.Reader).
 func (p *projector) readRaw(rows *[]rawlog.Row, arena *stage.ByteArena, after int64, limit int, maxRecords, maxBytes int64) error {
 	lim := rawlog.Limits{Rows: limit, SkipFactor: skipFactor, Records: maxRecords, Bytes: maxBytes, RowWeight: sliceRowWeight}
 	if arena != nil {
@@ -329,7 +329,7 @@ func (p *projector) projectSlice() (int, error) {
 }
 
 // countPages adds the page counters the projector's connection gathered since the last call
-// (sqlite3_db_status, read and reset) to Stats. The connection is the pool's only one, idle
+// (sqlite3_db_status, read and reset) to the counters. The connection is the pool's only one, idle
 // between slices; the counters are a measurement, so a failure to read them is not an error of
 // the slice and leaves them as they are.
 func (p *projector) countPages() {
@@ -351,7 +351,7 @@ func (p *projector) countPages() {
 	})
 }
 
-// account updates Stats after a slice of n rows committed.
+// account updates the counters after a slice of n rows committed.
 func (p *projector) account(n int) {
 	c := &p.d.Counters
 	var lag int64

@@ -274,7 +274,7 @@ func (s *Store) openDBs(ctx context.Context) error {
 	// metric points dirties ~1,800 pages against the cache's 512). Spilled, each page went to the
 	// WAL mid-transaction, was read back or rewritten in its frame when the slice changed it again,
 	// and the commit recomputed the checksums of every frame after the first one rewritten (~5%
-	// of the projector on metric points). The projector's slice bounds (internal/project) bound what a slice
+	// of the projector on metric points). The projector's slice bounds (project) limit what a slice
 	// can dirty. The cost is memory: after TestProjectorSliceStaysInCache's slice of ~3 MiB the
 	// cache holds 4.9 MB (sqlite3_db_status CACHE_USED) where spilling left 3.3 MB; the peak RSS
 	// of a mixed load and its catch-up did not move (93.3 against 93.9 MB, docs/benchmarks/store.md).
