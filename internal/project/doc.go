@@ -1,8 +1,21 @@
-// Package project is the projection room's scheduling policy: when a projector (internal/store's
-// loop that turns raw rows into relational rows, a slice per transaction) runs, on which thread,
-// and when it waits. It holds the policy's state machine (Policy), its CPU source (CPUSource;
-// Machine reads /proc/stat), the projector's SCHED_IDLE thread (RunLowered) and the
-// normal-priority worker a catch-up runs on (Worker).
+// Package project is the projection room: the projector's loop, which turns the raw log's rows
+// into relational rows a slice per transaction, and its one scheduling policy, which decides
+// when the loop runs, on which thread, and when it waits. internal/store starts a projector per
+// projected database (Run) with what it takes of the store (Deps: the database's connection,
+// the raw log's reader, the counters behind Stats, the retention's id sweep and the size
+// bound's slice limit) and stops it on Close; this package never imports the store.
+//
+// The loop (loop.go): read the raw rows after the high-water mark, up to a slice's bounds in
+// rows, records and bytes; stage them (internal/stage; prefetch.go stages the next slice while
+// one commits during a catch-up; window.go stages a huge row a window at a time); write them and
+// the new mark in one transaction on the projector's connection (commit.go, with the multi-row
+// inserts of bulk.go, the summaries of summarize.go, the log_text documents of logtext.go and
+// the trace chunks of chunks.go). A row no decoder accepts is kept in the unprojectable table
+// (unprojectable.go). A failed slice rolls back and is retried with backoff.
+//
+// The policy (policy.go) holds its state machine (Policy), its CPU source (CPUSource; Machine
+// reads /proc/stat), the projector's SCHED_IDLE thread (RunLowered) and the normal-priority
+// worker a catch-up runs on (Worker).
 //
 // Projection is deferred work: the 200 an append earns waits only for the raw log. So ingest
 // keeps the CPU under saturation and the projection lag absorbs the burst, up to a bound

@@ -14,7 +14,7 @@ import (
 // refused once more on the wire path with deepValues on: each value at deepFlattenDepth or
 // deeper is stored as a JSON string holding its JSON, and the levels above it keep their
 // structure (a body of 60 nested arrays reads [[...[ "[[...]]" ]...]]). A payload refused even
-// so is unprojectable (unprojectable.go).
+// so is unprojectable (project/unprojectable.go).
 
 const (
 	// deepFlattenDepth is the depth, as pdata counts it, from which a value is stored as a

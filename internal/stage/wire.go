@@ -49,7 +49,7 @@ type wireStager struct {
 	u64  []uint64
 	f64  []float64
 	deep deepValues   // renders values nested past pdata's limit as strings, when set (deepvalue.go)
-	Win  RecordWindow // stages only some records, when set (window.go)
+	Win  RecordWindow // stages only some records, when set (project/window.go)
 }
 
 // wireKV is one attribute of a map to sort: its key, and its "key":value JSON in scratch.

@@ -29,111 +29,8 @@ import (
 
 	"github.com/otelbench/otelbench/internal/otlpgen"
 	"github.com/otelbench/otelbench/internal/signal"
+	"github.com/otelbench/otelbench/internal/storetest"
 )
-
-// benchLogs is a realistic log request: a resource with 4 attributes, n records each with a
-// ~90-byte body, 4 attributes and trace context.
-func benchLogs(n int) []byte {
-	ld := plog.NewLogs()
-	rl := ld.ResourceLogs().AppendEmpty()
-	ra := rl.Resource().Attributes()
-	ra.PutStr("service.name", "checkout")
-	ra.PutStr("service.version", "1.4.2")
-	ra.PutStr("host.name", "node-17")
-	ra.PutStr("deployment.environment", "prod")
-	sl := rl.ScopeLogs().AppendEmpty()
-	sl.Scope().SetName("otelbench/load")
-	for i := range n {
-		lr := sl.LogRecords().AppendEmpty()
-		lr.SetTimestamp(pcommon.NewTimestampFromTime(time.Unix(1_700_000_000, int64(i))))
-		lr.SetObservedTimestamp(lr.Timestamp())
-		lr.SetSeverityNumber(plog.SeverityNumberInfo)
-		lr.SetSeverityText("INFO")
-		lr.Body().SetStr(fmt.Sprintf("request handled: GET /api/cart/%d status=200 duration_ms=%d user=u%d", i, 10+i, 1000+i))
-		a := lr.Attributes()
-		a.PutStr("http.method", "GET")
-		a.PutInt("http.status_code", 200)
-		a.PutStr("http.route", "/api/cart/{id}")
-		a.PutDouble("duration_ms", 12.5)
-		lr.SetTraceID(pcommon.TraceID{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, byte(i)})
-		lr.SetSpanID(pcommon.SpanID{1, 2, 3, 4, 5, 6, 7, byte(i)})
-	}
-	b, err := logsMarshaler.MarshalLogs(ld)
-	if err != nil {
-		panic(err)
-	}
-	return b
-}
-
-// benchTraces is a trace request of n spans (one root, children with one event each).
-func benchTraces(n int) []byte {
-	td := ptrace.NewTraces()
-	rs := td.ResourceSpans().AppendEmpty()
-	rs.Resource().Attributes().PutStr("service.name", "frontend")
-	rs.Resource().Attributes().PutStr("host.name", "node-3")
-	ss := rs.ScopeSpans().AppendEmpty()
-	ss.Scope().SetName("otelbench/load")
-	for i := range n {
-		sp := ss.Spans().AppendEmpty()
-		sp.SetTraceID(pcommon.TraceID{9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9})
-		sp.SetSpanID(pcommon.SpanID{1, 1, 1, 1, 1, 1, 1, byte(i + 1)})
-		if i > 0 {
-			sp.SetParentSpanID(pcommon.SpanID{1, 1, 1, 1, 1, 1, 1, 1})
-			ev := sp.Events().AppendEmpty()
-			ev.SetName("cache miss")
-			ev.SetTimestamp(pcommon.Timestamp(1_700_000_000_000_000_000 + int64(i)))
-		}
-		sp.SetName(fmt.Sprintf("op-%d", i))
-		sp.SetKind(ptrace.SpanKindServer)
-		sp.SetStartTimestamp(pcommon.Timestamp(1_700_000_000_000_000_000 + int64(i)))
-		sp.SetEndTimestamp(pcommon.Timestamp(1_700_000_000_001_000_000 + int64(i)))
-		sp.Attributes().PutStr("http.route", "/api/cart")
-		sp.Attributes().PutInt("http.status_code", 200)
-	}
-	b, err := (&ptrace.ProtoMarshaler{}).MarshalTraces(td)
-	if err != nil {
-		panic(err)
-	}
-	return b
-}
-
-// benchMetrics is a metrics request of n data points: sums and histograms alternating.
-func benchMetrics(n int) []byte {
-	md := pmetric.NewMetrics()
-	rm := md.ResourceMetrics().AppendEmpty()
-	rm.Resource().Attributes().PutStr("service.name", "api")
-	sm := rm.ScopeMetrics().AppendEmpty()
-	sum := sm.Metrics().AppendEmpty()
-	sum.SetName("http.server.requests")
-	s := sum.SetEmptySum()
-	s.SetIsMonotonic(true)
-	s.SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-	h := sm.Metrics().AppendEmpty()
-	h.SetName("http.server.duration")
-	hh := h.SetEmptyHistogram()
-	hh.SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-	for i := range n {
-		if i%2 == 0 {
-			dp := s.DataPoints().AppendEmpty()
-			dp.SetTimestamp(pcommon.Timestamp(1_700_000_000_000_000_000 + int64(i)))
-			dp.SetIntValue(int64(i))
-			dp.Attributes().PutStr("route", fmt.Sprintf("/r%d", i))
-		} else {
-			dp := hh.DataPoints().AppendEmpty()
-			dp.SetTimestamp(pcommon.Timestamp(1_700_000_000_000_000_000 + int64(i)))
-			dp.SetCount(10)
-			dp.SetSum(55)
-			dp.BucketCounts().FromRaw([]uint64{1, 2, 3, 4, 0})
-			dp.ExplicitBounds().FromRaw([]float64{1, 5, 10, 50})
-			dp.Attributes().PutStr("route", fmt.Sprintf("/r%d", i))
-		}
-	}
-	b, err := (&pmetric.ProtoMarshaler{}).MarshalMetrics(md)
-	if err != nil {
-		panic(err)
-	}
-	return b
-}
 
 // cpuTime returns the process's user+system CPU time.
 func cpuTime() time.Duration {
@@ -265,23 +162,9 @@ func bodies(payload func(int) [][]byte) func(int) []otlpgen.Payload {
 // cycle through.
 const randomTracePool = 1024
 
-// loadShaped makes a payload function of what `otelbench load --pool-size 1024` sends of sig:
-// otlpgen's default records (log bodies of 128 bytes of words, 4 attributes a record, 5
-// services, traces of 5 spans), 1,024 distinct requests. Like the load, the pool repeats its
-// records' times, so every time index takes them anywhere in its range; the /live cases move
-// each request's times 1 ms past the previous one's (Payload.Stamp, as `otelbench load` does at
-// each send), as a live agent's advance, which
-// makes those inserts appends. At 32d0f4d its logs cost the projector ~1.2 times benchLogs'
-// short ones, its spans ~1.6 times benchTraces' (attributes, a trace per 5 spans).
+// loadShaped makes a payload function of storetest.LoadShaped's requests of sig.
 func loadShaped(sig signal.Signal) func(int) []otlpgen.Payload {
-	return func(n int) []otlpgen.Payload {
-		pool, err := otlpgen.NewPool(otlpgen.Config{Records: n, Attrs: otlpgen.DefaultAttrs,
-			BodyBytes: otlpgen.DefaultBodyBytes, PoolSize: randomTracePool, BaseTime: time.Unix(1_700_000_000, 0)}, sig)
-		if err != nil {
-			panic(err)
-		}
-		return pool.Payloads(sig)
-	}
+	return func(n int) []otlpgen.Payload { return storetest.LoadShaped(sig, n) }
 }
 
 // randomTraceLogs is 1,024 requests like benchLogs(n), each log with its own random trace id,

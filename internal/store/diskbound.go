@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/otelbench/otelbench/internal/project"
 	"github.com/otelbench/otelbench/internal/seglog"
 	"github.com/otelbench/otelbench/internal/sqlitec"
 )
@@ -64,14 +65,14 @@ func (b *diskBound) committed(batch []*request) {
 	b.since.Add(n)
 }
 
-// sliceBytes bounds the raw payload bytes of a projection slice: maxSliceBytes, or a 64th of the
+// sliceBytes bounds the raw payload bytes of a projection slice: project.MaxSliceBytes, or a 64th of the
 // size bound if less, so that a slice's commit fits in the headroom left past the bound
 // (a slice of random-text logs took about twice its raw bytes, text index included).
 func (b *diskBound) sliceBytes() int64 {
 	if limit := b.limit.Load(); limit > 0 {
-		return max(64<<10, min(maxSliceBytes, limit/64))
+		return max(64<<10, min(project.MaxSliceBytes, limit/64))
 	}
-	return maxSliceBytes
+	return project.MaxSliceBytes
 }
 
 // walPages returns the WAL automatic checkpoint threshold in pages of pageSize for a database
@@ -125,7 +126,7 @@ const maxRestingWAL = 64 << 20
 // between two slices. A reader holding part of the WAL makes it a partial checkpoint: the next
 // one, a period later, goes further.
 func (s *Store) truncateWAL(sh *shard) error {
-	return sh.conn.do(func(c *sqlitec.Conn) error {
+	return sh.conn.Do(func(c *sqlitec.Conn) error {
 		_, err := c.QueryInt64(`PRAGMA wal_checkpoint(TRUNCATE)`)
 		return err
 	})

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/otelbench/otelbench/internal/diskfull"
+	"github.com/otelbench/otelbench/internal/project"
 	"github.com/otelbench/otelbench/internal/rawlog"
 	"github.com/otelbench/otelbench/internal/signal"
 	"github.com/otelbench/otelbench/internal/sqlitec"
@@ -96,7 +97,7 @@ func TestDiskFull(t *testing.T) {
 }
 
 // TestDiskFullProjectorConn fills a real tmpfs through the projector's kind of connection
-// (conn.go, sqlitec): the error is ErrDiskFull to the store, the transaction rolls back, the
+// (project.Conn, sqlitec): the error is ErrDiskFull to the store, the transaction rolls back, the
 // database stays intact, and once space is freed the same connection commits again.
 func TestDiskFullProjectorConn(t *testing.T) {
 	mnt := tmpfstest.Mount(t, 0, "1m")
@@ -104,11 +105,11 @@ func TestDiskFullProjectorConn(t *testing.T) {
 	if err := os.WriteFile(filler, make([]byte, 256<<10), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	c, err := openConn(filepath.Join(mnt, "t.db"), "journal_mode = wal", "synchronous(normal)")
+	c, err := project.OpenConn(filepath.Join(mnt, "t.db"), "journal_mode = wal", "synchronous(normal)")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.close()
+	defer c.Close()
 	noise := make([]byte, 8<<10)
 	rng := rand.New(rand.NewPCG(3, 4))
 	insert := func(c *sqlitec.Conn, rows int) error {
@@ -137,7 +138,7 @@ func TestDiskFullProjectorConn(t *testing.T) {
 		return nil
 	}
 	var committed int64
-	err = c.do(func(c *sqlitec.Conn) error {
+	err = c.Do(func(c *sqlitec.Conn) error {
 		if err := c.Exec(`CREATE TABLE t(id INTEGER PRIMARY KEY, b BLOB)`); err != nil {
 			return err
 		}
@@ -160,7 +161,7 @@ func TestDiskFullProjectorConn(t *testing.T) {
 	}
 	count := func() (n int64) {
 		t.Helper()
-		err := c.do(func(c *sqlitec.Conn) (err error) {
+		err := c.Do(func(c *sqlitec.Conn) (err error) {
 			n, err = c.QueryInt64(`SELECT count(*) FROM t`)
 			return err
 		})
@@ -172,13 +173,13 @@ func TestDiskFullProjectorConn(t *testing.T) {
 	if n := count(); n != committed {
 		t.Errorf("%d rows after the failed transaction, want the %d committed", n, committed)
 	}
-	if err := c.do(func(c *sqlitec.Conn) error { return insert(c, 2) }); err != nil {
+	if err := c.Do(func(c *sqlitec.Conn) error { return insert(c, 2) }); err != nil {
 		t.Fatalf("insert after freeing space: %v", err)
 	}
 	if n := count(); n != committed+2 {
 		t.Errorf("%d rows, want %d", n, committed+2)
 	}
-	err = c.do(func(c *sqlitec.Conn) error {
+	err = c.Do(func(c *sqlitec.Conn) error {
 		st, err := c.Prepare(`PRAGMA integrity_check`)
 		if err != nil {
 			return err

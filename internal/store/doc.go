@@ -4,11 +4,11 @@
 //
 // The rooms. This package is the facade (Config, Open, Store: Append, Stats, Totals, Close,
 // ReadDB, ProjectedNotify), and holds the raw log's write side (queue.go, writer.go, walsync.go,
-// prune.go), the projectors (project.go, prefetch.go, commit.go, summarize.go, bulk.go,
-// logtext.go, window.go, unprojectable.go, rowids.go), the shards, retention and the disk bound.
-// Beside it:
-//   - internal/project: the projectors' scheduling policy (idle, keeping up, deferring, catching
-//     up), its CPU source, the SCHED_IDLE thread and the catch-up worker;
+// prune.go), the shards and their projectors' start and stop (projectors.go), retention and the
+// disk bound. Beside it:
+//   - internal/project: the projector's loop (read, stage and commit a slice; prefetch, record
+//     windows, unprojectable rows) and its scheduling policy (idle, keeping up, deferring,
+//     catching up), its CPU source, the SCHED_IDLE thread and the catch-up worker;
 //   - internal/seglog: the raw log's segment files (format, group write, fsync, recovery,
 //     deletion of whole segments);
 //   - internal/rawlog: the projectors' reader of durable raw rows (Reader, Row) on seglog;
@@ -55,10 +55,10 @@
 //
 // A raw row no decoder accepts is passed by, recorded in its database's unprojectable table,
 // counted (Stats.Unprojectable) and logged once, its payload copied there so it outlives its
-// segment (unprojectable.go); a value
+// segment (project/unprojectable.go); a value
 // nested past pdata's depth limit is stored as a JSON string below it (stage/deepvalue.go); a raw
 // row of more than 65,536 records is staged a window at a time inside its slice's transaction
-// (window.go, stage/recordwindow.go). Retention (retention.go): a retainer deletes projected rows older than
+// (project/window.go, stage/recordwindow.go). Retention (retention.go): a retainer deletes projected rows older than
 // Config.Retention, and the oldest first while the directory uses more than MaxDiskBytes or
 // MaxDiskShare, in bounded steps between the projector's slices; the raw log's projected
 // segments go whole once past Config.RawRetention (prune.go). Stats.Durable holds totals since

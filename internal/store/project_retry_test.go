@@ -152,7 +152,7 @@ func testProjectionPrefetchRetries(t *testing.T, oneFile bool) {
 	if n := countRows(t, s, "logs"); oneFile && n != 0 {
 		t.Fatalf("logs after failed slices: got %d, want 0", n)
 	}
-	// Only the one-file layout prefetches (project.go).
+	// Only the one-file layout prefetches (project/prefetch.go).
 	if n := s.stats.prefetches.Load(); oneFile && n == 0 {
 		t.Fatal("no slice was prefetched while one committed")
 	}
@@ -245,7 +245,7 @@ func TestProjectedNotify(t *testing.T) {
 }
 
 // TestProjectionSkipsUndecodable stores a payload that is not OTLP protobuf between two good
-// ones: projection must pass it by (kept and counted: unprojectable.go) and go on, never stall
+// ones: projection must pass it by (kept and counted: project/unprojectable.go) and go on, never stall
 // behind it.
 func TestProjectionSkipsUndecodable(t *testing.T) {
 	s := openTest(t, Config{Logger: quietLogger})

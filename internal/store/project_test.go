@@ -14,47 +14,19 @@ import (
 
 	"github.com/otelbench/otelbench/internal/signal"
 	"github.com/otelbench/otelbench/internal/stage"
+	"github.com/otelbench/otelbench/internal/storetest"
 )
 
+// The OTLP requests the tests send (internal/storetest).
 var (
-	testTraceID = pcommon.TraceID{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}
-	testSpanID  = pcommon.SpanID{0xa, 0xb, 0xc, 0xd, 0xe, 0xf, 0x10, 0x11}
-	testParent  = pcommon.SpanID{1, 1, 1, 1, 1, 1, 1, 1}
+	makeLogs, makeTraces, makeMetrics    = storetest.Logs, storetest.Traces, storetest.Metrics
+	benchLogs, benchTraces, benchMetrics = storetest.LogsRequest, storetest.TracesRequest, storetest.MetricsRequest
+	testTraceID, testSpanID, testParent  = storetest.TraceID, storetest.SpanID, storetest.ParentSpanID
+	logsMarshaler                        plog.ProtoMarshaler
+	logsUnmarshaler                      plog.ProtoUnmarshaler
 )
 
-const (
-	testTraceHex = "0102030405060708090a0b0c0d0e0f10"
-	testSpanHex  = "0a0b0c0d0e0f1011"
-)
-
-// makeLogs builds a logs request of n records for service svc; record i has body "<prefix> i".
-func makeLogs(svc, prefix string, n int) plog.Logs {
-	ld := plog.NewLogs()
-	rl := ld.ResourceLogs().AppendEmpty()
-	rl.Resource().Attributes().PutStr("service.name", svc)
-	rl.Resource().Attributes().PutStr("host.name", "h1")
-	sl := rl.ScopeLogs().AppendEmpty()
-	sl.Scope().SetName("test-scope")
-	sl.Scope().SetVersion("1.0")
-	for i := range n {
-		lr := sl.LogRecords().AppendEmpty()
-		lr.SetTimestamp(pcommon.Timestamp(1_700_000_000_000_000_000 + int64(i)))
-		lr.SetObservedTimestamp(pcommon.Timestamp(1_700_000_000_000_000_500 + int64(i)))
-		lr.SetSeverityNumber(plog.SeverityNumberWarn)
-		lr.SetSeverityText("WARN")
-		lr.Body().SetStr(fmt.Sprintf("%s %d", prefix, i))
-		lr.Attributes().PutInt("i", int64(i))
-		lr.Attributes().PutStr("quote", `a "b"`)
-		lr.SetTraceID(testTraceID)
-		lr.SetSpanID(testSpanID)
-	}
-	return ld
-}
-
-var (
-	logsMarshaler   plog.ProtoMarshaler
-	logsUnmarshaler plog.ProtoUnmarshaler
-)
+const testTraceHex, testSpanHex = storetest.TraceHex, storetest.SpanHex
 
 func appendLogs(t testing.TB, s *Store, ld plog.Logs) {
 	t.Helper()
@@ -180,42 +152,6 @@ func TestProjectLogs(t *testing.T) {
 	}
 }
 
-func makeTraces() ptrace.Traces {
-	td := ptrace.NewTraces()
-	rs := td.ResourceSpans().AppendEmpty()
-	rs.Resource().Attributes().PutStr("service.name", "frontend")
-	ss := rs.ScopeSpans().AppendEmpty()
-	ss.Scope().SetName("tracer")
-	root := ss.Spans().AppendEmpty()
-	root.SetTraceID(testTraceID)
-	root.SetSpanID(testParent)
-	root.SetName("GET /")
-	root.SetKind(ptrace.SpanKindServer)
-	root.SetStartTimestamp(1000)
-	root.SetEndTimestamp(5000)
-	root.Status().SetCode(ptrace.StatusCodeError)
-	root.Status().SetMessage("boom")
-	root.Attributes().PutStr("http.method", "GET")
-	root.TraceState().FromRaw("k=v")
-	ev := root.Events().AppendEmpty()
-	ev.SetName("exception")
-	ev.SetTimestamp(2000)
-	ev.Attributes().PutStr("exception.type", "E")
-	child := ss.Spans().AppendEmpty()
-	child.SetTraceID(testTraceID)
-	child.SetSpanID(testSpanID)
-	child.SetParentSpanID(testParent)
-	child.SetName("db")
-	child.SetKind(ptrace.SpanKindClient)
-	child.SetStartTimestamp(1500)
-	child.SetEndTimestamp(2500)
-	link := child.Links().AppendEmpty()
-	link.SetTraceID(pcommon.TraceID{0xff, 1})
-	link.SetSpanID(pcommon.SpanID{0xee, 2})
-	link.Attributes().PutBool("sampled", true)
-	return td
-}
-
 func TestProjectTraces(t *testing.T) {
 	s := openTest(t, Config{})
 	appendTraces(t, s, makeTraces())
@@ -242,76 +178,6 @@ func TestProjectTraces(t *testing.T) {
 	if diff := cmp.Diff([][]string{{"db", "ff010000000000000000000000000000", "ee02000000000000", `{"sampled":true}`}}, links); diff != "" {
 		t.Errorf("span links (-want +got):\n%s", diff)
 	}
-}
-
-// makeMetrics builds one metric of each of the five types.
-func makeMetrics() pmetric.Metrics {
-	md := pmetric.NewMetrics()
-	rm := md.ResourceMetrics().AppendEmpty()
-	rm.Resource().Attributes().PutStr("service.name", "api")
-	sm := rm.ScopeMetrics().AppendEmpty()
-	sm.Scope().SetName("meter")
-
-	g := sm.Metrics().AppendEmpty()
-	g.SetName("temp")
-	g.SetUnit("Cel")
-	dp := g.SetEmptyGauge().DataPoints().AppendEmpty()
-	dp.SetTimestamp(100)
-	dp.SetDoubleValue(21.5)
-	dp.Attributes().PutStr("room", "a")
-
-	sum := sm.Metrics().AppendEmpty()
-	sum.SetName("requests")
-	sum.SetDescription("served")
-	s := sum.SetEmptySum()
-	s.SetIsMonotonic(true)
-	s.SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-	for i := range 2 {
-		dp := s.DataPoints().AppendEmpty()
-		dp.SetStartTimestamp(50)
-		dp.SetTimestamp(pcommon.Timestamp(100 + i))
-		dp.SetIntValue(int64(7 + i))
-	}
-
-	h := sm.Metrics().AppendEmpty()
-	h.SetName("latency")
-	hh := h.SetEmptyHistogram()
-	hh.SetAggregationTemporality(pmetric.AggregationTemporalityDelta)
-	hdp := hh.DataPoints().AppendEmpty()
-	hdp.SetTimestamp(100)
-	hdp.SetCount(6)
-	hdp.SetSum(12.5)
-	hdp.SetMin(0.5)
-	hdp.BucketCounts().FromRaw([]uint64{1, 2, 3})
-	hdp.ExplicitBounds().FromRaw([]float64{1, 2.5})
-
-	e := sm.Metrics().AppendEmpty()
-	e.SetName("size")
-	eh := e.SetEmptyExponentialHistogram()
-	eh.SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-	edp := eh.DataPoints().AppendEmpty()
-	edp.SetTimestamp(100)
-	edp.SetCount(10)
-	edp.SetScale(3)
-	edp.SetZeroCount(1)
-	edp.SetZeroThreshold(0.001)
-	edp.Positive().SetOffset(-2)
-	edp.Positive().BucketCounts().FromRaw([]uint64{4, 5})
-	edp.Negative().BucketCounts().FromRaw([]uint64{})
-
-	q := sm.Metrics().AppendEmpty()
-	q.SetName("rtt")
-	qdp := q.SetEmptySummary().DataPoints().AppendEmpty()
-	qdp.SetTimestamp(100)
-	qdp.SetCount(3)
-	qdp.SetSum(9)
-	qv := qdp.QuantileValues().AppendEmpty()
-	qv.SetQuantile(0.5)
-	qv.SetValue(2)
-	qv = qdp.QuantileValues().AppendEmpty()
-	qv.SetQuantile(0.99)
-	qv.SetValue(4)
-	return md
 }
 
 func TestProjectMetrics(t *testing.T) {

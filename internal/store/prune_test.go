@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/otelbench/otelbench/internal/project"
 	"github.com/otelbench/otelbench/internal/rawlog"
 	"github.com/otelbench/otelbench/internal/sqlitec"
 )
@@ -183,7 +184,7 @@ func TestProjectorCheckpointThreshold(t *testing.T) {
 	}
 }
 
-// TestProjectorConnPragmas: the projector's sqlitec connection (conn.go) gets the settings the
+// TestProjectorConnPragmas: the projector's sqlitec connection (project.Conn) gets the settings the
 // driver's DSN gave it before (the raw reader's: rawlog's TestReaderPragmas).
 func TestProjectorConnPragmas(t *testing.T) {
 	for _, oneFile := range []bool{true, false} {
@@ -200,10 +201,10 @@ func TestProjectorConnPragmas(t *testing.T) {
 }
 
 // pragma reads an integer pragma on c.
-func pragma(t *testing.T, c *conn, name string) int64 {
+func pragma(t *testing.T, c *project.Conn, name string) int64 {
 	t.Helper()
 	var v int64
-	err := c.do(func(c *sqlitec.Conn) (err error) {
+	err := c.Do(func(c *sqlitec.Conn) (err error) {
 		v, err = c.QueryInt64("PRAGMA " + name)
 		return err
 	})

@@ -30,7 +30,7 @@ import (
 // point_blocks) in one transaction on the projector's own connection, between two of its slices:
 // the projector waits for one step at most and ingest, which writes the raw log, not at all. The
 // newest row of a table is never deleted, so SQLite's next rowid stays the id the projector
-// assigns (rowids.go). Freed pages go to each file's freelist and the next rows reuse them: no
+// assigns (project/rowids.go). Freed pages go to each file's freelist and the next rows reuse them: no
 // VACUUM, whose copy of the file would stall the projector for as long as it takes; the files
 // stop growing once retention is reached (scripts/soak-serve.sh).
 //
@@ -131,7 +131,7 @@ func (s *Store) runRetainer(ctx context.Context) {
 		busy := false
 		for i, sh := range s.shards {
 			if time.Since(lastMark[i]) >= s.cfg.markEvery() {
-				if err := sh.conn.do(func(c *sqlitec.Conn) error { return mark(c, sh.parts) }); err != nil {
+				if err := sh.conn.Do(func(c *sqlitec.Conn) error { return mark(c, sh.parts) }); err != nil {
 					s.cfg.Logger.Warn("store: retention: mark", "db", sh.name, "err", err)
 				} else {
 					lastMark[i] = time.Now()
@@ -186,7 +186,7 @@ func mark(c *sqlitec.Conn, ps schema.Parts) error {
 // rows deleted.
 func (s *Store) retainStep(sh *shard, over bool) (int64, error) {
 	var deleted int64
-	err := sh.conn.do(func(c *sqlitec.Conn) error {
+	err := sh.conn.Do(func(c *sqlitec.Conn) error {
 		cutoff := time.Now().Add(-s.cfg.Retention).UnixNano()
 		at, err := c.QueryInt64(fmt.Sprintf(`SELECT COALESCE((SELECT max(at_unix_nano) FROM retention_marks WHERE at_unix_nano <= %d), 0)`, cutoff))
 		if err != nil || at == 0 && !over {

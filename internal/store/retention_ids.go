@@ -143,7 +143,7 @@ func (c Config) sweepEvery() time.Duration { return max(c.markEvery(), c.Retenti
 func (s *Store) sweepStep(sh *shard) (bool, error) {
 	w := &s.retain.sweeps[sh.index]
 	var more bool
-	err := sh.conn.do(func(c *sqlitec.Conn) error {
+	err := sh.conn.Do(func(c *sqlitec.Conn) error {
 		var err error
 		switch w.phase {
 		case sweepIdle:
@@ -300,24 +300,8 @@ func (w *idSweep) end() {
 
 // query runs q on c and calls row for each row.
 func query(c *sqlitec.Conn, q string, row func(r *sqlitec.Rows)) error {
-	st, err := c.Prepare(q)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	rows, err := st.Query()
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for {
-		ok, err := rows.Next()
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return nil
-		}
-		row(rows)
-	}
+	return c.QueryRows(q, func(r *sqlitec.Rows) error {
+		row(r)
+		return nil
+	})
 }

@@ -191,7 +191,7 @@ func TestSweepKeepsIDsUsedDuringIt(t *testing.T) {
 	}
 	appendPod(t, s, "returning", "again") // its ids resolved from the projector's caches
 	waitProjected(t, s)
-	err := sh.conn.do(func(c *sqlitec.Conn) error { // retention deletes the rows sent before the begin
+	err := sh.conn.Do(func(c *sqlitec.Conn) error { // retention deletes the rows sent before the begin
 		return c.Exec(`DELETE FROM logs WHERE body LIKE 'old %'; DELETE FROM spans WHERE name LIKE 'old %';
 			DELETE FROM number_points WHERE value_int = 3 AND metric_id IN (SELECT id FROM metrics WHERE name <> 'gauge-newest')`)
 	})

@@ -133,12 +133,12 @@ func TestCatchUpAtNormalPriority(t *testing.T) {
 		state        project.State // after the slice
 	}
 	seen := make(chan threadPrio, 100) // one per slice: 10 raw rows in slices of 2
-	sliceHook = func(p *projector) {
-		if !p.sh.signals.Has(signal.Logs) {
+	sliceHook = func(_ *Store, sh *shard, st project.State) {
+		if !sh.signals.Has(signal.Logs) {
 			return // traces.db's projector passing the logs rows by
 		}
 		nice, policy := threadSched(t)
-		seen <- threadPrio{nice, policy, p.policy.State()}
+		seen <- threadPrio{nice, policy, st}
 	}
 	defer func() { sliceHook = nil }()
 	s = openTest(t, Config{Dir: dir, ProjectSlice: 2, Logger: quietLogger})

@@ -150,9 +150,9 @@ func TestProjectionDefers(t *testing.T) {
 				}
 				return nil
 			}
-			sliceHook = func(p *projector) {
-				live.Store(p.s)
-				if st := p.policy.State(); len(states) == 0 || states[len(states)-1] != st {
+			sliceHook = func(s *Store, _ *shard, st project.State) {
+				live.Store(s)
+				if len(states) == 0 || states[len(states)-1] != st {
 					states = append(states, st)
 				}
 				if slicesN++; slicesN > loadSlices || hookErr != nil {
@@ -162,7 +162,7 @@ func TestProjectionDefers(t *testing.T) {
 					cpu.set(0.1)
 				}
 				if slicesN < loadSlices {
-					hookErr = appendRows(p.s, perSlice)
+					hookErr = appendRows(s, perSlice)
 				}
 				clock.step(100 * time.Millisecond)
 			}

@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sync/atomic"
 
 	"github.com/otelbench/otelbench/internal/diskfull"
+	"github.com/otelbench/otelbench/internal/project"
 	"github.com/otelbench/otelbench/internal/rawlog"
 	"github.com/otelbench/otelbench/internal/schema"
 	"github.com/otelbench/otelbench/internal/signal"
@@ -50,12 +50,10 @@ type shard struct {
 	signals rawlog.Signals // the signals whose rows it projects
 	others  rawlog.Signals // the signals the other shards project (takes)
 	db      *sql.DB        // Open's connection: journal mode, schema, state; closed when Open returns
-	conn    *conn          // the projector's connection (conn.go)
+	conn    *project.Conn  // the projector's connection, shared with retention
 	raw     *rawlog.Reader // the projector's reader of the raw log (rawlog)
 	wake    chan struct{}  // nudged after each group commit (wakeProjector)
 	done    chan struct{}  // closed when its projector goroutine returned
-	// noWindow is a raw row whose windows failed: staged whole on the retry (window.go).
-	noWindow atomic.Int64
 }
 
 // filter says which raw rows sh's projector takes: those of its signals, and, in the first

@@ -71,7 +71,7 @@ type Stats struct {
 	// traffic counters above start at Open.
 	Durable Totals
 	// Unprojectable counts the raw rows a projector could not project and passed by, kept in
-	// its database with their payloads (unprojectable.go); UnprojectableRecords their records.
+	// its database with their payloads (internal/project); UnprojectableRecords their records.
 	// Both count since the data directory was created.
 	Unprojectable, UnprojectableRecords uint64
 	// RetentionDeleted counts the rows the retention deleted since Open (retention.go).
@@ -130,7 +130,7 @@ type counters struct {
 
 	pagesWritten, pagesSpilled, pagesRead atomic.Uint64
 
-	// Rows no projector could project and their records, in the database (unprojectable.go).
+	// Rows no projector could project and their records, in the database (internal/project).
 	unprojectable, unprojectableRecords atomic.Uint64
 	// The durable totals read at Open (totals.go), by signal value.
 	baseRequests, baseRecords, baseBytes, baseProjected [signal.Traces + 1]uint64

@@ -14,6 +14,7 @@ import (
 	"modernc.org/sqlite" // also registers the "sqlite" database/sql driver
 
 	"github.com/otelbench/otelbench/internal/diskfull"
+	"github.com/otelbench/otelbench/internal/project"
 	"github.com/otelbench/otelbench/internal/rawlog"
 	"github.com/otelbench/otelbench/internal/schema"
 	"github.com/otelbench/otelbench/internal/seglog"
@@ -108,7 +109,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		if cfg.NoProjection {
 			close(sh.done)
 		} else {
-			go s.runProjector(pctx, sh)
+			s.startProjector(pctx, sh)
 		}
 	}
 	wctx, wcancel := context.WithCancel(context.Background())
@@ -273,7 +274,7 @@ func (s *Store) openDBs(ctx context.Context) error {
 	// metric points dirties ~1,800 pages against the cache's 512). Spilled, each page went to the
 	// WAL mid-transaction, was read back or rewritten in its frame when the slice changed it again,
 	// and the commit recomputed the checksums of every frame after the first one rewritten (~5%
-	// of the projector on metric points). maxSliceRecords and maxSliceBytes bound what a slice
+	// of the projector on metric points). The projector's slice bounds (project) limit what a slice
 	// can dirty. The cost is memory: after TestProjectorSliceStaysInCache's slice of ~3 MiB the
 	// cache holds 4.9 MB (sqlite3_db_status CACHE_USED) where spilling left 3.3 MB; the peak RSS
 	// of a mixed load and its catch-up did not move (93.3 against 93.9 MB, docs/benchmarks/store.md).
@@ -324,7 +325,7 @@ func (s *Store) openShard(ctx context.Context, sh *shard) error {
 	if err := schema.Apply(ctx, sh.db, sh.parts); err != nil {
 		return fmt.Errorf("open %s: %w", sh.path, err)
 	}
-	sh.conn, err = openConn(sh.path, append([]string{"synchronous(normal)", fmt.Sprintf("wal_autocheckpoint(%d)", checkpoint), "cache_size(-2048)", "cache_spill(false)"},
+	sh.conn, err = project.OpenConn(sh.path, append([]string{"synchronous(normal)", fmt.Sprintf("wal_autocheckpoint(%d)", checkpoint), "cache_size(-2048)", "cache_spill(false)"},
 		walLimitPragmas(checkpoint, pageSize)...)...)
 	if err != nil {
 		return diskfull.Classify("open "+sh.name+" database for projection", err)
@@ -338,7 +339,7 @@ func (s *Store) closeDBs() error {
 	dbs := []*sql.DB{s.readDB}
 	for _, sh := range s.shards {
 		dbs = append(dbs, sh.db)
-		errs = append(errs, sh.raw.Close(), sh.conn.close())
+		errs = append(errs, sh.raw.Close(), sh.conn.Close())
 	}
 	for _, db := range dbs {
 		if db != nil {

@@ -45,7 +45,7 @@ func TestProjectorWALTruncatedOnRestart(t *testing.T) {
 			// 96 MiB in 24 commits of 4 MiB each: past either limit, with a slice-sized commit.
 			project := func(f func(c *sqlitec.Conn) error) {
 				t.Helper()
-				if err := sh.conn.do(f); err != nil {
+				if err := sh.conn.Do(f); err != nil {
 					t.Fatalf("projector connection: %v", err)
 				}
 			}

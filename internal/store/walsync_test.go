@@ -13,11 +13,11 @@ import (
 // rawIDs returns the ids a projector of s's first shard reads from the raw log now.
 func rawIDs(t *testing.T, s *Store) []int64 {
 	t.Helper()
-	p := newProjector(s, s.shards[0])
-	defer p.close()
+	r := rawlog.OpenReader(s.raw, s.shards[0].filter())
+	defer r.Close()
 	var rows []rawlog.Row
-	if err := p.readRaw(&rows, nil, 0, 100, 1<<40, 1<<40); err != nil {
-		t.Fatalf("readRaw: %v", err)
+	if err := r.Read(&rows, 0, rawlog.Limits{Rows: 100, Records: 1 << 40, Bytes: 1 << 40}); err != nil {
+		t.Fatalf("read the raw log: %v", err)
 	}
 	var ids []int64
 	for _, r := range rows {

@@ -84,7 +84,7 @@ func hugeChild(t *testing.T, sig signal.Signal) {
 
 // TestHugeRequestMemory: one request of 2 million empty log records (4 MB of protobuf) or gauge
 // points is projected, every record of it, within 300 MB of peak RSS (a child process each, so
-// the peak is its own). The slice stages it a window of records at a time (window.go): measured
+// the peak is its own). The slice stages it a window of records at a time (project/window.go): measured
 // 206 and 171 MB, of which the Go heap 66 and 43 MB; staged whole, 936 and 474 MB.
 func TestHugeRequestMemory(t *testing.T) {
 	if v := os.Getenv(hugeChildEnv); v != "" {

@@ -1,4 +1,4 @@
-package store
+package project
 
 import (
 	"github.com/otelbench/otelbench/internal/rawlog"
@@ -21,7 +21,7 @@ func (sl *slice) reset(nextLogID, nextSpanID int64) {
 
 // stageRow decodes one raw row into st: from its bytes (wireStager), or with pdata where the
 // wire path refuses the payload.
-func (p *projector) stageRow(st *slice, r *rawlog.Row) error {
+func (st *slice) stageRow(r *rawlog.Row) error {
 	payload := r.Payload
 	if !st.PdataOnly {
 		m := st.Mark()

@@ -1,9 +1,8 @@
-package store
+package project
 
 import (
 	"time"
 
-	"github.com/otelbench/otelbench/internal/project"
 	"github.com/otelbench/otelbench/internal/rawlog"
 	"github.com/otelbench/otelbench/internal/stage"
 )
@@ -35,7 +34,7 @@ type prefetch struct {
 // st.payloads and the wire path's strings go to st.strs, else each has a buffer of its own and
 // the arenas are let go: they are for catching up, when the slices follow one another.
 func (p *projector) fill(rows *[]rawlog.Row, st *slice, readAt *time.Time, after, nextLogID, nextSpanID int64, reuse bool) (n int, err error) {
-	limit := p.s.cfg.ProjectSlice
+	limit, maxBytes := p.d.SliceRows, p.d.SliceBytes()
 	*readAt = time.Now()
 	var arena *stage.ByteArena
 	if reuse {
@@ -48,7 +47,7 @@ func (p *projector) fill(rows *[]rawlog.Row, st *slice, readAt *time.Time, after
 		st.Payloads, st.Strs = stage.ByteArena{}, nil
 	}
 	st.Wire.Strs = st.Strs
-	if err := p.readRaw(rows, arena, after, limit+1, maxSliceRecords, p.s.bound.sliceBytes()); err != nil {
+	if err := p.readRaw(rows, arena, after, limit+1, maxSliceRecords, maxBytes); err != nil {
 		return 0, err
 	}
 	rs := *rows
@@ -63,10 +62,10 @@ func (p *projector) fill(rows *[]rawlog.Row, st *slice, readAt *time.Time, after
 	var records, bytes int64
 	for ; n < len(rs); n++ {
 		r := &rs[n]
-		if !p.sh.takes(r.Signal) {
+		if !p.d.Filter.Takes(r.Signal) {
 			continue
 		}
-		if own == limit || own > 0 && (records+sliceWeight(r) > maxSliceRecords || bytes+int64(len(r.Payload)) > p.s.bound.sliceBytes()) {
+		if own == limit || own > 0 && (records+sliceWeight(r) > maxSliceRecords || bytes+int64(len(r.Payload)) > maxBytes) {
 			break
 		}
 		own++
@@ -86,11 +85,11 @@ func (p *projector) fill(rows *[]rawlog.Row, st *slice, readAt *time.Time, after
 func (p *projector) startPrefetch(after, nextLogID, nextSpanID int64) {
 	if p.next == nil {
 		p.next = &prefetch{}
-		p.stager = project.NewWorker(&p.s.stats.offThreadCPU)
+		p.stager = NewWorker(p.d.Counters.OffThreadCPU)
 	}
 	f := p.next
 	f.done, f.running = make(chan struct{}), true
-	p.s.stats.prefetches.Add(1)
+	p.d.Counters.Prefetches.Add(1)
 	p.stager.Start(func() {
 		defer close(f.done)
 		f.n, f.err = p.fill(&f.rows, &f.stage, &f.readAt, after, nextLogID, nextSpanID, true)

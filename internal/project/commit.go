@@ -1,4 +1,4 @@
-package store
+package project
 
 import (
 	"errors"
@@ -30,91 +30,101 @@ type inserts struct {
 	numbers, hists, exps, summaries          *connBulk
 }
 
+// preparer prepares statements on a connection, gathering their errors.
+type preparer struct {
+	c    *sqlitec.Conn
+	errs []error
+}
+
+func (pr *preparer) stmt(q string) *sqlitec.Stmt {
+	st, err := pr.c.Prepare(q)
+	pr.errs = append(pr.errs, err)
+	return st
+}
+
+// bulk prepares the multi-row inserts into table. OR FAIL, and no value for an INTEGER PRIMARY
+// KEY (prepareLogsMetrics): a multi-row INSERT that may ABORT keeps a statement journal, a copy
+// of every page it dirties, to undo its own rows. FAIL stops at the failing row with the same
+// error and undoes nothing, which costs nothing here: commitStage rolls the whole transaction
+// back on any error.
+func (pr *preparer) bulk(table string, cols ...string) *connBulk {
+	b, err := newConnBulk(pr.c, "INSERT OR FAIL INTO", table, cols...)
+	pr.errs = append(pr.errs, err)
+	return b
+}
+
 // newInserts prepares the statements of the tables in ps (the others stay nil).
 func newInserts(c *sqlitec.Conn, ps schema.Parts) (*inserts, error) {
 	ins := &inserts{}
-	var errs []error
-	prep := func(q string) *sqlitec.Stmt {
-		st, err := c.Prepare(q)
-		errs = append(errs, err)
-		return st
-	}
-	// OR FAIL, and no value for an INTEGER PRIMARY KEY (below): a multi-row INSERT that may
-	// ABORT keeps a statement journal, a copy of every page it dirties, to undo its own rows.
-	// FAIL stops at the failing row with the same error and undoes nothing, which costs nothing
-	// here: commitStage rolls the whole transaction back on any error.
-	bulk := func(table string, cols ...string) *connBulk {
-		b, err := newConnBulk(c, "INSERT OR FAIL INTO", table, cols...)
-		errs = append(errs, err)
-		return b
-	}
-	ins.upsertResource = prep(`INSERT INTO resources(hash, service_name, schema_url, attributes) VALUES (?,?,?,?)
+	pr := &preparer{c: c}
+	ins.upsertResource = pr.stmt(`INSERT INTO resources(hash, service_name, schema_url, attributes) VALUES (?,?,?,?)
 		ON CONFLICT(hash) DO UPDATE SET hash = excluded.hash RETURNING id`)
-	ins.upsertScope = prep(`INSERT INTO scopes(hash, name, version, schema_url, attributes) VALUES (?,?,?,?,?)
+	ins.upsertScope = pr.stmt(`INSERT INTO scopes(hash, name, version, schema_url, attributes) VALUES (?,?,?,?,?)
 		ON CONFLICT(hash) DO UPDATE SET hash = excluded.hash RETURNING id`)
-	ins.setHWM = prep(`UPDATE projection_state SET raw_id = ? WHERE id = 1`)
-	ins.totals = newSliceTotals(c, &errs)
-	ins.window = newWindowStmts(c, &errs)
-	ins.upsertServiceCount = prep(`INSERT INTO service_counts(service, signal, records, last_seen_unix_nano) VALUES (?,?,?,?)
+	ins.setHWM = pr.stmt(`UPDATE projection_state SET raw_id = ? WHERE id = 1`)
+	ins.totals = newSliceTotals(c, &pr.errs)
+	ins.window = newWindowStmts(c, &pr.errs)
+	ins.upsertServiceCount = pr.stmt(`INSERT INTO service_counts(service, signal, records, last_seen_unix_nano) VALUES (?,?,?,?)
 		ON CONFLICT(service, signal) DO UPDATE SET records = records + excluded.records,
 			last_seen_unix_nano = max(last_seen_unix_nano, excluded.last_seen_unix_nano)`)
 	if ps&schema.LogsMetrics != 0 {
-		ins.upsertLogBlock = prep(`INSERT INTO log_blocks(block, min_time_unix_nano, max_time_unix_nano, logs) VALUES (?,?,?,?)
-			ON CONFLICT(block) DO UPDATE SET
-				min_time_unix_nano = min(min_time_unix_nano, excluded.min_time_unix_nano),
-				max_time_unix_nano = max(max_time_unix_nano, excluded.max_time_unix_nano),
-				logs = logs + excluded.logs`)
-		ins.upsertPointBlock = prep(`INSERT INTO point_blocks(point_table, block, min_time_unix_nano, max_time_unix_nano, points)
-			VALUES (?,?,?,?,?) ON CONFLICT(point_table, block) DO UPDATE SET
-				min_time_unix_nano = min(min_time_unix_nano, excluded.min_time_unix_nano),
-				max_time_unix_nano = max(max_time_unix_nano, excluded.max_time_unix_nano),
-				points = points + excluded.points`)
-		// New metrics rows are new series, a handful a slice at most: counted in SQL.
-		ins.countMetrics = prep(`INSERT INTO service_counts(service, signal, records, last_seen_unix_nano)
-			SELECT coalesce(service, ''), 'metrics', count(*), 0 FROM metrics
-			WHERE id > (SELECT metric_id FROM summary_state WHERE id = 1) GROUP BY 1
-			ON CONFLICT(service, signal) DO UPDATE SET records = records + excluded.records`)
-		ins.logsState = prep(`UPDATE summary_state SET log_id = max(log_id, ?),
-			metric_id = coalesce((SELECT max(id) FROM metrics), metric_id) WHERE id = 1`)
+		ins.prepareLogsMetrics(pr)
 	}
 	if ps&schema.Traces != 0 {
-		ins.spansState = prep(`UPDATE summary_state SET span_id = max(span_id, ?) WHERE id = 1`)
-	}
-	if ps&schema.LogsMetrics != 0 {
-		ins.upsertMetric = prep(`INSERT INTO metrics(hash, resource_id, scope_id, service, name, description, unit, type, temporality, monotonic)
-			VALUES (?,?,?,?,?,?,?,?,?,?) ON CONFLICT(hash) DO UPDATE SET hash = excluded.hash RETURNING id`)
-		// logs and spans rows take the rowid SQLite gives them, the largest one plus one, which is
-		// the id the projector assigned (nextLogID, nextSpanID: max(id) + 1 at load, then counted)
-		// and referenced (log_text groups, span events and links); checkRowids verifies it. An
-		// INSERT that names an INTEGER PRIMARY KEY's value may abort (a datatype mismatch) whatever
-		// its conflict clause, and so keeps the statement journal.
-		ins.logs = bulk("logs", "raw_id", "resource_id", "scope_id", "service", "time_unix_nano", "observed_time_unix_nano",
-			"severity_number", "severity_text", "body", "attributes", "trace_id", "span_id", "flags", "event_name")
-		ins.text = newTextInsert(c, &errs)
-		ins.groupBodies = prep(groupBodiesSQL)
-		ins.numbers = bulk("number_points", "metric_id", "raw_id", "time_unix_nano", "start_time_unix_nano", "attributes",
-			"value_int", "value_double", "flags", "block")
-		ins.hists = bulk("histogram_points", "metric_id", "raw_id", "time_unix_nano", "start_time_unix_nano", "attributes",
-			"count", "sum", "min", "max", "bucket_counts", "explicit_bounds", "flags", "block")
-		ins.exps = bulk("exp_histogram_points", "metric_id", "raw_id", "time_unix_nano", "start_time_unix_nano", "attributes",
-			"count", "sum", "min", "max", "scale", "zero_count", "zero_threshold", "positive_offset", "positive_buckets",
-			"negative_offset", "negative_buckets", "flags", "block")
-		ins.summaries = bulk("summary_points", "metric_id", "raw_id", "time_unix_nano", "start_time_unix_nano", "attributes",
-			"count", "sum", "quantiles", "flags", "block")
-	}
-	if ps&schema.Traces != 0 {
-		ins.spans = bulk("spans", "raw_id", "resource_id", "scope_id", "service", "trace_id", "span_id", "parent_span_id",
+		ins.spansState = pr.stmt(`UPDATE summary_state SET span_id = max(span_id, ?) WHERE id = 1`)
+		ins.spans = pr.bulk("spans", "raw_id", "resource_id", "scope_id", "service", "trace_id", "span_id", "parent_span_id",
 			"trace_state", "name", "kind", "start_time_unix_nano", "end_time_unix_nano", "duration_nano", "status_code",
 			"status_message", "attributes", "flags", "dropped_attributes", "dropped_events", "dropped_links")
-		ins.chunks = bulk("trace_chunks", "trace_id", "first_span_id", "last_span_id", "span_count", "errors", "packed")
-		ins.events = bulk("span_events", "span_row_id", "time_unix_nano", "name", "attributes", "dropped_attributes")
-		ins.links = bulk("span_links", "span_row_id", "trace_id", "span_id", "trace_state", "attributes", "flags", "dropped_attributes")
+		ins.chunks = pr.bulk("trace_chunks", "trace_id", "first_span_id", "last_span_id", "span_count", "errors", "packed")
+		ins.events = pr.bulk("span_events", "span_row_id", "time_unix_nano", "name", "attributes", "dropped_attributes")
+		ins.links = pr.bulk("span_links", "span_row_id", "trace_id", "span_id", "trace_state", "attributes", "flags", "dropped_attributes")
 	}
-	if err := errors.Join(errs...); err != nil {
+	if err := errors.Join(pr.errs...); err != nil {
 		ins.close()
 		return nil, err
 	}
 	return ins, nil
+}
+
+// prepareLogsMetrics prepares the statements of the logs and metrics tables and their summaries.
+func (ins *inserts) prepareLogsMetrics(pr *preparer) {
+	ins.upsertLogBlock = pr.stmt(`INSERT INTO log_blocks(block, min_time_unix_nano, max_time_unix_nano, logs) VALUES (?,?,?,?)
+		ON CONFLICT(block) DO UPDATE SET
+			min_time_unix_nano = min(min_time_unix_nano, excluded.min_time_unix_nano),
+			max_time_unix_nano = max(max_time_unix_nano, excluded.max_time_unix_nano),
+			logs = logs + excluded.logs`)
+	ins.upsertPointBlock = pr.stmt(`INSERT INTO point_blocks(point_table, block, min_time_unix_nano, max_time_unix_nano, points)
+		VALUES (?,?,?,?,?) ON CONFLICT(point_table, block) DO UPDATE SET
+			min_time_unix_nano = min(min_time_unix_nano, excluded.min_time_unix_nano),
+			max_time_unix_nano = max(max_time_unix_nano, excluded.max_time_unix_nano),
+			points = points + excluded.points`)
+	// New metrics rows are new series, a handful a slice at most: counted in SQL.
+	ins.countMetrics = pr.stmt(`INSERT INTO service_counts(service, signal, records, last_seen_unix_nano)
+		SELECT coalesce(service, ''), 'metrics', count(*), 0 FROM metrics
+		WHERE id > (SELECT metric_id FROM summary_state WHERE id = 1) GROUP BY 1
+		ON CONFLICT(service, signal) DO UPDATE SET records = records + excluded.records`)
+	ins.logsState = pr.stmt(`UPDATE summary_state SET log_id = max(log_id, ?),
+		metric_id = coalesce((SELECT max(id) FROM metrics), metric_id) WHERE id = 1`)
+	ins.upsertMetric = pr.stmt(`INSERT INTO metrics(hash, resource_id, scope_id, service, name, description, unit, type, temporality, monotonic)
+		VALUES (?,?,?,?,?,?,?,?,?,?) ON CONFLICT(hash) DO UPDATE SET hash = excluded.hash RETURNING id`)
+	// logs and spans rows take the rowid SQLite gives them, the largest one plus one, which is
+	// the id the projector assigned (nextLogID, nextSpanID: max(id) + 1 at load, then counted)
+	// and referenced (log_text groups, span events and links); checkRowids verifies it. An
+	// INSERT that names an INTEGER PRIMARY KEY's value may abort (a datatype mismatch) whatever
+	// its conflict clause, and so keeps the statement journal.
+	ins.logs = pr.bulk("logs", "raw_id", "resource_id", "scope_id", "service", "time_unix_nano", "observed_time_unix_nano",
+		"severity_number", "severity_text", "body", "attributes", "trace_id", "span_id", "flags", "event_name")
+	ins.text = newTextInsert(pr.c, &pr.errs)
+	ins.groupBodies = pr.stmt(groupBodiesSQL)
+	ins.numbers = pr.bulk("number_points", "metric_id", "raw_id", "time_unix_nano", "start_time_unix_nano", "attributes",
+		"value_int", "value_double", "flags", "block")
+	ins.hists = pr.bulk("histogram_points", "metric_id", "raw_id", "time_unix_nano", "start_time_unix_nano", "attributes",
+		"count", "sum", "min", "max", "bucket_counts", "explicit_bounds", "flags", "block")
+	ins.exps = pr.bulk("exp_histogram_points", "metric_id", "raw_id", "time_unix_nano", "start_time_unix_nano", "attributes",
+		"count", "sum", "min", "max", "scale", "zero_count", "zero_threshold", "positive_offset", "positive_buckets",
+		"negative_offset", "negative_buckets", "flags", "block")
+	ins.summaries = pr.bulk("summary_points", "metric_id", "raw_id", "time_unix_nano", "start_time_unix_nano", "attributes",
+		"count", "sum", "quantiles", "flags", "block")
 }
 
 func (ins *inserts) bulks() []*connBulk {
@@ -178,9 +188,9 @@ func upsertID(cache map[[16]byte]int64, hash [16]byte, st *sqlitec.Stmt, args ..
 // projector's connection (conn.go). On error everything is rolled back and the caller resets
 // caches.
 func (p *projector) commitStage(hwm int64) error {
-	return p.sh.conn.do(func(c *sqlitec.Conn) error {
+	return p.d.Conn.Do(func(c *sqlitec.Conn) error {
 		if p.ins == nil {
-			ins, err := newInserts(c, p.sh.parts)
+			ins, err := newInserts(c, p.d.Parts)
 			if err != nil {
 				return diskfull.Classify("prepare projection", err)
 			}
@@ -217,7 +227,7 @@ func (p *projector) writeStage(hwm int64) error {
 		return err
 	}
 	ins := p.ins
-	if err := ins.totals.write(p.sh, p.rows, hwm, p.stage.failed); err != nil {
+	if err := ins.totals.write(p.d.Filter, p.rows, hwm, p.stage.failed); err != nil {
 		return err
 	}
 	if _, err := ins.setHWM.Exec(hwm); err != nil {
@@ -229,8 +239,10 @@ func (p *projector) writeStage(hwm int64) error {
 // writeRows writes the staged rows and adds them to the summaries.
 func (p *projector) writeRows() error {
 	st, ins := &p.stage, p.ins
-	sweep := &p.s.retain.sweeps[p.sh.index] // deleted ids leave the caches first (retention_ids.go)
-	sweep.drop([numKinds]map[[16]byte]int64{p.resCache, p.scopeCache, p.metricCache})
+	sweep := p.d.Sweep // deleted ids leave the caches first (the store's retention)
+	if sweep != nil {
+		sweep.Drop(p.resCache, p.scopeCache, p.metricCache)
+	}
 	resIDs := make([]int64, len(st.Resources))
 	for i := range st.Resources {
 		r := &st.Resources[i]
@@ -268,7 +280,9 @@ func (p *projector) writeRows() error {
 		}
 		metricIDs[i] = id
 	}
-	sweep.use([numKinds][]int64{resIDs, scopeIDs, metricIDs})
+	if sweep != nil {
+		sweep.Use(resIDs, scopeIDs, metricIDs)
+	}
 	if err := p.writeLogs(resIDs, scopeIDs); err != nil {
 		return err
 	}

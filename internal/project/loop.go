@@ -1,7 +1,6 @@
-package store
+package project
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
@@ -10,7 +9,6 @@ import (
 
 	sqlite3 "modernc.org/sqlite/lib"
 
-	"github.com/otelbench/otelbench/internal/project"
 	"github.com/otelbench/otelbench/internal/rawlog"
 	"github.com/otelbench/otelbench/internal/schema"
 	"github.com/otelbench/otelbench/internal/sqlitec"
@@ -23,7 +21,7 @@ import (
 const maxSliceRecords = 8192
 
 // sliceRowWeight is what a raw row counts toward maxSliceRecords beyond its records. Rows of one
-// record, which Config.ProjectSlice (2,048 rows) bounds alone, paid a slice's fixed costs (the
+// record, which Deps.SliceRows (the store's 2,048) bounds alone, paid a slice's fixed costs (the
 // commit, the FTS5 segment flush and merge, the summaries, the newest leaves written again) over
 // 512 records; they now make slices of 1,170. Rows of ten records still make slices of 512 rows
 // (5,120 records, whose memory the 100 MB budget was measured with: 8,192 records a slice added
@@ -34,61 +32,30 @@ const sliceRowWeight = 6
 // at most skipFactor times its slice's rows in all (readRaw).
 const skipFactor = 8
 
-// maxSliceBytes bounds the raw payload bytes one slice takes (beyond the first raw row), so that
+// MaxSliceBytes bounds the raw payload bytes one slice takes (beyond the first raw row), so that
 // its memory is bounded too: the payloads read and the records decoded from them. Without it a
 // slice of 512 requests of 16 records with 4 MiB bodies would hold 2 GiB. Slices of the load's
-// requests (a few KiB each) never reach it.
-const maxSliceBytes = 8 << 20
+// requests (a few KiB each) never reach it. A store under a size bound passes less
+// (Deps.SliceBytes).
+const MaxSliceBytes = 8 << 20
 
 // sliceWeight is what r counts toward maxSliceRecords: its records and sliceRowWeight.
 func sliceWeight(r *rawlog.Row) int64 { return r.Records + sliceRowWeight }
 
-// wakeProjector nudges the projectors after a commit; it never blocks.
-func (s *Store) wakeProjector() {
-	for _, sh := range s.shards {
-		select {
-		case sh.wake <- struct{}{}:
-		default:
-		}
-	}
+// Run projects raw rows into d's database slice by slice until ctx is cancelled, on a thread of
+// its own under SCHED_IDLE (RunLowered). A failed slice is rolled back and retried with backoff;
+// the slice in progress when ctx ends is finished.
+func Run(ctx context.Context, d Deps) {
+	RunLowered(func(err error) {
+		d.Logger.Warn("store: projector runs at normal priority", "db", d.Name, "err", err)
+	}, func() { run(ctx, d) })
 }
 
-// runProjector projects raw rows into sh slice by slice until ctx is cancelled, on a thread of
-// its own under SCHED_IDLE (project.RunLowered). A failed slice is rolled back and retried with
-// backoff; the slice in progress when ctx ends is finished.
-func (s *Store) runProjector(ctx context.Context, sh *shard) {
-	defer close(sh.done)
-	project.RunLowered(func(err error) {
-		s.cfg.Logger.Warn("store: projector runs at normal priority", "db", sh.name, "err", err)
-	}, func() { s.project(ctx, sh) })
-}
-
-// newPolicy returns the projector's scheduling policy (internal/project), which reads the lag
-// from Stats.
-func (s *Store) newPolicy() *project.Policy {
-	return project.NewPolicy(project.Config{
-		MaxLag: s.cfg.ProjectLag, MaxLagRecords: s.cfg.ProjectLagRecords, CPU: s.cfg.CPU, Clock: s.cfg.Clock,
-	}, func() project.Reading {
-		st := s.Stats()
-		r := project.Reading{LagRecords: st.LagRecords, LagSeconds: st.LagSeconds, WriterBusy: st.WriterBusy,
-			Workers: time.Duration(s.stats.offThreadCPU.Load()), DiskPressure: s.bound.over()}
-		if readingHook != nil {
-			readingHook(&r)
-		}
-		return r
-	})
-}
-
-// readingHook, when set (by tests, before a store opens), may change what the policy reads:
-// a test on a fake clock fakes the writer's busy time on it.
-var readingHook func(*project.Reading)
-
-// project is a projector's loop (runProjector); pol decides when it runs (internal/project).
-func (s *Store) project(ctx context.Context, sh *shard) {
-	p := newProjector(s, sh)
+// run is a projector's loop (Run); d.Policy decides when it runs.
+func run(ctx context.Context, d Deps) {
+	p := newProjector(d)
 	defer p.close()
-	pol := s.newPolicy()
-	p.policy = pol
+	pol, c := p.policy, &p.d.Counters
 	backoff := 50 * time.Millisecond
 	var lastSlice time.Time // start of the last slice that projected rows
 	for ctx.Err() == nil {
@@ -96,9 +63,9 @@ func (s *Store) project(ctx context.Context, sh *shard) {
 			return
 		}
 		if pol.Check() {
-			s.stats.deferring.Store(true)
-			ok := pol.Wait(ctx, func(d time.Duration) { s.stats.deferredNanos.Add(int64(d)) })
-			s.stats.deferring.Store(false)
+			c.Deferring.Store(true)
+			ok := pol.Wait(ctx, func(d time.Duration) { c.DeferredNanos.Add(int64(d)) })
+			c.Deferring.Store(false)
 			if !ok {
 				return
 			}
@@ -107,12 +74,12 @@ func (s *Store) project(ctx context.Context, sh *shard) {
 		n, err := p.projectNext(ctx, func(int) {
 			// A slice of a catch-up, which ran on the boost worker; the last one returns.
 			lastSlice = start
-			s.notifyProjected()
+			d.Projected()
 			start = pol.Now()
 		})
 		if err != nil {
-			s.stats.projectErrors.Add(1)
-			s.cfg.Logger.Warn("store: projection slice failed; retrying", "db", sh.name, "after_raw_id", p.hwm, "err", err)
+			c.Errors.Add(1)
+			d.Logger.Warn("store: projection slice failed; retrying", "db", d.Name, "after_raw_id", p.hwm, "err", err)
 			p.reset()
 			select {
 			case <-ctx.Done():
@@ -124,22 +91,21 @@ func (s *Store) project(ctx context.Context, sh *shard) {
 		backoff = 50 * time.Millisecond
 		if n > 0 {
 			lastSlice = start
-			s.notifyProjected()
+			d.Projected()
 			continue
 		}
 		pol.Sliced(0, 0, true) // nothing to project: Idle
 		select {
 		case <-ctx.Done():
-		case <-sh.wake:
+		case <-d.Wake:
 		}
 	}
 }
 
 // projector is the state owned by a projector goroutine: the projection of raw rows into one
-// database (shard).
+// database (Deps).
 type projector struct {
-	s  *Store
-	sh *shard
+	d Deps
 
 	hwm        int64 // projected raw id, as committed
 	nextLogID  int64
@@ -158,20 +124,18 @@ type projector struct {
 	ins   *inserts
 	text  textIndexer
 
-	next    *prefetch       // the next slice, staged while the current one commits
-	commits uint64          // the writer's commits when the last slice was taken
-	backlog bool            // the last slice left raw rows behind while ingest was idle: catching up
-	policy  *project.Policy // when the projector runs (project); nil in tests of slices alone
-	stager  *project.Worker // stages next (startPrefetch)
-	boost   *project.Worker // projects slices while catching up (projectNext)
+	next    *prefetch // the next slice, staged while the current one commits
+	commits uint64    // the writer's commits when the last slice was taken
+	backlog bool      // the last slice left raw rows behind while ingest was idle: catching up
+	policy  *Policy   // when the projector runs; nil in tests of slices alone
+	stager  *Worker   // stages next (startPrefetch)
+	boost   *Worker   // projects slices while catching up (projectNext)
+	// noWindow is a raw row whose windows failed: staged whole on the retry (window.go).
+	noWindow int64
 }
 
-// sliceHook, when set (by tests, before a store opens), sees the projector after each slice
-// that projected rows, on the projector's goroutine.
-var sliceHook func(p *projector)
-
-func newProjector(s *Store, sh *shard) *projector {
-	p := &projector{s: s, sh: sh}
+func newProjector(d Deps) *projector {
+	p := &projector{d: d, policy: d.Policy}
 	p.reset()
 	return p
 }
@@ -194,7 +158,7 @@ func (p *projector) closeInserts() {
 	if p.ins == nil {
 		return
 	}
-	_ = p.sh.conn.do(func(*sqlitec.Conn) error {
+	_ = p.d.Conn.Do(func(*sqlitec.Conn) error {
 		p.ins.close()
 		return nil
 	})
@@ -214,7 +178,7 @@ func (p *projector) reset() {
 // load reads the high-water mark and the next row ids from the database.
 func (p *projector) load() error {
 	next := func(table string, part schema.Parts) string {
-		if p.sh.parts&part == 0 {
+		if p.d.Parts&part == 0 {
 			return "1"
 		}
 		return "COALESCE((SELECT max(id) FROM " + table + "), 0) + 1"
@@ -222,32 +186,26 @@ func (p *projector) load() error {
 	q := `SELECT (SELECT raw_id FROM projection_state WHERE id = 1), ` + next("logs", schema.LogsMetrics) + ", " +
 		next("spans", schema.Traces)
 	for _, t := range schema.PointTables {
-		if p.sh.parts&schema.LogsMetrics == 0 {
+		if p.d.Parts&schema.LogsMetrics == 0 {
 			q += ", 1"
 		} else {
 			q += ", COALESCE((SELECT max(rowid) FROM " + t + "), 0) + 1"
 		}
 	}
-	err := p.sh.conn.do(func(c *sqlitec.Conn) error {
-		st, err := c.Prepare(q)
-		if err != nil {
-			return err
-		}
-		defer st.Close()
-		rows, err := st.Query()
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		if ok, err := rows.Next(); !ok {
-			return cmp.Or(err, sql.ErrNoRows)
-		}
-		p.hwm, p.nextLogID, p.nextSpanID = rows.Int64(0), rows.Int64(1), rows.Int64(2)
-		for i := range p.nextPoint {
-			p.nextPoint[i] = rows.Int64(3 + i)
-		}
-		return nil
+	read := false
+	err := p.d.Conn.Do(func(c *sqlitec.Conn) error {
+		return c.QueryRows(q, func(rows *sqlitec.Rows) error {
+			p.hwm, p.nextLogID, p.nextSpanID = rows.Int64(0), rows.Int64(1), rows.Int64(2)
+			for i := range p.nextPoint {
+				p.nextPoint[i] = rows.Int64(3 + i)
+			}
+			read = true
+			return nil
+		})
 	})
+	if err == nil && !read {
+		err = sql.ErrNoRows
+	}
 	if err != nil {
 		return fmt.Errorf("read projection state: %w", err)
 	}
@@ -255,21 +213,21 @@ func (p *projector) load() error {
 	return nil
 }
 
-// readRaw loads the raw rows after raw id after into rows, up to limit rows of the shard's
-// signals, stopping one such row after their weight (sliceWeight) passes maxRecords or their
+// readRaw loads the raw rows after raw id after into rows, up to limit rows of the signals
+// d.Filter takes, stopping one such row after their weight (sliceWeight) passes maxRecords or their
 // payload bytes pass maxBytes: a slice of 1000-record requests uses a handful of rows, and holding the other
 // ~500 payloads in memory cost more than half the server's peak RSS under bulk load. The rows of
 // other signals between them are read too, without their payloads, so that the slice's
 // high-water mark passes them (at most skipFactor times limit rows in all). Only durable rows:
-// with SyncFull a committed row is durable once the syncer has advanced LastRawID past it
-// (walsync.go). The payloads are copied once, into arena when given (rawlog.Reader).
+// with the store's SyncFull a committed row is durable once its WAL syncer has advanced
+// LastRawID past it. The payloads are copied once, into arena when given (rawlog.Reader).
 func (p *projector) readRaw(rows *[]rawlog.Row, arena *stage.ByteArena, after int64, limit int, maxRecords, maxBytes int64) error {
 	lim := rawlog.Limits{Rows: limit, SkipFactor: skipFactor, Records: maxRecords, Bytes: maxBytes, RowWeight: sliceRowWeight}
 	if arena != nil {
 		arena.Reset()
 		lim.Alloc = arena.Alloc
 	}
-	return p.sh.raw.Read(rows, after, lim)
+	return p.d.Raw.Read(rows, after, lim)
 }
 
 // projectNext projects the next slice (projectSlice). CatchingUp (a prefetch is staging the
@@ -284,7 +242,7 @@ func (p *projector) projectNext(ctx context.Context, between func(n int)) (n int
 		return p.projectSlice()
 	}
 	if p.boost == nil {
-		p.boost = project.NewWorker(&p.s.stats.offThreadCPU)
+		p.boost = NewWorker(p.d.Counters.OffThreadCPU)
 	}
 	p.boost.Run(func() {
 		for {
@@ -303,7 +261,7 @@ func (p *projector) catchingUp() bool {
 	if p.policy == nil {
 		return p.backlog
 	}
-	return p.policy.State() == project.CatchingUp
+	return p.policy.State() == CatchingUp
 }
 
 // takeSlice makes the next slice after p.hwm current (p.rows, p.stage, p.readAt): the prefetched
@@ -334,7 +292,7 @@ func (p *projector) projectSlice() (int, error) {
 	last := p.rows[n-1].ID
 	// Only while ingest is idle (catching up after a load): under a load the staged slice
 	// would hold ~4 MB more live heap while ingest needs the memory, and the CPU.
-	commits := p.s.stats.commits.Load()
+	commits := p.d.Counters.Commits.Load()
 	p.backlog = n < len(p.rows) && commits == p.commits && p.stage.huge == nil
 	if p.policy != nil {
 		p.policy.Sliced(n, len(p.rows), p.backlog)
@@ -355,8 +313,8 @@ func (p *projector) projectSlice() (int, error) {
 	}
 	p.hwm = last
 	p.logFailed()
-	if sliceHook != nil {
-		sliceHook(p)
+	if p.d.AfterSlice != nil {
+		p.d.AfterSlice(p.policy.State())
 	}
 	p.nextLogID, p.nextSpanID = p.stage.NextLogID, p.stage.NextSpanID
 	for i, n := range p.stage.PointCounts() {
@@ -371,19 +329,19 @@ func (p *projector) projectSlice() (int, error) {
 }
 
 // countPages adds the page counters the projector's connection gathered since the last call
-// (sqlite3_db_status, read and reset) to Stats. The connection is the pool's only one, idle
+// (sqlite3_db_status, read and reset) to the counters. The connection is the pool's only one, idle
 // between slices; the counters are a measurement, so a failure to read them is not an error of
 // the slice and leaves them as they are.
 func (p *projector) countPages() {
-	c := &p.s.stats
-	_ = p.sh.conn.do(func(conn *sqlitec.Conn) error {
+	c := &p.d.Counters
+	_ = p.d.Conn.Do(func(conn *sqlitec.Conn) error {
 		for _, m := range []struct {
 			op  int
 			sum *atomic.Uint64
 		}{
-			{sqlite3.SQLITE_DBSTATUS_CACHE_WRITE, &c.pagesWritten},
-			{sqlite3.SQLITE_DBSTATUS_CACHE_SPILL, &c.pagesSpilled},
-			{sqlite3.SQLITE_DBSTATUS_CACHE_MISS, &c.pagesRead},
+			{sqlite3.SQLITE_DBSTATUS_CACHE_WRITE, c.PagesWritten},
+			{sqlite3.SQLITE_DBSTATUS_CACHE_SPILL, c.PagesSpilled},
+			{sqlite3.SQLITE_DBSTATUS_CACHE_MISS, c.PagesRead},
 		} {
 			if cur, _, err := conn.Status(m.op, true); err == nil && cur > 0 {
 				m.sum.Add(uint64(cur))
@@ -393,29 +351,29 @@ func (p *projector) countPages() {
 	})
 }
 
-// account updates Stats after a slice of n rows committed.
+// account updates the counters after a slice of n rows committed.
 func (p *projector) account(n int) {
-	c := &p.s.stats
+	c := &p.d.Counters
 	var lag int64
 	var own bool
 	for _, r := range p.rows[:n] {
-		if p.sh.takes(r.Signal) {
+		if p.d.Filter.Takes(r.Signal) {
 			if !p.stage.isFailed(r.ID) {
-				c.projected[r.Signal].Add(uint64(r.Records))
+				c.Projected[r.Signal].Add(uint64(r.Records))
 			}
 			lag += r.Records
 			own = true
 		}
 	}
-	c.lagRecords.Add(-lag)
+	c.LagRecords.Add(-lag)
 	if own {
-		c.slices.Add(1)
+		c.Slices.Add(1)
 	}
-	oldest := &c.oldestUnproj[p.sh.index]
+	oldest := c.OldestUnproj
 	switch cur := oldest.Load(); {
 	case n < len(p.rows):
 		oldest.Store(p.rows[n].Received)
-	case c.lastRawID.Load() <= p.hwm:
+	case c.LastRawID.Load() <= p.hwm:
 		oldest.CompareAndSwap(cur, 0)
 	default:
 		// Every row read was projected and more were committed since: the oldest of those was
@@ -425,6 +383,6 @@ func (p *projector) account(n int) {
 	}
 	// Last: a reader that sees the projected raw id reach the last one sees every other count
 	// of this slice too (tests wait on it, then read the slice count).
-	c.projectedRawID[p.sh.index].Store(p.hwm)
+	c.ProjectedRawID.Store(p.hwm)
 	clear(p.rows)
 }

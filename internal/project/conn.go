@@ -1,8 +1,9 @@
-package store
+package project
 
 import (
 	"sync"
 
+	"github.com/otelbench/otelbench/internal/schema"
 	"github.com/otelbench/otelbench/internal/sqlitec"
 )
 
@@ -14,31 +15,32 @@ import (
 // it also allocated a []driver.NamedValue per statement execution and converted every argument.
 // Statements are prepared on a connection once, on first use, and closed with the projector.
 
-// conn is one sqlitec connection and the lock that keeps it to one goroutine at a time (it is
+// Conn is one sqlitec connection and the lock that keeps it to one goroutine at a time (it is
 // opened without SQLite's own mutex): the projector's thread, its boost worker and its stager
-// take turns on it.
-type conn struct {
+// take turns on it, and the store's retention runs its steps on it between two slices.
+type Conn struct {
 	mu sync.Mutex
 	c  *sqlitec.Conn
 }
 
-// openConn opens the database at path with commonPragmas and then pragmas.
-func openConn(path string, pragmas ...string) (*conn, error) {
-	c, err := sqlitec.Open(path, append(append([]string(nil), commonPragmas...), pragmas...)...)
+// OpenConn opens the database at path with schema.ConnPragmas and then pragmas.
+func OpenConn(path string, pragmas ...string) (*Conn, error) {
+	c, err := sqlitec.Open(path, append(append([]string(nil), schema.ConnPragmas...), pragmas...)...)
 	if err != nil {
 		return nil, err
 	}
-	return &conn{c: c}, nil
+	return &Conn{c: c}, nil
 }
 
-// do runs f on the connection, holding it.
-func (c *conn) do(f func(c *sqlitec.Conn) error) error {
+// Do runs f on the connection, holding it.
+func (c *Conn) Do(f func(c *sqlitec.Conn) error) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return f(c.c)
 }
 
-func (c *conn) close() error {
+// Close closes the connection; a nil Conn is closed already.
+func (c *Conn) Close() error {
 	if c == nil {
 		return nil
 	}

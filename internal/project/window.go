@@ -1,4 +1,4 @@
-package store
+package project
 
 import (
 	"fmt"
@@ -31,11 +31,11 @@ type hugeRow struct {
 // records (and the wire path stages it), noting the rest in st.huge.
 func (p *projector) stageFirst(st *slice, r *rawlog.Row) error {
 	st.huge = nil
-	if r.Records <= stage.WindowRecords || p.sh.noWindow.Load() == r.ID {
-		return p.stageRow(st, r)
+	if r.Records <= stage.WindowRecords || p.noWindow == r.ID {
+		return st.stageRow(r)
 	}
 	st.Wire.Win.Begin(0)
-	err := p.stageRow(st, r)
+	err := st.stageRow(r)
 	if err == nil && st.Wire.Win.Cut {
 		st.huge = &hugeRow{row: r, next: stage.WindowRecords}
 	}
@@ -85,7 +85,7 @@ func (p *projector) writeWindows() (err error) {
 	h := *st.huge
 	defer func() {
 		if err != nil {
-			p.sh.noWindow.Store(h.row.ID) // the retry stages the row whole
+			p.noWindow = h.row.ID // the retry stages the row whole
 		}
 	}()
 	payload := h.row.Payload

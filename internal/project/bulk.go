@@ -1,7 +1,6 @@
-package store
+package project
 
 import (
-	"database/sql"
 	"fmt"
 	"math/bits"
 	"strings"
@@ -16,9 +15,8 @@ const bulkChunkParams = 512
 
 // bulkRows batches rows into multi-row INSERT statements: one statement execution per chunk
 // instead of one per row is most of the insert speed. Statements for 1, 2, 4, ... chunk rows
-// are prepared up front (bulkSQL) — database/sql cannot prepare on a connection while a
-// transaction holds it — and a remainder of r rows runs as the binary digits of r. bulkInsert
-// runs them through database/sql, connBulk on a sqlitec connection (conn.go).
+// are prepared up front (bulkSQL), and a remainder of r rows runs as the binary digits of r.
+// connBulk runs them on a sqlitec connection (conn.go).
 type bulkRows[T any] struct {
 	cols  int
 	chunk int // a power of two
@@ -81,51 +79,6 @@ func (b *bulkRows[T]) reset() {
 	clear(b.args)
 	b.args = b.args[:0]
 	b.rows = 0
-}
-
-// bulkInsert is bulkRows through database/sql, for the writer's inserts into raw.
-type bulkInsert struct {
-	bulkRows[any]
-	stmts []*sql.Stmt
-}
-
-func newBulkInsert(db *sql.DB, table string, cols ...string) (*bulkInsert, error) {
-	rows, queries := bulkSQL[any]("INSERT INTO", table, cols...)
-	b := &bulkInsert{bulkRows: rows}
-	for _, q := range queries {
-		st, err := db.Prepare(q)
-		if err != nil {
-			b.close()
-			return nil, fmt.Errorf("prepare insert into %s: %w", table, err)
-		}
-		b.stmts = append(b.stmts, st)
-	}
-	return b, nil
-}
-
-// add queues one row, flushing a full chunk into tx.
-func (b *bulkInsert) add(tx *sql.Tx, vals ...any) error {
-	if b.queue(vals) {
-		return b.flush(tx)
-	}
-	return nil
-}
-
-// flush inserts the queued rows into tx.
-func (b *bulkInsert) flush(tx *sql.Tx) error {
-	return b.flushWith(func(k int, args []any) (int64, error) {
-		res, err := tx.Stmt(b.stmts[k]).Exec(args...)
-		if err != nil {
-			return 0, err
-		}
-		return res.LastInsertId()
-	})
-}
-
-func (b *bulkInsert) close() {
-	for _, st := range b.stmts {
-		st.Close()
-	}
 }
 
 // connBulk is bulkRows on the projector's sqlitec connection (conn.go). Its rows are

@@ -1,4 +1,4 @@
-package store
+package project
 
 import (
 	"fmt"
@@ -62,7 +62,7 @@ func stagedDiff(a, b staged) string {
 func stageOne(p *projector, sig signal.Signal, payload []byte) (staged, error) {
 	p.stage.reset(100, 200)
 	r := rawlog.Row{ID: 7, Signal: sig, Records: 1, Payload: payload}
-	err := p.stageRow(&p.stage, &r)
+	err := p.stage.stageRow(&r)
 	return stagedOf(&p.stage.Stage), err
 }
 

@@ -1,12 +1,8 @@
-package store
+package project
 
 import (
-	"context"
-	"database/sql"
-	"errors"
 	"fmt"
 
-	"github.com/otelbench/otelbench/internal/diskfull"
 	"github.com/otelbench/otelbench/internal/rawlog"
 	"github.com/otelbench/otelbench/internal/signal"
 	"github.com/otelbench/otelbench/internal/sqlitec"
@@ -18,9 +14,9 @@ import (
 // transaction of the slice that passes it, copies it whole (id, signal, records, receive time
 // and payload) into its database's unprojectable table and counts it in projected_totals; it logs
 // it once, after that commit. The raw log deletes whole segments once they are projected
-// (prune.go), and the copy is in the same transaction as the high-water mark that lets its
-// segment go, so the row is kept, whatever Config.RawRetention says, until the data retention
-// (retention.go) deletes the data of its time.
+// (the store's pruning), and the copy is in the same transaction as the high-water mark that lets
+// its segment go, so the row is kept, whatever the store's raw retention says, until its data
+// retention deletes the data of its time.
 
 // failedRow is a raw row the projector could not stage.
 type failedRow struct {
@@ -51,10 +47,10 @@ func (st *slice) isFailed(id int64) bool {
 // project, and counts them.
 func (p *projector) logFailed() {
 	for _, f := range p.stage.failed {
-		p.s.stats.unprojectable.Add(1)
-		p.s.stats.unprojectableRecords.Add(uint64(f.records))
-		p.s.cfg.Logger.Error("store: raw row cannot be projected; kept in the unprojectable table and counted",
-			"raw_id", f.rawID, "signal", f.sig, "records", f.records, "db", p.sh.name, "err", f.err)
+		p.d.Counters.Unprojectable.Add(1)
+		p.d.Counters.UnprojectableRecords.Add(uint64(f.records))
+		p.d.Logger.Error("store: raw row cannot be projected; kept in the unprojectable table and counted",
+			"raw_id", f.rawID, "signal", f.sig, "records", f.records, "db", p.d.Name, "err", f.err)
 	}
 }
 
@@ -85,14 +81,14 @@ func (t *sliceTotals) close() {
 }
 
 // write records, in the slice's transaction, the slice's projected records and its
-// unprojectable rows: the raw rows up to hwm in rows that the shard takes.
-func (t *sliceTotals) write(sh *shard, rows []rawlog.Row, hwm int64, failed []failedRow) error {
+// unprojectable rows: the raw rows up to hwm in rows that filter takes.
+func (t *sliceTotals) write(filter rawlog.Filter, rows []rawlog.Row, hwm int64, failed []failedRow) error {
 	var records, badRows, badRecords [signal.Traces + 1]int64
 	for _, r := range rows {
 		if r.ID > hwm {
 			break
 		}
-		if sh.takes(r.Signal) && r.Signal <= signal.Traces {
+		if filter.Takes(r.Signal) && r.Signal <= signal.Traces {
 			records[r.Signal] += r.Records
 		}
 	}
@@ -115,42 +111,4 @@ func (t *sliceTotals) write(sh *shard, rows []rawlog.Row, hwm int64, failed []fa
 		}
 	}
 	return nil
-}
-
-// loadUnprojectable reads each projected database's unprojectable rows into the counters, and its projected totals into the counters' base.
-func (s *Store) loadUnprojectable(ctx context.Context) error {
-	c := &s.stats
-	for _, sh := range s.shards {
-		err := scanInt64s(ctx, sh.db, `SELECT raw_id, records FROM unprojectable ORDER BY raw_id`, func(_, records int64) {
-			c.unprojectable.Add(1)
-			c.unprojectableRecords.Add(uint64(records))
-		})
-		if err != nil {
-			return diskfull.Classify("read "+sh.name+" unprojectable rows", err)
-		}
-		err = scanInt64s(ctx, sh.db, `SELECT signal, records FROM projected_totals WHERE signal BETWEEN 1 AND 3`, func(sig, records int64) {
-			c.baseProjected[sig] += uint64(records)
-		})
-		if err != nil {
-			return diskfull.Classify("read "+sh.name+" projected totals", err)
-		}
-	}
-	return nil
-}
-
-// scanInt64s runs q on db and calls f with the two integer columns of each row.
-func scanInt64s(ctx context.Context, db *sql.DB, q string, f func(a, b int64)) error {
-	rows, err := db.QueryContext(ctx, q)
-	if err != nil {
-		return err
-	}
-	for rows.Next() {
-		var a, b int64
-		if err := rows.Scan(&a, &b); err != nil {
-			rows.Close()
-			return err
-		}
-		f(a, b)
-	}
-	return errors.Join(rows.Err(), rows.Close())
 }

@@ -1,4 +1,4 @@
-package store
+package project
 
 import (
 	"encoding/json"
@@ -22,7 +22,7 @@ func FuzzStageRow(f *testing.F) {
 		p := &projector{}
 		p.stage.reset(1, 1)
 		r := rawlog.Row{ID: 1, Signal: signal.Signal(sig % 4), Records: 1, Payload: payload}
-		if err := p.stageRow(&p.stage, &r); err != nil {
+		if err := p.stage.stageRow(&r); err != nil {
 			return
 		}
 		for _, l := range p.stage.Logs {

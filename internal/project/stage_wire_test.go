@@ -1,4 +1,4 @@
-package store
+package project
 
 import (
 	"math"
@@ -370,7 +370,7 @@ func TestWireStageRefuses(t *testing.T) {
 				t.Fatal(err)
 			}
 			r := rawlog.Row{ID: 8, Signal: tc.sig, Records: 1, Payload: tc.payload}
-			err := p.stageRow(&p.stage, &r)
+			err := p.stage.stageRow(&r)
 			return stagedOf(&p.stage.Stage), err
 		}
 		want, wantErr := stageTwo(pathProjector(true))

@@ -1,4 +1,4 @@
-package store
+package project
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/otelbench/otelbench/internal/rawlog"
 	"github.com/otelbench/otelbench/internal/signal"
+	"github.com/otelbench/otelbench/internal/storetest"
 )
 
 // BenchmarkStage measures the stager alone: decoding load-shaped payloads into a slice's rows
@@ -13,8 +14,7 @@ import (
 func BenchmarkStage(b *testing.B) {
 	for _, sig := range []signal.Signal{signal.Logs, signal.Traces, signal.Metrics} {
 		b.Run(fmt.Sprintf("%s/records=10/load-shaped", sig), func(b *testing.B) {
-			payloads := loadShaped(sig)(10)
-			p := &projector{}
+			payloads := storetest.LoadShaped(sig, 10)
 			var st slice
 			const sliceRows = 512
 			b.ReportAllocs()
@@ -24,7 +24,7 @@ func BenchmarkStage(b *testing.B) {
 				st.reset(1, 1)
 				for j := range sliceRows {
 					r := rawlog.Row{ID: int64(i*sliceRows + j), Signal: sig, Records: 10, Payload: payloads[(i*sliceRows+j)%len(payloads)].Body}
-					if err := p.stageRow(&st, &r); err != nil {
+					if err := st.stageRow(&r); err != nil {
 						b.Fatal(err)
 					}
 				}
