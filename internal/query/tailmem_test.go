@@ -87,7 +87,7 @@ func dialNeverRead(t *testing.T, addr string) net.Conn {
 // heap this package holds for them stays within that bound and a poll's
 // read, far below the 64 private copies of a record (224 MB) they once cost.
 //
-// The test weighs the heap the tail holds (tailHeap: 16-30 MB, one poll's
+// The test weighs the heap the tail holds (tailHeap: 10-30 MB, one poll's
 // read and its encoding), not the whole heap. The store in the same process
 // holds 45-75 MB live between requests projecting these records, the same
 // with streams or without (the projection slice, its prefetch and their
