@@ -9,6 +9,7 @@ import (
 
 	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/otelbench/otelbench/internal/abstats"
 	"github.com/otelbench/otelbench/internal/compare"
@@ -16,12 +17,18 @@ import (
 	"github.com/otelbench/otelbench/internal/exitcode"
 )
 
+// compareFlags are the compare flags parsed into compare.Config, or that
+// choose what is done with its report, when the command runs.
+type compareFlags struct {
+	load, format, jsonOut, bfmt string
+	failOn                      []string
+	noProgress, quiet           bool
+}
+
 func newCompareCmd() *cobra.Command {
 	var (
-		cfg                         compare.Config
-		load, format, jsonOut, bfmt string
-		failOn                      []string
-		noProgress, quiet           bool
+		cfg compare.Config
+		cf  compareFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "compare BASE HEAD",
@@ -58,33 +65,8 @@ gate blind to its limit).`,
   otelbench compare --self-check HEAD`,
 		Args: usageArgs(cobra.RangeArgs(0, 2)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := bindCompareArgs(&cfg, args); err != nil {
+			if err := cf.bind(&cfg, args, cmd.ErrOrStderr()); err != nil {
 				return err
-			}
-			switch {
-			case cfg.Warmup < 0:
-				return exitcode.Usagef("--warmup %d is negative (0: none)", cfg.Warmup)
-			case cfg.Warmup == 0:
-				cfg.Warmup = -1 // the flag's 0 is "none", the Config's is "default"
-			}
-			var err error
-			if cfg.Load, err = shellwords.Split(load); err != nil {
-				return exitcode.Usagef("--load: %v", err)
-			}
-			if cfg.Gates, err = parseGates(failOn); err != nil {
-				return exitcode.UsageError(err)
-			}
-			if err := checkCompareFormat(format); err != nil {
-				return err
-			}
-			stderr := cmd.ErrOrStderr()
-			if !noProgress && compareTTY(stderr) {
-				cfg.Progress = stderr
-			} else if !quiet {
-				cfg.Log = stderr
-			}
-			if err := cfg.Validate(); err != nil {
-				return exitcode.UsageError(err)
 			}
 			rep, err := compare.Run(cmd.Context(), cfg)
 			if err != nil {
@@ -93,46 +75,90 @@ gate blind to its limit).`,
 				}
 				return exitcode.New(exitcode.Usage, fmt.Errorf("compare: %w", err))
 			}
-			if err := writeCompareFiles(rep, jsonOut, bfmt); err != nil {
-				return exitcode.New(exitcode.Usage, err)
-			}
-			out := cmd.OutOrStdout()
-			if format == "markdown" {
-				err = rep.WriteMarkdown(out)
-			} else {
-				err = rep.WriteText(out)
-			}
-			if err != nil {
-				return exitcode.New(exitcode.Usage, fmt.Errorf("write report: %w", err))
-			}
-			if rep.ExitCode != 0 {
-				return exitcode.New(rep.ExitCode, nil)
-			}
-			return nil
+			return cf.report(rep, cmd.OutOrStdout())
 		},
 	}
-	f := cmd.Flags()
+	bindCompareFlags(cmd.Flags(), &cfg, &cf)
+	return cmd
+}
+
+// bindCompareFlags binds the compare flags into cfg and cf.
+func bindCompareFlags(f *pflag.FlagSet, cfg *compare.Config, cf *compareFlags) {
 	f.StringVar(&cfg.Repo, "repo", ".", "git repository the refs are resolved in")
 	f.StringVar(&cfg.Build, "build", compare.DefaultBuild, "build command (sh -c in the source dir; {out} {src})")
 	f.StringVar(&cfg.Serve, "serve", compare.DefaultServe, "server command ({bin} {addr} {data} {src}); any OTLP/HTTP server")
-	f.StringVar(&load, "load", "", "extra 'otelbench load' flags, e.g. '--mix logs=1,traces=1 --records 10 --concurrency 64 --duration 10s'")
+	f.StringVar(&cf.load, "load", "", "extra 'otelbench load' flags, e.g. '--mix logs=1,traces=1 --records 10 --concurrency 64 --duration 10s'")
 	f.IntVar(&cfg.Warmup, "warmup", compare.DefaultWarmup, "discarded warmup rounds (each runs both sides)")
 	f.IntVar(&cfg.Rounds, "rounds", compare.DefaultRounds, "measured rounds per side, in ABBA order")
-	f.StringArrayVar(&failOn, "fail-on", nil, "gate METRIC:LIMIT%, repeatable (default throughput:-5% and p99:+10%; 'none' for no gate); metrics: throughput records p50 p99 cpu rss fds errors syscalls")
+	f.StringArrayVar(&cf.failOn, "fail-on", nil, "gate METRIC:LIMIT%, repeatable (default throughput:-5% and p99:+10%; 'none' for no gate); metrics: throughput records p50 p99 cpu rss fds errors syscalls")
 	f.Float64Var(&cfg.Alpha, "alpha", abstats.DefaultAlpha, "significance level of the Mann-Whitney U test")
 	f.BoolVar(&cfg.Syscalls, "syscalls", false, "count server syscalls per request with eBPF (root)")
 	f.BoolVar(&cfg.SelfCheck, "self-check", false, "A/A: compare one ref or directory (default HEAD) with itself to measure false positives")
-	f.StringVar(&format, "format", "text", "report format on stdout: text or markdown")
-	f.StringVar(&jsonOut, "json", "", "also write the report as JSON (otelbench.compare/v1) to `FILE`")
-	f.StringVar(&bfmt, "benchfmt", "", "also write every round in Go benchmark format to `FILE` (for benchstat -col /side)")
-	f.BoolVar(&noProgress, "no-progress", false, "no progress bar (it is off anyway when stderr is not a terminal)")
-	f.BoolVarP(&quiet, "quiet", "q", false, "no step log on stderr")
+	f.StringVar(&cf.format, "format", "text", "report format on stdout: text or markdown")
+	f.StringVar(&cf.jsonOut, "json", "", "also write the report as JSON (otelbench.compare/v1) to `FILE`")
+	f.StringVar(&cf.bfmt, "benchfmt", "", "also write every round in Go benchmark format to `FILE` (for benchstat -col /side)")
+	f.BoolVar(&cf.noProgress, "no-progress", false, "no progress bar (it is off anyway when stderr is not a terminal)")
+	f.BoolVarP(&cf.quiet, "quiet", "q", false, "no step log on stderr")
 	f.StringSliceVar(&cfg.AllowBlind, "allow-blind", nil, "let gates pass whose limit is below the change the rounds can detect: --allow-blind for all, --allow-blind=p99,cpu for some (default: such a gate exits 3)")
 	f.Lookup("allow-blind").NoOptDefVal = compare.AllowBlindAll
 	f.DurationVar(&cfg.ReadyTimeout, "ready-timeout", compare.DefaultReadyTimeout, "how long a server may take to answer HTTP")
 	f.DurationVar(&cfg.StopGrace, "stop-grace", compare.DefaultStopGrace, "SIGTERM to SIGKILL grace for servers")
 	f.DurationVar(&cfg.BuildTimeout, "build-timeout", compare.DefaultBuildTimeout, "bound on each side's build")
-	return cmd
+}
+
+// bind puts the positional arguments and the flags that need parsing into
+// cfg, and validates the result; stderr takes the progress bar or the step
+// log.
+func (cf compareFlags) bind(cfg *compare.Config, args []string, stderr io.Writer) error {
+	if err := bindCompareArgs(cfg, args); err != nil {
+		return err
+	}
+	switch {
+	case cfg.Warmup < 0:
+		return exitcode.Usagef("--warmup %d is negative (0: none)", cfg.Warmup)
+	case cfg.Warmup == 0:
+		cfg.Warmup = -1 // the flag's 0 is "none", the Config's is "default"
+	}
+	var err error
+	if cfg.Load, err = shellwords.Split(cf.load); err != nil {
+		return exitcode.Usagef("--load: %v", err)
+	}
+	if cfg.Gates, err = parseGates(cf.failOn); err != nil {
+		return exitcode.UsageError(err)
+	}
+	if err := checkCompareFormat(cf.format); err != nil {
+		return err
+	}
+	if !cf.noProgress && compareTTY(stderr) {
+		cfg.Progress = stderr
+	} else if !cf.quiet {
+		cfg.Log = stderr
+	}
+	if err := cfg.Validate(); err != nil {
+		return exitcode.UsageError(err)
+	}
+	return nil
+}
+
+// report writes rep's files and its report on out, and returns the exit
+// code its gates chose.
+func (cf compareFlags) report(rep *compare.Report, out io.Writer) error {
+	if err := writeCompareFiles(rep, cf.jsonOut, cf.bfmt); err != nil {
+		return exitcode.New(exitcode.Usage, err)
+	}
+	var err error
+	if cf.format == "markdown" {
+		err = rep.WriteMarkdown(out)
+	} else {
+		err = rep.WriteText(out)
+	}
+	if err != nil {
+		return exitcode.New(exitcode.Usage, fmt.Errorf("write report: %w", err))
+	}
+	if rep.ExitCode != 0 {
+		return exitcode.New(rep.ExitCode, nil)
+	}
+	return nil
 }
 
 // checkCompareFormat refuses a --format other than text or markdown, and

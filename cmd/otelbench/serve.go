@@ -11,6 +11,7 @@ import (
 	"strconv"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/otelbench/otelbench/internal/bytesize"
@@ -33,12 +34,18 @@ var serveTuningFlags = []string{
 // (where ps(1) shows it).
 const authTokenEnv = "OTELBENCH_AUTH_TOKEN"
 
+// serveFlags are the serve flags parsed into ingestsrv.Config, or into the
+// process, when the command runs.
+type serveFlags struct {
+	sync     string
+	memLimit string
+	maxDisk  string
+}
+
 func newServeCmd() *cobra.Command {
 	var (
-		cfg      ingestsrv.Config
-		sync     string
-		memLimit string
-		maxDisk  string
+		cfg ingestsrv.Config
+		sf  serveFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -61,24 +68,10 @@ Sizes take units (8MiB, 1GB). Tuning flags: docs/serve-tuning.md.`,
   OTELBENCH_AUTH_TOKEN=s3cret otelbench serve --addr 0.0.0.0:4318 --auth-ingest`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg.Sync = store.SyncMode(sync)
-			if cfg.ProjectLag == 0 {
-				cfg.ProjectLag = -1 // the flag's 0 is "never", the Config's is "default"
+			if err := sf.bind(&cfg); err != nil {
+				return err
 			}
-			var err error
-			if cfg.MaxDiskBytes, cfg.MaxDiskShare, err = ingestsrv.ParseMaxDisk(maxDisk); err != nil {
-				return exitcode.UsageError(err)
-			}
-			if cfg.Retention == 0 {
-				cfg.Retention = -1 // the flag's 0 is "forever", the Config's is "default"
-			}
-			if cfg.AuthToken == "" {
-				cfg.AuthToken = os.Getenv(authTokenEnv)
-			}
-			if err := cfg.Validate(); err != nil {
-				return exitcode.UsageError(err)
-			}
-			limit, err := ingestsrv.MemoryLimit(memLimit, os.Getenv("GOMEMLIMIT"))
+			limit, err := ingestsrv.MemoryLimit(sf.memLimit, os.Getenv("GOMEMLIMIT"))
 			if err != nil {
 				return exitcode.UsageError(err)
 			}
@@ -86,35 +79,16 @@ Sizes take units (8MiB, 1GB). Tuning flags: docs/serve-tuning.md.`,
 				debug.SetMemoryLimit(limit)
 			}
 			cfg.Logger = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
-			// Listen before the store creates --data: a busy port leaves nothing behind.
-			ln, err := net.Listen("tcp", cfg.Addr)
-			if err != nil {
-				return fmt.Errorf("%w (is another server there? choose an address with --addr)", err)
-			}
-			var grpcLn net.Listener
-			closeListeners := func() error { return ln.Close() }
-			if cfg.GRPC.Addr != "" {
-				if grpcLn, err = net.Listen("tcp", cfg.GRPC.Addr); err != nil {
-					return errors.Join(fmt.Errorf("%w (is another server there? choose an address with --grpc-addr, or --grpc-addr \"\" for none)", err), ln.Close())
-				}
-				closeListeners = func() error { return errors.Join(ln.Close(), grpcLn.Close()) }
-			}
-			srv, err := ingestsrv.New(cmd.Context(), cfg)
-			if err != nil {
-				return errors.Join(err, closeListeners())
-			}
-			runTail, err := dashboard.Attach(srv.Store().ReadDB(), srv.Store().ProjectedNotify, srv.Mount, cfg.Logger)
-			if err != nil {
-				return errors.Join(err, closeListeners(), srv.Close(context.Background()))
-			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "otelbench: dashboard at %s\n", dashboardURL(ln.Addr()))
-			g, ctx := errgroup.WithContext(cmd.Context())
-			g.Go(func() error { return runTail(ctx) })
-			g.Go(func() error { return srv.ServeWithGRPC(ctx, ln, grpcLn) })
-			return g.Wait()
+			return runServe(cmd, cfg)
 		},
 	}
-	f := cmd.Flags()
+	bindServeFlags(cmd.Flags(), &cfg, &sf)
+	bindServeTuningFlags(cmd.Flags(), &cfg)
+	return cmd
+}
+
+// bindServeFlags binds the flags serve --help shows.
+func bindServeFlags(f *pflag.FlagSet, cfg *ingestsrv.Config, sf *serveFlags) {
 	f.StringVar(&cfg.Addr, "addr", ingestsrv.DefaultAddr, "listen address (loopback by default)")
 	f.StringVar(&cfg.GRPC.Addr, "grpc-addr", ingestsrv.DefaultGRPCAddr, "OTLP/gRPC listen address (empty: none; --addr answers gRPC too)")
 	f.StringVar(&cfg.Dir, "data", ingestsrv.DefaultDataDir, "data directory (raw log and SQLite databases)")
@@ -123,15 +97,18 @@ Sizes take units (8MiB, 1GB). Tuning flags: docs/serve-tuning.md.`,
 	f.BoolVar(&cfg.Pprof, "pprof", false, "mount net/http/pprof under /debug/pprof/")
 	bytesize.Int64Var(f, &cfg.MaxBody, "max-body", ingestsrv.DefaultMaxBody, "request body limit, before and after decompression (413 beyond)")
 	f.IntVar(&cfg.MaxConns, "max-conns", ingestsrv.DefaultMaxConns, "connections served at most; more get 503 + Retry-After")
-	f.StringVar(&sync, "sync", string(store.SyncFull), "durability: full (fsync before every 200), normal or off (not durable)")
-	f.StringVar(&memLimit, "memory-limit", "", "soft limit of the Go heap (1GiB, off); default $GOMEMLIMIT, else "+bytesize.Format(ingestsrv.DefaultMemoryLimit)+"; SQLite's memory comes on top")
+	f.StringVar(&sf.sync, "sync", string(store.SyncFull), "durability: full (fsync before every 200), normal or off (not durable)")
+	f.StringVar(&sf.memLimit, "memory-limit", "", "soft limit of the Go heap (1GiB, off); default $GOMEMLIMIT, else "+bytesize.Format(ingestsrv.DefaultMemoryLimit)+"; SQLite's memory comes on top")
 	f.DurationVar(&cfg.RawRetention, "raw-retention", store.DefaultRawRetention, "delete raw payloads this long after their projection is durable")
 	f.BoolVar(&cfg.KeepRaw, "keep-raw", false, "never delete raw payloads (the raw log grows without bound)")
 	f.DurationVar(&cfg.Retention, "retention", store.DefaultRetention, "delete projected data (logs, spans, points) this long after it arrived (0: keep forever)")
-	f.StringVar(&maxDisk, "max-disk", "", "bound on the data directory's used size: a size (10GiB) or a share of its filesystem (80%); past it the oldest data goes first and ingest answers 507 until space is freed")
+	f.StringVar(&sf.maxDisk, "max-disk", "", "bound on the data directory's used size: a size (10GiB) or a share of its filesystem (80%); past it the oldest data goes first and ingest answers 507 until space is freed")
 	f.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", ingestsrv.DefaultShutdownTimeout, "bound on the drain at shutdown")
+}
 
-	// Tuning knobs, hidden from --help and documented in docs/serve-tuning.md.
+// bindServeTuningFlags binds the tuning knobs, hidden from --help and
+// documented in docs/serve-tuning.md.
+func bindServeTuningFlags(f *pflag.FlagSet, cfg *ingestsrv.Config) {
 	bytesize.Int64Var(f, &cfg.QueueBytes, "queue-bytes", store.DefaultQueueBytes, "group-commit queue limit in payload bytes (503 beyond)")
 	f.IntVar(&cfg.QueueRequests, "queue-requests", store.DefaultQueueRequests, "group-commit queue limit in requests (503 beyond)")
 	bytesize.Int64Var(f, &cfg.InflightBytes, "inflight-bytes", ingestsrv.DefaultInflightBytes, "memory budget of requests in flight (503 beyond)")
@@ -149,7 +126,60 @@ Sizes take units (8MiB, 1GB). Tuning flags: docs/serve-tuning.md.`,
 	for _, name := range serveTuningFlags {
 		_ = f.MarkHidden(name)
 	}
-	return cmd
+}
+
+// bind puts the flags that need parsing into cfg, turns the flags' zero
+// values into the Config's, and validates the result.
+func (sf serveFlags) bind(cfg *ingestsrv.Config) error {
+	cfg.Sync = store.SyncMode(sf.sync)
+	if cfg.ProjectLag == 0 {
+		cfg.ProjectLag = -1 // the flag's 0 is "never", the Config's is "default"
+	}
+	var err error
+	if cfg.MaxDiskBytes, cfg.MaxDiskShare, err = ingestsrv.ParseMaxDisk(sf.maxDisk); err != nil {
+		return exitcode.UsageError(err)
+	}
+	if cfg.Retention == 0 {
+		cfg.Retention = -1 // the flag's 0 is "forever", the Config's is "default"
+	}
+	if cfg.AuthToken == "" {
+		cfg.AuthToken = os.Getenv(authTokenEnv)
+	}
+	if err := cfg.Validate(); err != nil {
+		return exitcode.UsageError(err)
+	}
+	return nil
+}
+
+// runServe listens, opens the store under cfg.Dir and serves ingest, the
+// query API and the dashboard until the command's context ends.
+func runServe(cmd *cobra.Command, cfg ingestsrv.Config) error {
+	// Listen before the store creates --data: a busy port leaves nothing behind.
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("%w (is another server there? choose an address with --addr)", err)
+	}
+	var grpcLn net.Listener
+	closeListeners := func() error { return ln.Close() }
+	if cfg.GRPC.Addr != "" {
+		if grpcLn, err = net.Listen("tcp", cfg.GRPC.Addr); err != nil {
+			return errors.Join(fmt.Errorf("%w (is another server there? choose an address with --grpc-addr, or --grpc-addr \"\" for none)", err), ln.Close())
+		}
+		closeListeners = func() error { return errors.Join(ln.Close(), grpcLn.Close()) }
+	}
+	srv, err := ingestsrv.New(cmd.Context(), cfg)
+	if err != nil {
+		return errors.Join(err, closeListeners())
+	}
+	runTail, err := dashboard.Attach(srv.Store().ReadDB(), srv.Store().ProjectedNotify, srv.Mount, cfg.Logger)
+	if err != nil {
+		return errors.Join(err, closeListeners(), srv.Close(context.Background()))
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "otelbench: dashboard at %s\n", dashboardURL(ln.Addr()))
+	g, ctx := errgroup.WithContext(cmd.Context())
+	g.Go(func() error { return runTail(ctx) })
+	g.Go(func() error { return srv.ServeWithGRPC(ctx, ln, grpcLn) })
+	return g.Wait()
 }
 
 // dashboardURL is the dashboard's address for a browser on this host: a

@@ -10,6 +10,27 @@ import (
 // WriteText writes the report as a human-readable table: one row per
 // signal of the mix and a total row, then the latency percentiles.
 func (r *Report) WriteText(w io.Writer) error {
+	r.writeTextHeader(w)
+	names := r.activeSignals()
+	if err := r.writeSignalTable(w, names); err != nil {
+		return err
+	}
+	writeGRPCStatus(w, r.Totals.GRPCStatus)
+	fmt.Fprintln(w)
+	if err := r.writeLatencyTable(w, names); err != nil {
+		return err
+	}
+	r.writeTextSummary(w)
+	if fm := r.FindMax; fm != nil {
+		if err := fm.writeText(w); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeTextHeader writes the line that says what load ran, and a blank line.
+func (r *Report) writeTextHeader(w io.Writer) {
 	c := r.Config
 	enc := c.Encoding
 	if c.Protocol == string(ProtocolGRPC) {
@@ -39,28 +60,34 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w)
+}
 
+// writeSignalTable writes requests, answers and records of each signal in
+// names and of the total.
+func (r *Report) writeSignalTable(w io.Writer, names []string) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "signal\trequests\treq/s\t2xx\t400\t413\t415\t429\t503\tother\txport err\trecords acked\trejected\trecords/s\tlate\t")
-	rows := func(name string, s *SignalStats) {
+	row := func(name string, s *SignalStats) {
 		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%.0f\t%d\t\n", name, s.Requests, s.RequestsPerSecond,
 			s.Status.S2xx, s.Status.S400, s.Status.S413, s.Status.S415, s.Status.S429, s.Status.S503, s.Status.Other,
 			s.TransportErrors, s.RecordsAcked, s.RecordsRejected, s.RecordsPerSecond, s.LateSends)
 	}
-	names := r.activeSignals()
 	for _, n := range names {
-		rows(n, r.Signals[n])
+		row(n, r.Signals[n])
 	}
-	rows("total", &r.Totals)
+	row("total", &r.Totals)
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("write report: %w", err)
 	}
-	writeGRPCStatus(w, r.Totals.GRPCStatus)
-	fmt.Fprintln(w)
+	return nil
+}
 
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+// writeLatencyTable writes the latency percentiles of each signal in names
+// and of the total.
+func (r *Report) writeLatencyTable(w io.Writer, names []string) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	label := "latency ms"
-	if c.Model == "open" {
+	if r.Config.Model == "open" {
 		label = "latency ms (from intended send)"
 	}
 	fmt.Fprintf(tw, "%s\tp50\tp90\tp99\tp99.9\tmax\tmean\t\n", label)
@@ -77,6 +104,12 @@ func (r *Report) WriteText(w io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("write report: %w", err)
 	}
+	return nil
+}
+
+// writeTextSummary writes what was sent and acknowledged over the whole
+// run, and the failures by cause.
+func (r *Report) writeTextSummary(w io.Writer) {
 	t := &r.Totals
 	if t.Canceled > 0 || t.Retries > 0 || t.ResponseDecodeErrors > 0 {
 		fmt.Fprintf(w, "\ncanceled in flight: %d, retries: %d, undecodable 200 bodies: %d\n", t.Canceled, t.Retries, t.ResponseDecodeErrors)
@@ -88,12 +121,6 @@ func (r *Report) WriteText(w io.Writer) error {
 		writeFailures(&b, r.Failures)
 		fmt.Fprintf(w, "\nfailures by cause:%s\n", b.String())
 	}
-	if fm := r.FindMax; fm != nil {
-		if err := fm.writeText(w); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // writeText writes the steps of a find-max search and its result.

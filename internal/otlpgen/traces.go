@@ -148,6 +148,20 @@ func (g *generator) child(nodes []spanNode, role spanRole, hop int) []spanNode {
 // describe sets the name, kind, attributes and status of nd's span. next is the service a
 // CLIENT span calls.
 func (g *generator) describe(nd *spanNode, next string, nodes []spanNode) {
+	switch nd.role {
+	case roleHTTPServer, roleHTTPClient:
+		g.describeHTTP(nd, next, nodes)
+	default:
+		g.describeBackend(nd)
+	}
+	if nd.failed {
+		g.describeFailure(nd)
+	}
+}
+
+// describeHTTP sets the name, kind and attributes of an HTTP SERVER or CLIENT span, after the
+// HTTP semantic conventions. A SERVER span called by a CLIENT span takes its method and route.
+func (g *generator) describeHTTP(nd *spanNode, next string, nodes []spanNode) {
 	s := nd.span
 	a := s.Attributes()
 	status := int64(200)
@@ -183,6 +197,15 @@ func (g *generator) describe(nd *spanNode, next string, nodes []spanNode) {
 		a.PutStr("server.address", next)
 		a.PutInt("server.port", 8080)
 		a.PutInt("http.response.status_code", status)
+	}
+}
+
+// describeBackend sets the name, kind and attributes of a database, cache, messaging or
+// INTERNAL span.
+func (g *generator) describeBackend(nd *spanNode) {
+	s := nd.span
+	a := s.Attributes()
+	switch nd.role {
 	case roleDB:
 		op, table := dbOps[g.rng.IntN(len(dbOps))], dbTables[g.rng.IntN(len(dbTables))]
 		s.SetName(op + " " + table)
@@ -217,20 +240,25 @@ func (g *generator) describe(nd *spanNode, next string, nodes []spanNode) {
 		s.SetName(internalOps[g.rng.IntN(len(internalOps))])
 		s.SetKind(ptrace.SpanKindInternal)
 	}
-	if nd.failed {
-		s.Status().SetCode(ptrace.StatusCodeError)
-		if nd.role == roleHTTPServer || nd.role == roleHTTPClient {
-			s.Status().SetMessage("HTTP 500")
-			return
-		}
-		s.Status().SetMessage("upstream timeout")
-		a.PutStr("error.type", "timeout")
-		ev := s.Events().AppendEmpty()
-		ev.SetName("exception")
-		ev.SetTimestamp(g.ts(nd.end))
-		ev.Attributes().PutStr("exception.type", "TimeoutError")
-		ev.Attributes().PutStr("exception.message", "deadline exceeded after 5s")
+}
+
+// describeFailure sets the ERROR status of a failed span; a span that is not HTTP also gets
+// an exception event.
+func (g *generator) describeFailure(nd *spanNode) {
+	s := nd.span
+	a := s.Attributes()
+	s.Status().SetCode(ptrace.StatusCodeError)
+	if nd.role == roleHTTPServer || nd.role == roleHTTPClient {
+		s.Status().SetMessage("HTTP 500")
+		return
 	}
+	s.Status().SetMessage("upstream timeout")
+	a.PutStr("error.type", "timeout")
+	ev := s.Events().AppendEmpty()
+	ev.SetName("exception")
+	ev.SetTimestamp(g.ts(nd.end))
+	ev.Attributes().PutStr("exception.type", "TimeoutError")
+	ev.Attributes().PutStr("exception.message", "deadline exceeded after 5s")
 }
 
 // fillRoute returns a URL path of route with its {id} filled in.

@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -40,11 +42,13 @@ func TestTableEscapesRenamedProcess(t *testing.T) {
 	const evil = "\x1b[2J\n1 fake 9"
 	// The shell writes its own comm (a builtin with a redirection runs in
 	// the shell itself), then waits on sleep, so the renamed process stays.
+	// Its own process group, so that the cleanup kills sleep too.
 	cmd := exec.Command("/bin/sh", "-c", `printf '\033[2J\n1 fake 9' > /proc/$$/comm && sleep 30`)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	t.Cleanup(func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); _ = cmd.Wait() })
 	pid := cmd.Process.Pid
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -76,6 +80,34 @@ func TestTableEscapesRenamedProcess(t *testing.T) {
 		}
 		if want := `\x1b[2J\n1 fake 9`; !strings.Contains(row, want) {
 			t.Errorf("threads=%v: got row %q, want it to hold %q", threads, row, want)
+		}
+	}
+}
+
+// TestAllThreadsSkipsExitedProcesses counts every process with --threads
+// while short-lived children come and go: a process that exits between its
+// count and the listing of its threads has exited since the listing, as
+// one that exits before its count, and is left out rather than failing the
+// run.
+func TestAllThreadsSkipsExitedProcesses(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { // bounded: at most 5,000 children, one at a time
+		defer wg.Done()
+		for range 5000 {
+			if ctx.Err() != nil {
+				return
+			}
+			_ = exec.Command("/bin/true").Run()
+		}
+	}()
+	defer wg.Wait()
+	defer cancel()
+	for round := range 20 {
+		var stderr bytes.Buffer
+		if err := Run(ctx, Config{All: true, Threads: true, Method: MethodStat, Stderr: &stderr}); err != nil {
+			t.Fatalf("round %d: %v\n%s", round, err, stderr.String())
 		}
 	}
 }

@@ -202,15 +202,19 @@ func collect(fs *FS, cfg *Config) (*Snapshot, error) {
 	}
 	// Names and threads only for the processes shown: with --all --top the
 	// ranking reads one file per process, not three.
-	for i := range snap.Processes {
-		p := &snap.Processes[i]
+	shown := snap.Processes[:0]
+	for _, p := range snap.Processes {
 		p.Comm = commOrUnknown(fs, p.PID, 0)
 		if cfg.Threads {
 			tables, g, err := fs.Tables(p.PID, method)
 			if err != nil {
+				snap.counted--
+				if cfg.All && errors.Is(err, ErrNoProcess) {
+					continue // exited since it was counted
+				}
 				snap.Errors = append(snap.Errors, ProcessError{PID: p.PID, Error: "threads: " + err.Error()})
 				snap.failed++
-				snap.counted--
+				shown = append(shown, p)
 				continue
 			}
 			for j := 1; j < len(tables); j++ {
@@ -218,7 +222,9 @@ func collect(fs *FS, cfg *Config) (*Snapshot, error) {
 			}
 			p.Tables, p.Grouping = tables, g
 		}
+		shown = append(shown, p)
 	}
+	snap.Processes = shown
 	return snap, nil
 }
 

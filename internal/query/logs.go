@@ -220,43 +220,6 @@ func (r *Reader) logs(ctx context.Context, q LogQuery) (LogPage, LogPlan, error)
 		}
 	}
 	base := q.baseWhere(blocks)
-	var textPreds []string
-	var textArgs []any
-	// match checks q in Go on the rows SQLite returns when SQLite cannot: its LIKE folds ASCII
-	// only, the trigram index and the live tail fold Unicode. For an ASCII term LIKE agrees and
-	// rejects rows before they cross database/sql.
-	var match func(body string) bool
-	if q.Q != "" {
-		if isASCII(q.Q) {
-			textPreds = append(textPreds, `l.body LIKE ? ESCAPE '\'`)
-			textArgs = append(textArgs, likeContains(q.Q))
-		} else {
-			lq := strings.ToLower(q.Q)
-			match = func(body string) bool { return strings.Contains(strings.ToLower(body), lq) }
-		}
-	}
-	if q.Glob != "" {
-		textPreds = append(textPreds, "l.body GLOB ?")
-		textArgs = append(textArgs, q.Glob)
-	}
-	var fts ftsFilter
-	switch {
-	case q.Q != "":
-		// The store's index is trigram with detail=none: it cannot match a
-		// phrase, and LIKE on it re-reads every candidate's body. An AND of
-		// the term's trigrams needs neither: it yields a superset of the
-		// matches straight from the doclists, and textPreds checks the
-		// exact, escaped pattern only on rows actually returned.
-		if tq := trigramQuery(q.Q); tq != "" {
-			fts = textMatch(tq)
-		}
-	case q.Glob != "":
-		// An unterminated set (SQLite's GLOB then matches nothing) ends the literal runs
-		// there: the index still yields a superset.
-		if tq := trigramQuery(sqlglob.Compile(q.Glob).LiteralRuns()...); tq != "" {
-			fts = textMatch(tq)
-		}
-	}
 	fetch := q.Limit + 1
 	if q.Q == "" && q.Glob == "" {
 		if q.TraceID != nil && len(blocks) == 0 {
@@ -265,26 +228,79 @@ func (r *Reader) logs(ctx context.Context, q LogQuery) (LogPage, LogPlan, error)
 		rows, err := r.queryLogs(ctx, nil, fetch, scanSQL(&q, base), append(base.args, fetch)...)
 		return page(rows, q.Limit), PlanScan, err
 	}
-	textWhere := "1"
-	if len(textPreds) > 0 {
-		textWhere = strings.Join(textPreds, " AND ")
-	}
+	text := newLogTextFilter(&q)
+	textWhere := text.where()
 	keep := func(*Log) bool { return true }
-	if match != nil {
-		keep = func(l *Log) bool { return match(l.Body) }
+	if text.match != nil {
+		keep = func(l *Log) bool { return text.match(l.Body) }
 	}
-	if fts.pred == "" {
+	if text.fts.pred == "" {
 		rows, err := r.queryLogs(ctx, keep, fetch, `SELECT `+logCols+` FROM logs l WHERE `+base.String()+` AND `+textWhere+
-			` ORDER BY l.time_unix_nano DESC, l.id DESC`, append(base.args, textArgs...)...)
+			` ORDER BY l.time_unix_nano DESC, l.id DESC`, append(base.args, text.args...)...)
 		return page(rows, q.Limit), PlanFullWalk, err
 	}
 	if !r.noBlocks {
 		if snap, err := r.blocks.refresh(ctx, r.db); err == nil {
-			rows, _, err := r.logsByBlocks(ctx, &q, snap, fts, base, textWhere, textArgs, match)
+			rows, _, err := r.logsByBlocks(ctx, &q, snap, text.fts, base, textWhere, text.args, text.match)
 			return page(rows, q.Limit), PlanBlocks, err
 		}
 	}
-	return r.logsBySelectivity(ctx, &q, fts, base, textWhere, textArgs, keep)
+	return r.logsBySelectivity(ctx, &q, text.fts, base, textWhere, text.args, keep)
+}
+
+// logTextFilter is how a log query's text filters (q and glob) run.
+type logTextFilter struct {
+	preds []string // checked by SQLite on every candidate row
+	args  []any    // the parameters of preds
+	// match checks q in Go on the rows SQLite returns when SQLite cannot: its LIKE folds ASCII
+	// only, the trigram index and the live tail fold Unicode. For an ASCII term LIKE agrees and
+	// rejects rows before they cross database/sql.
+	match func(body string) bool
+	fts   ftsFilter // the index's superset of the matches; zero when the index cannot help
+}
+
+// newLogTextFilter is q's text filter.
+func newLogTextFilter(q *LogQuery) logTextFilter {
+	var f logTextFilter
+	if q.Q != "" {
+		if isASCII(q.Q) {
+			f.preds = append(f.preds, `l.body LIKE ? ESCAPE '\'`)
+			f.args = append(f.args, likeContains(q.Q))
+		} else {
+			lq := strings.ToLower(q.Q)
+			f.match = func(body string) bool { return strings.Contains(strings.ToLower(body), lq) }
+		}
+	}
+	if q.Glob != "" {
+		f.preds = append(f.preds, "l.body GLOB ?")
+		f.args = append(f.args, q.Glob)
+	}
+	switch {
+	case q.Q != "":
+		// The store's index is trigram with detail=none: it cannot match a
+		// phrase, and LIKE on it re-reads every candidate's body. An AND of
+		// the term's trigrams needs neither: it yields a superset of the
+		// matches straight from the doclists, and preds check the
+		// exact, escaped pattern only on rows actually returned.
+		if tq := trigramQuery(q.Q); tq != "" {
+			f.fts = textMatch(tq)
+		}
+	case q.Glob != "":
+		// An unterminated set (SQLite's GLOB then matches nothing) ends the literal runs
+		// there: the index still yields a superset.
+		if tq := trigramQuery(sqlglob.Compile(q.Glob).LiteralRuns()...); tq != "" {
+			f.fts = textMatch(tq)
+		}
+	}
+	return f
+}
+
+// where is the SQL conjunction of the filter's predicates, "1" when it has none.
+func (f logTextFilter) where() string {
+	if len(f.preds) == 0 {
+		return "1"
+	}
+	return strings.Join(f.preds, " AND ")
 }
 
 // scanSQL is the query of PlanScan: base's rows newest first, up to a limit (the last

@@ -68,18 +68,31 @@ func (r *Reader) Traces(ctx context.Context, q TraceQuery) ([]TraceSummary, erro
 		}
 		w.add(not + traceHasError)
 	}
-	rows, err := r.db.QueryContext(ctx, tracesSQL(w, schema), append(w.args, q.Limit)...)
-	if err != nil {
-		return nil, fmt.Errorf("query traces: %w", err)
+	out, idx, err := r.traceRoots(ctx, tracesSQL(w, schema), append(w.args, q.Limit)...)
+	if err != nil || len(out) == 0 {
+		return out, err
 	}
+	if err := r.aggregateTraces(ctx, out, idx); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// traceRoots runs query, a list of root spans (tracesSQL), and returns one
+// summary a trace, in the query's order, and each trace's index in it.
+func (r *Reader) traceRoots(ctx context.Context, query string, args ...any) ([]TraceSummary, map[string]int, error) {
+	rows, err := r.db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, nil, fmt.Errorf("query traces: %w", err)
+	}
+	defer rows.Close()
 	out := []TraceSummary{}
 	idx := map[string]int{}
 	for rows.Next() {
 		var s TraceSummary
 		var res string
 		if err := rows.Scan(&s.TraceID, &s.RootService, &s.RootName, &s.StartTimeUnixNano, &s.RootDurationNano, &res); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("scan trace: %w", err)
+			return nil, nil, fmt.Errorf("scan trace: %w", err)
 		}
 		if _, dup := idx[s.TraceID]; dup { // two roots in one trace: list it once
 			continue
@@ -90,20 +103,22 @@ func (r *Reader) Traces(ctx context.Context, q TraceQuery) ([]TraceSummary, erro
 		idx[s.TraceID] = len(out)
 		out = append(out, s)
 	}
-	rows.Close()
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("query traces: %w", err)
+		return nil, nil, fmt.Errorf("query traces: %w", err)
 	}
-	if len(out) == 0 {
-		return out, nil
-	}
+	return out, idx, nil
+}
+
+// aggregateTraces fills in what the summaries in out say of all their
+// spans: count, error, extent and services. idx is each trace's index in out.
+func (r *Reader) aggregateTraces(ctx context.Context, out []TraceSummary, idx map[string]int) error {
 	args := make([]any, len(out))
 	for i, s := range out {
 		args[i] = s.TraceID
 	}
 	agg, err := r.db.QueryContext(ctx, traceAggSQL(len(out)), args...)
 	if err != nil {
-		return nil, fmt.Errorf("aggregate traces: %w", err)
+		return fmt.Errorf("aggregate traces: %w", err)
 	}
 	defer agg.Close()
 	for agg.Next() {
@@ -111,14 +126,17 @@ func (r *Reader) Traces(ctx context.Context, q TraceQuery) ([]TraceSummary, erro
 		var n, start, end int64
 		var isErr bool
 		if err := agg.Scan(&id, &n, &isErr, &start, &end, &services); err != nil {
-			return nil, fmt.Errorf("scan trace aggregate: %w", err)
+			return fmt.Errorf("scan trace aggregate: %w", err)
 		}
 		s := &out[idx[id]]
 		s.SpanCount, s.Error, s.StartTimeUnixNano, s.DurationNano = n, isErr, start, end-start
 		s.Services = strings.Split(services, ",")
 		slices.Sort(s.Services)
 	}
-	return out, agg.Err()
+	if err := agg.Err(); err != nil {
+		return fmt.Errorf("aggregate traces: %w", err)
+	}
+	return nil
 }
 
 // Span is one span of a TraceTree.
