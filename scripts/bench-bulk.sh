@@ -236,7 +236,7 @@ for i in $(seq "$runs"); do
 		[[ -n ${rec[$i-$s-serve]:-} ]] || continue
 		for peer in otelcol-nop otelcol-fsq; do
 			[[ -n ${rec[$i-$s-$peer]:-} ]] || continue
-			ratio[$s-$peer]+=" $(python3 -c "print(f'{${rec[$i-$s-serve]}/max(1,${rec[$i-$s-$peer]}):.2f}')")"
+			ratio[$s-$peer]+=" $(ratio "${rec[$i-$s-serve]}" "${rec[$i-$s-$peer]}")"
 			cpuratio[$s-$peer]+=" $(python3 -c "print(f'{${cpuk[$i-$s-serve]}/max(1e-9,${cpuk[$i-$s-$peer]}):.2f}')")"
 		done
 	done

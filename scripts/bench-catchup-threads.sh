@@ -29,9 +29,7 @@ threads() { for t in /proc/"$1"/task/*; do echo "${t##*/} $(cut -d' ' -f1 "$t/sc
 echo "# bench-catchup-threads $(date -u +%FT%TZ) $(nproc) cores; --mix $mix --records $records --pool-size $pool, $conc workers, $dur; window ${window}s after ${settle}s; $rounds rounds"
 for round in $(seq "$rounds"); do
 	for bin in "$@"; do
-		port=$(free_port)
-		rm -rf "$work/data"
-		start_serve "$bin" "$port" "$work/data"
+		start_fresh_serve "$bin"
 		closed_load "$1" "$port"
 		sleep "$settle"
 		a=$(threads "$pid") n0=$(projected) t0=$(cpu_ticks "$pid")

@@ -29,9 +29,7 @@ sample() {
 
 echo "# bench-catchup-trend $(date -u +%FT%TZ) $(nproc) cores; --mix $mix --records $records --pool-size $pool, $conc workers, $dur; ${window}s windows"
 for bin in "$@"; do
-	port=$(free_port)
-	rm -rf "$work/data"
-	start_serve "$bin" "$port" "$work/data"
+	start_fresh_serve "$bin"
 	closed_load "$1" "$port"
 	echo "$bin"
 	read -r n0 w0 r0 lag < <(sample)

@@ -126,15 +126,14 @@ for i in $(seq "$((serve ? runs : 0))"); do
 	((i % 2 == 0)) && order="otelcol otelbench"
 	if ((floor)); then order+=" floor"; fi
 	for w in logs1 mixed10; do
+		flags=$(workload_flags "$w")
 		for target in $order; do
-			case $w in
-			logs1) run logs1 "$target" --mix logs=1 --records 1 --concurrency "$conc" --duration "$dur" ;;
-			mixed10) run mixed10 "$target" --mix logs=1,metrics=1,traces=1 --records 10 --concurrency "$conc" --duration "$dur" ;;
-			esac
+			# shellcheck disable=SC2086 # flags is a list of flags
+			run "$w" "$target" $flags --concurrency "$conc" --duration "$dur"
 		done
-		ratios[$w]+=" $(python3 -c "print(f'{${rps[$w-otelbench]}/max(1,${rps[$w-otelcol]}):.2f}')")"
-		cpuratios[$w]+=" $(python3 -c "print(f'{${cpu[$w-otelbench]}/max(1,${cpu[$w-otelcol]}):.2f}')")"
-		if ((floor)); then floorratios[$w]+=" $(python3 -c "print(f'{${rps[$w-floor]}/max(1,${rps[$w-otelcol]}):.2f}')")"; fi
+		ratios[$w]+=" $(ratio "${rps[$w-otelbench]}" "${rps[$w-otelcol]}")"
+		cpuratios[$w]+=" $(ratio "${cpu[$w-otelbench]}" "${cpu[$w-otelcol]}")"
+		if ((floor)); then floorratios[$w]+=" $(ratio "${rps[$w-floor]}" "${rps[$w-otelcol]}")"; fi
 	done
 done
 echo

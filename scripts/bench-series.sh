@@ -33,9 +33,7 @@ queries=(
 echo "# bench-series $(date -u +%FT%TZ) $(nproc) cores; metrics=1 --records $records --pool-size $pool, $conc workers, $requests requests; $reps reps"
 for round in $(seq "$rounds"); do
 	for bin in "$@"; do
-		port=$(free_port)
-		rm -rf "$work/data"
-		start_serve "$bin" "$port" "$work/data"
+		start_fresh_serve "$bin"
 		t0=$(date +%s%N)
 		closed_load "$1" "$port" --requests "$requests"
 		wait_caught_up "$port" 300 || true

@@ -43,10 +43,8 @@ echo "# bench-serve-ab $(date -u +%FT%TZ) $(nproc) cores; --mix $mix --records $
 for round in $(seq "$rounds"); do
 	for bin in "${bins[@]}"; do
 	for flags in "$@"; do
-		port=$(free_port)
-		rm -rf "$work/data"
 		# shellcheck disable=SC2086 # flags is a list of flags
-		start_serve "$bin" "$port" "$work/data" --sync full $flags
+		start_fresh_serve "$bin" --sync full $flags
 		t0=$(cpu_ticks "$pid")
 		closed_load "$loadbin" "$port" --json "$work/load.json"
 		t1=$(cpu_ticks "$pid")

@@ -101,15 +101,13 @@ for i in $(seq "$runs"); do
 	order="otelbench otelcol"
 	((i % 2 == 0)) && order="otelcol otelbench"
 	for w in $workloads; do
+		flags=$(workload_flags "$w")
 		for target in $order; do
-			case $w in
-			logs1) run logs1 "$target" --mix logs=1 --records 1 --concurrency "$conc" --duration "$dur" ;;
-			mixed10) run mixed10 "$target" --mix logs=1,metrics=1,traces=1 --records 10 --concurrency "$conc" --duration "$dur" ;;
-			*) echo "unknown workload $w (logs1, mixed10)" >&2; exit 2 ;;
-			esac
+			# shellcheck disable=SC2086 # flags is a list of flags
+			run "$w" "$target" $flags --concurrency "$conc" --duration "$dur"
 		done
-		ratio=$(python3 -c "print(f'{${rps[$w-otelbench]}/max(1,${rps[$w-otelcol]}):.2f}')")
-		cpuratio=$(python3 -c "print(f'{${cpu[$w-otelbench]}/max(1,${cpu[$w-otelcol]}):.2f}')")
+		ratio=$(ratio "${rps[$w-otelbench]}" "${rps[$w-otelcol]}")
+		cpuratio=$(ratio "${cpu[$w-otelbench]}" "${cpu[$w-otelcol]}")
 		ratios[$w]+=" $ratio"
 		cpuratios[$w]+=" $cpuratio"
 		echo "run $i $w otelbench/otelcol: req/s ratio $ratio, CPU per request ratio $cpuratio" >&2

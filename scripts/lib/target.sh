@@ -28,6 +28,8 @@ wait_port() { # wait until something accepts on 127.0.0.1:$1 (at most 20 s)
 
 median() { python3 -c "import statistics,sys; print(f'{statistics.median(map(float, sys.argv[1:])):.2f}')" "$@"; }
 
+ratio() { python3 -c "print(f'{$1/max(1,$2):.2f}')"; } # ratio A B: A/B to two places, B at least 1
+
 cpu_ticks() { awk '{print $14+$15}' "/proc/$1/stat"; } # user+sys of process $1, in clock ticks
 
 # machine_ticks prints the machine's CPU ticks since boot: all, idle (with iowait), steal (/proc/stat).
@@ -55,6 +57,15 @@ start_serve() { # start_serve BIN PORT DATADIR [FLAGS...]: serve on 127.0.0.1:PO
 	return 1
 }
 
+# start_fresh_serve BIN [FLAGS...] starts serve on a free port (sets port) and an empty $work/data.
+start_fresh_serve() {
+	local bin=$1
+	shift
+	port=$(free_port)
+	rm -rf "$work/data"
+	start_serve "$bin" "$port" "$work/data" "$@"
+}
+
 start_otelcol_nop() { # start_otelcol_nop BIN http|grpc PORT DIR [TELEMETRY_YAML]: otlpreceiver -> nop exporter
 	cat >"$4/otelcol.yaml" <<YAML
 receivers:
@@ -76,6 +87,16 @@ YAML
 	"$1" --config "$4/otelcol.yaml" 2>"$4/server.log" &
 	pid=$!
 	wait_port "$3"
+}
+
+# workload_flags NAME prints the load flags of a closed-model workload of the serve benchmarks:
+# logs1 (logs, 1 record a request) or mixed10 (logs, metrics and traces, 10 records a request).
+workload_flags() {
+	case $1 in
+	logs1) echo "--mix logs=1 --records 1" ;;
+	mixed10) echo "--mix logs=1,metrics=1,traces=1 --records 10" ;;
+	*) echo "unknown workload $1 (logs1, mixed10)" >&2; return 2 ;;
+	esac
 }
 
 # load_settings MIX RECORDS DURATION POOL_SIZE sets mix, records, dur, pool and conc from the
