@@ -1,7 +1,6 @@
 package ingestsrv
 
 import (
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -82,14 +81,7 @@ func TestGRPCRequestLimits(t *testing.T) {
 // (counted as conn_source_limit under grpc) until the HTTP one closes.
 func TestGRPCConnCapPerSource(t *testing.T) {
 	ts := startGRPCServer(t, Config{MaxConns: 8, MaxConnsPerSource: 1})
-	client := &http.Client{Transport: &http.Transport{}}
-	defer client.CloseIdleConnections()
-	resp, err := client.Get(ts.url + "/healthz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, _ = io.Copy(io.Discard, resp.Body)
-	resp.Body.Close() // the connection stays open, idle, holding the address's one slot
+	release := holdIdleConn(t, ts.url) // the address's one slot
 	cc := dialRaw(t, ts.grpcAddr)
 	body := encode(t, otlptest.Logs(3, 1), otlpcodec.EncodingProto)
 	_, st := export(t, cc, signal.Logs, body)
@@ -97,7 +89,7 @@ func TestGRPCConnCapPerSource(t *testing.T) {
 	if got := ts.Stats().Transports[TransportGRPC].Rejections["conn_source_limit"]; got == 0 {
 		t.Errorf("grpc conn_source_limit = 0, want > 0")
 	}
-	client.CloseIdleConnections()
+	release()
 	waitFor(t, "a gRPC export once the HTTP connection closed", func() bool {
 		_, st = export(t, cc, signal.Logs, body)
 		return st.Code() == codes.OK
