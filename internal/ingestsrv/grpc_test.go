@@ -154,25 +154,6 @@ func TestGRPCPartialSuccess(t *testing.T) {
 	}
 }
 
-// TestGRPCSharedConnLimit fills MaxConns with an HTTP connection: a gRPC
-// connection past it is refused, and gets in once the HTTP one closes.
-func TestGRPCSharedConnLimit(t *testing.T) {
-	ts := startGRPCServer(t, Config{MaxConns: 1})
-	release := holdIdleConn(t, ts.url) // the one slot
-	cc := dialRaw(t, ts.grpcAddr)
-	body := encode(t, otlptest.Logs(3, 1), otlpcodec.EncodingProto)
-	_, st := export(t, cc, signal.Logs, body, grpc.WaitForReady(false))
-	wantCode(t, st, codes.Unavailable)
-	if got := ts.Stats().Transports[TransportGRPC].Rejections["conn_refused"]; got == 0 {
-		t.Errorf("grpc conn_refused = 0, want > 0")
-	}
-	release()
-	waitFor(t, "a gRPC export once the HTTP connection closed", func() bool {
-		_, st = export(t, cc, signal.Logs, body)
-		return st.Code() == codes.OK
-	})
-}
-
 // holdIdleConn opens an HTTP connection to the server at url and leaves it open and idle,
 // holding a connection slot until release closes it (or the test ends).
 func holdIdleConn(t *testing.T, url string) (release func()) {
