@@ -171,7 +171,7 @@ run() { # run ROUND SHAPE TARGET
 	mkdir -p "$dir"
 	start_target "$3" "$port" "$dir"
 	tck=$(getconf CLK_TCK)
-	t0=$(awk '{print $14+$15}' "/proc/$pid/stat")
+	t0=$(cpu_ticks "$pid")
 	local prof_pid=
 	if [[ $3 == serve && ${PROFILE:-0} == 1 ]]; then
 		# One CPU profile over the run but its first and last second.
@@ -180,7 +180,7 @@ run() { # run ROUND SHAPE TARGET
 	fi
 	BULK_BODY=$out/body-$2.bin timeout $((secs + 30)) wrk -t"$threads" -c"$conc" -d"$dur" --timeout 10s \
 		-s "$out/post.lua" "http://127.0.0.1:$port/v1/logs" >"$dir/wrk.txt" 2>&1 || true
-	t1=$(awk '{print $14+$15}' "/proc/$pid/stat")
+	t1=$(cpu_ticks "$pid")
 	[[ -z $prof_pid ]] || wait "$prof_pid" || echo "$key: no CPU profile" >&2
 	stop_target
 	local drained=
@@ -236,7 +236,7 @@ for i in $(seq "$runs"); do
 		[[ -n ${rec[$i-$s-serve]:-} ]] || continue
 		for peer in otelcol-nop otelcol-fsq; do
 			[[ -n ${rec[$i-$s-$peer]:-} ]] || continue
-			ratio[$s-$peer]+=" $(python3 -c "print(f'{${rec[$i-$s-serve]}/max(1,${rec[$i-$s-$peer]}):.2f}')")"
+			ratio[$s-$peer]+=" $(ratio "${rec[$i-$s-serve]}" "${rec[$i-$s-$peer]}")"
 			cpuratio[$s-$peer]+=" $(python3 -c "print(f'{${cpuk[$i-$s-serve]}/max(1e-9,${cpuk[$i-$s-$peer]}):.2f}')")"
 		done
 	done

@@ -14,39 +14,28 @@
 #      ROUNDS=3 SETTLE=2 WINDOW=8. The load always comes from the first build.
 set -euo pipefail
 [[ $# -gt 0 ]] || { echo "usage: $0 OTELBENCH_BINARY..." >&2; exit 2; }
-mix=${MIX:-logs=1,metrics=1,traces=1}
-records=${RECORDS:-10}
-dur=${DURATION:-15s}
-pool=${POOL_SIZE:-1024}
-conc=${CONCURRENCY:-256}
+# shellcheck source=scripts/lib/target.sh
+. "$(dirname "$0")/lib/target.sh" # pid, work, start_serve, load_settings, closed_load, api_stats, stop_target
+load_settings logs=1,metrics=1,traces=1 10 15s 1024
 rounds=${ROUNDS:-3}
 settle=${SETTLE:-2}
 window=${WINDOW:-8}
-work=$(mktemp -d "${TMPDIR:-/tmp}/bench-catchup-threads.XXXXXX")
-pid=
-trap '[[ -n $pid ]] && kill -KILL "$pid" 2>/dev/null; rm -rf "$work"' EXIT
+mkwork bench-catchup-threads
 
-stats() { curl -sf "http://127.0.0.1:$port/api/v1/stats"; }
-projected() { stats | jq '[.signals[].records_projected] | add'; }
+projected() { api_stats "$port" | jq '[.signals[].records_projected] | add'; }
 # threads prints "TID ns-on-cpu" for every thread of process $1.
 threads() { for t in /proc/"$1"/task/*; do echo "${t##*/} $(cut -d' ' -f1 "$t/schedstat")"; done | sort; }
-ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 
 echo "# bench-catchup-threads $(date -u +%FT%TZ) $(nproc) cores; --mix $mix --records $records --pool-size $pool, $conc workers, $dur; window ${window}s after ${settle}s; $rounds rounds"
 for round in $(seq "$rounds"); do
 	for bin in "$@"; do
-		port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-		rm -rf "$work/data"
-		"$bin" serve --addr "127.0.0.1:$port" --data "$work/data" 2>"$work/server.log" &
-		pid=$!
-		for _ in $(seq 100); do curl -sf -o /dev/null "http://127.0.0.1:$port/healthz" && break; sleep 0.1; done
-		"$1" load --endpoint "http://127.0.0.1:$port" --no-progress --mix "$mix" --records "$records" \
-			--pool-size "$pool" --concurrency "$conc" --duration "$dur" >/dev/null
+		start_fresh_serve "$bin"
+		closed_load "$1" "$port"
 		sleep "$settle"
-		a=$(threads "$pid") n0=$(projected) t0=$(ticks "$pid")
+		a=$(threads "$pid") n0=$(projected) t0=$(cpu_ticks "$pid")
 		sleep "$window"
-		b=$(threads "$pid") n1=$(projected) t1=$(ticks "$pid")
-		lag=$(stats | jq '.projection.lag_records')
+		b=$(threads "$pid") n1=$(projected) t1=$(cpu_ticks "$pid")
+		lag=$(lag "$port")
 		n=$((n1 - n0))
 		if [[ $n -le 0 || $lag -eq 0 ]]; then
 			echo "round $round $bin: the catch-up ended inside the window (projected $n, lag $lag): lengthen DURATION" >&2
@@ -56,8 +45,6 @@ for round in $(seq "$rounds"); do
 		proc=$(echo "scale=2; ($t1 - $t0) * 1000000 / $(getconf CLK_TCK) / $n" | bc)
 		printf 'round %d  %-40s rec/s %7d  process_us/rec %6s  busiest_threads_us/rec %s  lag_after %d\n' \
 			"$round" "$bin" $((n / window)) "$proc" "$top" "$lag"
-		kill -TERM "$pid"
-		wait "$pid" || { echo "server did not exit 0" >&2; exit 1; }
-		pid=
+		stop_target
 	done
 done

@@ -15,31 +15,22 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [[ $# -ge 1 ]] || { echo "usage: $0 BIN [BIN...]" >&2; exit 2; }
-mix=${MIX:-logs=1,metrics=1,traces=1}
-records=${RECORDS:-10}
-dur=${DURATION:-15s}
-pool=${POOL_SIZE:-1024}
-conc=${CONCURRENCY:-256}
+# shellcheck source=scripts/lib/target.sh
+. scripts/lib/target.sh # pid, work, start_serve, load_settings, closed_load, api_stats, stop_target
+load_settings logs=1,metrics=1,traces=1 10 15s 1024
 window=${WINDOW:-4}
 catchmax=${CATCHUP:-300}
-work=$(mktemp -d "${TMPDIR:-/tmp}/bench-catchup-trend.XXXXXX")
-pid=
-trap '[[ -n $pid ]] && kill -KILL "$pid" 2>/dev/null; rm -rf "$work"' EXIT
+mkwork bench-catchup-trend
 
 # sample prints: records projected, pages written, pages read, lag.
 sample() {
-	curl -sf "http://127.0.0.1:$port/api/v1/stats" | jq -r '"\([.signals[].records_projected] | add) \(.projection.pages_written) \(.projection.pages_read) \(.projection.lag_records)"'
+	api_stats "$port" | jq -r '"\([.signals[].records_projected] | add) \(.projection.pages_written) \(.projection.pages_read) \(.projection.lag_records)"'
 }
 
 echo "# bench-catchup-trend $(date -u +%FT%TZ) $(nproc) cores; --mix $mix --records $records --pool-size $pool, $conc workers, $dur; ${window}s windows"
 for bin in "$@"; do
-	port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-	rm -rf "$work/data"
-	"$bin" serve --addr "127.0.0.1:$port" --data "$work/data" 2>"$work/server.log" &
-	pid=$!
-	for _ in $(seq 100); do curl -sf -o /dev/null "http://127.0.0.1:$port/healthz" && break; sleep 0.1; done
-	"$1" load --endpoint "http://127.0.0.1:$port" --no-progress --mix "$mix" --records "$records" \
-		--pool-size "$pool" --concurrency "$conc" --duration "$dur" >/dev/null
+	start_fresh_serve "$bin"
+	closed_load "$1" "$port"
 	echo "$bin"
 	read -r n0 w0 r0 lag < <(sample)
 	for i in $(seq $((catchmax / window))); do
@@ -54,7 +45,5 @@ for bin in "$@"; do
 		fi
 		n0=$n1 w0=$w1 r0=$r1
 	done
-	kill -TERM "$pid"
-	wait "$pid" || { echo "server did not exit 0" >&2; exit 1; }
-	pid=
+	stop_target
 done

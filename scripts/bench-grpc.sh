@@ -44,6 +44,7 @@ floor=${FLOOR:-1}
 otelcol=${OTELCOL:-/tmp/otelbench-otelcol/otelcol}
 out=${OUT:-$(mktemp -d /tmp/bench-grpc.XXXXXX)}
 root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=scripts/lib/target.sh
 . "$root/scripts/lib/target.sh" # pid, cleanup, free_port, wait_port, median, stop_target
 tgmod=github.com/open-telemetry/opentelemetry-collector-contrib/cmd/telemetrygen@v0.161.0
 mkdir -p "$out"
@@ -61,8 +62,6 @@ if [[ -z $tg && -n $workers ]]; then
 	tg=$out/telemetrygen
 fi
 
-
-
 start_target() { # start_target otelbench|otelcol|floor GRPCPORT DIR [PROMPORT]
 	case $1 in
 	floor)
@@ -72,7 +71,7 @@ start_target() { # start_target otelbench|otelcol|floor GRPCPORT DIR [PROMPORT]
 		"$BIN" serve --addr "127.0.0.1:$(free_port)" --grpc-addr "127.0.0.1:$2" --data "$3/data" --sync full 2>"$3/server.log" &
 		;;
 	otelcol)
-		local telemetry="level: none"
+		local telemetry=
 		[[ -n ${4:-} ]] && telemetry="level: detailed
       readers:
         - pull:
@@ -80,31 +79,15 @@ start_target() { # start_target otelbench|otelcol|floor GRPCPORT DIR [PROMPORT]
               prometheus:
                 host: 127.0.0.1
                 port: $4"
-		cat >"$3/otelcol.yaml" <<YAML
-receivers:
-  otlp:
-    protocols:
-      grpc:
-        endpoint: 127.0.0.1:$2
-exporters:
-  nop:
-service:
-  telemetry:
-    metrics:
-      $telemetry
-  pipelines:
-    logs: {receivers: [otlp], exporters: [nop]}
-    metrics: {receivers: [otlp], exporters: [nop]}
-    traces: {receivers: [otlp], exporters: [nop]}
-YAML
-		"$otelcol" --config "$3/otelcol.yaml" 2>"$3/server.log" &
+		start_otelcol_nop "$otelcol" grpc "$2" "$3" "$telemetry"
+		[[ -z ${4:-} ]] || wait_port "$4"
+		return
 		;;
 	esac
 	pid=$!
 	wait_port "$2"
 	[[ -z ${4:-} ]] || wait_port "$4"
 }
-
 
 declare -A rps cpu
 run() { # run NAME TARGET LOADARGS...
@@ -115,12 +98,12 @@ run() { # run NAME TARGET LOADARGS...
 	mkdir -p "$dir"
 	start_target "$target" "$port" "$dir"
 	tck=$(getconf CLK_TCK)
-	t0=$(awk '{print $14+$15}' "/proc/$pid/stat")
+	t0=$(cpu_ticks "$pid")
 	# load exits 1 when requests fail, which the overload run expects; the
 	# table shows what failed.
 	"$BIN" load --protocol grpc --insecure --endpoint "127.0.0.1:$port" --no-progress --json "$dir/load.json" "$@" >"$dir/load.txt" ||
 		echo "$name on $target: load exited $? ($dir/load.txt)" >&2
-	t1=$(awk '{print $14+$15}' "/proc/$pid/stat")
+	t1=$(cpu_ticks "$pid")
 	stop_target
 	rm -rf "$dir/data"
 	read -r r p50 p99 ok busy errs < <(jq -r '.totals | [(.requests_per_second|floor), .latency_ms.p50, .latency_ms.p99,
@@ -143,15 +126,14 @@ for i in $(seq "$((serve ? runs : 0))"); do
 	((i % 2 == 0)) && order="otelcol otelbench"
 	if ((floor)); then order+=" floor"; fi
 	for w in logs1 mixed10; do
+		flags=$(workload_flags "$w")
 		for target in $order; do
-			case $w in
-			logs1) run logs1 "$target" --mix logs=1 --records 1 --concurrency "$conc" --duration "$dur" ;;
-			mixed10) run mixed10 "$target" --mix logs=1,metrics=1,traces=1 --records 10 --concurrency "$conc" --duration "$dur" ;;
-			esac
+			# shellcheck disable=SC2086 # flags is a list of flags
+			run "$w" "$target" $flags --concurrency "$conc" --duration "$dur"
 		done
-		ratios[$w]+=" $(python3 -c "print(f'{${rps[$w-otelbench]}/max(1,${rps[$w-otelcol]}):.2f}')")"
-		cpuratios[$w]+=" $(python3 -c "print(f'{${cpu[$w-otelbench]}/max(1,${cpu[$w-otelcol]}):.2f}')")"
-		if ((floor)); then floorratios[$w]+=" $(python3 -c "print(f'{${rps[$w-floor]}/max(1,${rps[$w-otelcol]}):.2f}')")"; fi
+		ratios[$w]+=" $(ratio "${rps[$w-otelbench]}" "${rps[$w-otelcol]}")"
+		cpuratios[$w]+=" $(ratio "${cpu[$w-otelbench]}" "${cpu[$w-otelcol]}")"
+		if ((floor)); then floorratios[$w]+=" $(ratio "${rps[$w-floor]}" "${rps[$w-otelcol]}")"; fi
 	done
 done
 echo

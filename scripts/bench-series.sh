@@ -13,16 +13,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [[ $# -ge 1 ]] || { echo "usage: $0 BIN [BIN...]" >&2; exit 2; }
-dur=${DURATION:-120s}
+# shellcheck source=scripts/lib/target.sh
+. scripts/lib/target.sh # pid, work, start_serve, load_settings, closed_load, api_stats, stop_target
+load_settings metrics=1 10 120s 1024
+mix=metrics=1 # the queries read metric points
 requests=${REQUESTS:-300000}
-records=${RECORDS:-10}
-pool=${POOL_SIZE:-1024}
-conc=${CONCURRENCY:-256}
 reps=${REPS:-15}
 rounds=${ROUNDS:-1}
-work=$(mktemp -d "${TMPDIR:-/tmp}/bench-series.XXXXXX")
-pid=
-trap '[[ -n $pid ]] && kill -KILL "$pid" 2>/dev/null; rm -rf "$work"' EXIT
+mkwork bench-series
 
 queries=(
 	"one service's gauge|name=system.memory.utilization&service=svc-1"
@@ -35,20 +33,12 @@ queries=(
 echo "# bench-series $(date -u +%FT%TZ) $(nproc) cores; metrics=1 --records $records --pool-size $pool, $conc workers, $requests requests; $reps reps"
 for round in $(seq "$rounds"); do
 	for bin in "$@"; do
-		port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-		rm -rf "$work/data"
-		"$bin" serve --addr "127.0.0.1:$port" --data "$work/data" 2>"$work/server.log" &
-		pid=$!
-		for _ in $(seq 100); do curl -sf -o /dev/null "http://127.0.0.1:$port/healthz" && break; sleep 0.1; done
+		start_fresh_serve "$bin"
 		t0=$(date +%s%N)
-		"$1" load --endpoint "http://127.0.0.1:$port" --no-progress --mix metrics=1 --records "$records" \
-			--pool-size "$pool" --concurrency "$conc" --requests "$requests" --duration "$dur" >/dev/null
-		for _ in $(seq 3000); do
-			[[ $(curl -sf "http://127.0.0.1:$port/api/v1/stats" | jq -r '.projection.lag_records') == 0 ]] && break
-			sleep 0.1
-		done
+		closed_load "$1" "$port" --requests "$requests"
+		wait_caught_up "$port" 300 || true
 		sleep "${SETTLE:-5}"
-		points=$(curl -sf "http://127.0.0.1:$port/api/v1/stats" | jq -r '.signals.metrics.records_projected // empty')
+		points=$(api_stats "$port" | jq -r '.signals.metrics.records_projected // empty')
 		echo "round $round  $bin  points ${points:-?}"
 		for q in "${queries[@]}"; do
 			name=${q%%|*} params=${q#*|}
@@ -58,6 +48,6 @@ for round in $(seq "$rounds"); do
 			done | sort -n | awk -v name="$name" -v n="$reps" '{t[NR]=$1} END {printf "  %-36s median %8.1f ms  max %8.1f ms\n", name, t[int((n+1)/2)]*1000, t[n]*1000}'
 			jq -r '"    \(.series | length) series, \([.series[].points | length] | add // 0) steps"' "$work/out.json"
 		done
-		kill -INT "$pid"; wait "$pid" 2>/dev/null || true; pid=
+		stop_target
 	done
 done

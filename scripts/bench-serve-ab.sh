@@ -25,14 +25,12 @@
 #      CATCHUP=120 TMPDIR=/dev/shm puts the data dir on tmpfs (takes the disk out of the comparison)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-mix=${MIX:-logs=1}
-records=${RECORDS:-1}
-dur=${DURATION:-15s}
-conc=${CONCURRENCY:-256}
+# shellcheck source=scripts/lib/target.sh
+. scripts/lib/target.sh # pid, work, start_serve, load_settings, closed_load, lag, wait_caught_up, stop_target
+load_settings logs=1 1 15s 16
 rounds=${ROUNDS:-3}
 catchmax=${CATCHUP:-120}
-pool=${POOL_SIZE:-16}
-work=$(mktemp -d "${TMPDIR:-/tmp}/bench-serve-ab.XXXXXX")
+mkwork bench-serve-ab
 if [[ -z ${BIN:-} && -z ${BINS:-} ]]; then
 	BIN=$work/otelbench
 	go build -o "$BIN" ./cmd/otelbench
@@ -40,34 +38,23 @@ fi
 read -r -a bins <<<"${BINS:-$BIN}"
 loadbin=${bins[0]}
 [[ $# -gt 0 ]] || set -- ""
-pid=
-trap '[[ -n $pid ]] && kill -KILL "$pid" 2>/dev/null; rm -rf "$work"' EXIT
-
-# machine prints the machine's CPU ticks since boot: all, idle (with iowait), steal (/proc/stat).
-machine() { awk '/^cpu / {print $2+$3+$4+$5+$6+$7+$8+$9, $5+$6, $9}' /proc/stat; }
-lag() { curl -sf "http://127.0.0.1:$port/api/v1/stats" | jq -r '.projection.lag_records'; }
 
 echo "# bench-serve-ab $(date -u +%FT%TZ) $(nproc) cores; --mix $mix --records $records --pool-size $pool, $conc workers, $dur; $rounds rounds"
 for round in $(seq "$rounds"); do
 	for bin in "${bins[@]}"; do
 	for flags in "$@"; do
-		port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-		rm -rf "$work/data"
 		# shellcheck disable=SC2086 # flags is a list of flags
-		"$bin" serve --addr "127.0.0.1:$port" --data "$work/data" --sync full $flags 2>"$work/server.log" &
-		pid=$!
-		for _ in $(seq 100); do curl -sf -o /dev/null "http://127.0.0.1:$port/healthz" && break; sleep 0.1; done
-		t0=$(awk '{print $14+$15}' "/proc/$pid/stat")
-		"$loadbin" load --endpoint "http://127.0.0.1:$port" --no-progress --json "$work/load.json" \
-			--mix "$mix" --records "$records" --pool-size "$pool" --concurrency "$conc" --duration "$dur" >/dev/null
-		t1=$(awk '{print $14+$15}' "/proc/$pid/stat")
-		end=$(lag)
-		read -r m0 i0 s0 < <(machine)
+		start_fresh_serve "$bin" --sync full $flags
+		t0=$(cpu_ticks "$pid")
+		closed_load "$loadbin" "$port" --json "$work/load.json"
+		t1=$(cpu_ticks "$pid")
+		end=$(lag "$port")
+		read -r m0 i0 s0 < <(machine_ticks)
 		start=$(date +%s.%N)
-		for _ in $(seq $((catchmax * 10))); do [[ $(lag) == 0 ]] && break; sleep 0.1; done
+		wait_caught_up "$port" "$catchmax" || true
 		catchup=$(echo "$(date +%s.%N) - $start" | bc)
-		t2=$(awk '{print $14+$15}' "/proc/$pid/stat")
-		read -r m1 i1 s1 < <(machine)
+		t2=$(cpu_ticks "$pid")
+		read -r m1 i1 s1 < <(machine_ticks)
 		idle=$(((i1 - i0) * 100 / (m1 > m0 ? m1 - m0 : 1)))
 		steal=$(((s1 - s0) * 100 / (m1 > m0 ? m1 - m0 : 1)))
 		ok=$(jq '.totals.status["2xx"]' "$work/load.json")
@@ -81,16 +68,13 @@ for round in $(seq "$rounds"); do
 			rate=$(echo "$end / $catchup" | bc)
 			catchcpu=$(echo "scale=2; ($t2 - $t1) * 1000000 / $(getconf CLK_TCK) / $end" | bc)
 		fi
-		hwm=$(awk '/^VmHWM/ {printf "%.1f", $2 * 1024 / 1e6}' "/proc/$pid/status")
 		# Pages the projector wrote and read per 1,000 records projected (servers that count them).
-		pages=$(curl -sf "http://127.0.0.1:$port/api/v1/stats" | jq -r '([.signals[].records_projected] | add) as $n
+		pages=$(api_stats "$port" | jq -r '([.signals[].records_projected] | add) as $n
 			| if .projection.pages_written == null or $n == 0 then "-"
 			  else "\(.projection.pages_written * 1000 / $n | floor)/\(.projection.pages_read * 1000 / $n | floor)" end')
+		stop_target
 		printf 'round %d  %-40s req/s %7d  cpu_us/req %4d  lag_at_end %9s  catch-up %6.1f s %7d rec/s %6s cpu_us/rec  idle/steal %2d/%2d%%  peak_rss %6s MB  pages_w/r_per_krec %s\n' \
 			"$round" "$name" "$rps" "$cpu" "$end" "$catchup" "$rate" "$catchcpu" "$idle" "$steal" "$hwm" "$pages"
-		kill -TERM "$pid"
-		wait "$pid" || { echo "server did not exit 0" >&2; exit 1; }
-		pid=
 	done
 	done
 done

@@ -41,6 +41,7 @@ workloads=${WORKLOADS:-logs1 mixed10}
 otelcol=${OTELCOL:-/tmp/otelbench-otelcol/otelcol}
 out=${OUT:-$(mktemp -d /tmp/bench-serve.XXXXXX)}
 root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=scripts/lib/target.sh
 . "$root/scripts/lib/target.sh" # pid, cleanup, free_port, wait_port, median, stop_target
 mkdir -p "$out"
 
@@ -50,40 +51,17 @@ if [[ -z ${BIN:-} ]]; then
 fi
 [[ -x $otelcol ]] || "$root/scripts/build-otelcol.sh" "$otelcol" >/dev/null
 
-
-
-
 start_target() { # start_target otelbench|otelcol PORT DIR
 	case $1 in
 	otelbench)
 		# shellcheck disable=SC2086 # SERVE_ARGS is a list of flags
 		"$BIN" serve --addr "127.0.0.1:$2" --data "$3/data" --sync full ${SERVE_ARGS:-} 2>"$3/server.log" &
 		;;
-	otelcol)
-		cat >"$3/otelcol.yaml" <<YAML
-receivers:
-  otlp:
-    protocols:
-      http:
-        endpoint: 127.0.0.1:$2
-exporters:
-  nop:
-service:
-  telemetry:
-    metrics:
-      level: none
-  pipelines:
-    logs: {receivers: [otlp], exporters: [nop]}
-    metrics: {receivers: [otlp], exporters: [nop]}
-    traces: {receivers: [otlp], exporters: [nop]}
-YAML
-		"$otelcol" --config "$3/otelcol.yaml" 2>"$3/server.log" &
-		;;
+	otelcol) start_otelcol_nop "$otelcol" http "$2" "$3"; return ;;
 	esac
 	pid=$!
 	wait_port "$2"
 }
-
 
 summary() { # summary REPORT.json -> "req/s rec/s p50 p99 2xx 503 errors"
 	jq -r '.totals | [(.requests_per_second|floor), (.records_per_second|floor), .latency_ms.p50, .latency_ms.p99,
@@ -100,9 +78,9 @@ run() { # run NAME TARGET LOADARGS...
 	start_target "$target" "$port" "$dir"
 	local t0 t1 tck
 	tck=$(getconf CLK_TCK)
-	t0=$(awk '{print $14+$15}' "/proc/$pid/stat")
+	t0=$(cpu_ticks "$pid")
 	"$BIN" load --endpoint "http://127.0.0.1:$port" --no-progress --json "$dir/load.json" "$@" >"$dir/load.txt"
-	t1=$(awk '{print $14+$15}' "/proc/$pid/stat")
+	t1=$(cpu_ticks "$pid")
 	stop_target
 	[[ ${KEEP_DATA:-0} == 1 ]] || rm -rf "$dir/data"
 	read -r r rec p50 p99 ok busy errs < <(summary "$dir/load.json")
@@ -123,15 +101,13 @@ for i in $(seq "$runs"); do
 	order="otelbench otelcol"
 	((i % 2 == 0)) && order="otelcol otelbench"
 	for w in $workloads; do
+		flags=$(workload_flags "$w")
 		for target in $order; do
-			case $w in
-			logs1) run logs1 "$target" --mix logs=1 --records 1 --concurrency "$conc" --duration "$dur" ;;
-			mixed10) run mixed10 "$target" --mix logs=1,metrics=1,traces=1 --records 10 --concurrency "$conc" --duration "$dur" ;;
-			*) echo "unknown workload $w (logs1, mixed10)" >&2; exit 2 ;;
-			esac
+			# shellcheck disable=SC2086 # flags is a list of flags
+			run "$w" "$target" $flags --concurrency "$conc" --duration "$dur"
 		done
-		ratio=$(python3 -c "print(f'{${rps[$w-otelbench]}/max(1,${rps[$w-otelcol]}):.2f}')")
-		cpuratio=$(python3 -c "print(f'{${cpu[$w-otelbench]}/max(1,${cpu[$w-otelcol]}):.2f}')")
+		ratio=$(ratio "${rps[$w-otelbench]}" "${rps[$w-otelcol]}")
+		cpuratio=$(ratio "${cpu[$w-otelbench]}" "${cpu[$w-otelcol]}")
 		ratios[$w]+=" $ratio"
 		cpuratios[$w]+=" $cpuratio"
 		echo "run $i $w otelbench/otelcol: req/s ratio $ratio, CPU per request ratio $cpuratio" >&2

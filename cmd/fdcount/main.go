@@ -6,29 +6,6 @@
 //	fdcount --json --watch 1s PID  one JSON line per second until Ctrl-C
 package main
 
-import (
-	"context"
-	"fmt"
-	"io"
-	"os"
-	"os/signal"
-	"syscall"
+import "github.com/otelbench/otelbench/internal/exitcode"
 
-	"github.com/otelbench/otelbench/internal/exitcode"
-)
-
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := newRootCmd().ExecuteContext(ctx)
-	stop()
-	os.Exit(report(os.Stderr, err))
-}
-
-// report prints err (if it carries a message) and returns the exit code: the
-// one place that maps errors to exit codes.
-func report(w io.Writer, err error) int {
-	if err != nil && err.Error() != "" {
-		fmt.Fprintf(w, "fdcount: %v\n", err)
-	}
-	return exitcode.Code(err)
-}
+func main() { exitcode.Main("fdcount", newRootCmd().ExecuteContext) }

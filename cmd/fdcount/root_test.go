@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/otelbench/otelbench/internal/exitcode"
 	"github.com/otelbench/otelbench/internal/procfd"
 )
 
@@ -38,7 +39,7 @@ func run(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	cmd.SetErr(&errOut)
 	cmd.SetArgs(args)
 	err := cmd.ExecuteContext(context.Background())
-	code = report(&errOut, err)
+	code = exitcode.Report(&errOut, "fdcount", err)
 	return code, out.String(), errOut.String()
 }
 

@@ -62,15 +62,7 @@ func TestLoadExitCodesByCause(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			args := append([]string{"load", "--requests", "12", "--records", "2", "--concurrency", "2", "--no-progress"}, tt.args...)
-			code, out := runCLI(t, args...)
-			if code != tt.code {
-				t.Errorf("exit %d, want %d; output:\n%s", code, tt.code, out)
-			}
-			for _, w := range tt.want {
-				if !strings.Contains(out, w) {
-					t.Errorf("output lacks %q:\n%s", w, out)
-				}
-			}
+			out := wantRun(t, args, tt.code, tt.want...)
 			if tt.wantNone != "" && strings.Contains(out, tt.wantNone) {
 				t.Errorf("output has %q:\n%s", tt.wantNone, out)
 			}

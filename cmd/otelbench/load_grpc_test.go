@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/otelbench/otelbench/internal/exitcode"
 	"github.com/otelbench/otelbench/internal/loadgen"
 	"github.com/otelbench/otelbench/internal/otlpgrpc"
 	"github.com/otelbench/otelbench/internal/signal"
@@ -69,10 +70,7 @@ func TestLoadProtocol(t *testing.T) {
 			for k, v := range tt.env {
 				t.Setenv(k, v)
 			}
-			code, out := runCLI(t, append([]string{"load", "--requests", "1"}, tt.args...)...)
-			if code != 2 {
-				t.Errorf("exit %d, want 2; output:\n%s", code, out)
-			}
+			wantRun(t, append([]string{"load", "--requests", "1"}, tt.args...), exitcode.Usage)
 		})
 	}
 }
@@ -140,15 +138,7 @@ func TestLoadGRPCExitCodes(t *testing.T) {
 			addr := startStatusServer(t, tt.st)
 			args := append([]string{"load", "--protocol", "grpc", "--insecure", "--endpoint", addr,
 				"--requests", "12", "--records", "2", "--concurrency", "1", "--no-progress"}, tt.args...)
-			code, out := runCLI(t, args...)
-			if code != tt.code {
-				t.Errorf("exit %d, want %d; output:\n%s", code, tt.code, out)
-			}
-			for _, w := range tt.want {
-				if !strings.Contains(out, w) {
-					t.Errorf("output lacks %q:\n%s", w, out)
-				}
-			}
+			wantRun(t, args, tt.code, tt.want...)
 		})
 	}
 	t.Run("TLS to a plain server", func(t *testing.T) {

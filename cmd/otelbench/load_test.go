@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/otelbench/otelbench/internal/exitcode"
 	"github.com/otelbench/otelbench/internal/loadgen"
 )
 
@@ -26,7 +27,23 @@ func runCLI(t *testing.T, args ...string) (int, string) {
 	if err != nil {
 		out.WriteString("error: " + err.Error())
 	}
-	return report(err), out.String()
+	return exitcode.Code(err), out.String()
+}
+
+// wantRun runs the root command with args and checks its exit code and that its output holds
+// every one of want; it returns the output.
+func wantRun(t *testing.T, args []string, code int, want ...string) string {
+	t.Helper()
+	got, out := runCLI(t, args...)
+	if got != code {
+		t.Errorf("exit %d, want %d; output:\n%s", got, code, out)
+	}
+	for _, w := range want {
+		if !strings.Contains(out, w) {
+			t.Errorf("output lacks %q:\n%s", w, out)
+		}
+	}
+	return out
 }
 
 func TestLoadUsageErrors(t *testing.T) {
@@ -56,10 +73,7 @@ func TestLoadUsageErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			code, out := runCLI(t, append([]string{"load", "--requests", "1"}, tt.args...)...)
-			if code != 2 {
-				t.Errorf("exit %d, want 2; output:\n%s", code, out)
-			}
+			wantRun(t, append([]string{"load", "--requests", "1"}, tt.args...), exitcode.Usage)
 		})
 	}
 }

@@ -3,31 +3,6 @@
 // profiles the syscalls that burn CPU.
 package main
 
-import (
-	"context"
-	"fmt"
-	"os"
-	"os/signal"
-	"syscall"
+import "github.com/otelbench/otelbench/internal/exitcode"
 
-	"github.com/otelbench/otelbench/internal/exitcode"
-)
-
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := newRootCmd().ExecuteContext(ctx)
-	stop()
-	os.Exit(report(err))
-}
-
-// report prints err (if it carries a message) and returns the exit code: the
-// one place that maps errors to exit codes.
-func report(err error) int {
-	code := exitcode.Code(err)
-	if err != nil && err.Error() != "" {
-		if e, ok := err.(*exitcode.Error); !ok || e.Err != nil {
-			fmt.Fprintf(os.Stderr, "otelbench: %v\n", err)
-		}
-	}
-	return code
-}
+func main() { exitcode.Main("otelbench", newRootCmd().ExecuteContext) }

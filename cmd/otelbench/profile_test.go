@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -12,18 +10,10 @@ import (
 	"github.com/google/pprof/profile"
 )
 
+// runProfileCmd runs `otelbench profile` with args.
 func runProfileCmd(t *testing.T, args ...string) (int, string) {
 	t.Helper()
-	root := newRootCmd()
-	var out bytes.Buffer
-	root.SetOut(&out)
-	root.SetErr(&out)
-	root.SetArgs(append([]string{"profile"}, args...))
-	err := root.ExecuteContext(context.Background())
-	if err != nil {
-		out.WriteString("ERROR: " + err.Error())
-	}
-	return report(err), out.String()
+	return runCLI(t, append([]string{"profile"}, args...)...)
 }
 
 func TestProfileUsageErrors(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/otelbench/otelbench/internal/exitcode"
 	"github.com/otelbench/otelbench/internal/loadgen"
 )
 
@@ -28,10 +29,7 @@ func TestShardUsageErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Setenv(loadgen.EnvShardIndex, "")
 			t.Setenv(loadgen.EnvShards, "")
-			code, out := runCLI(t, append([]string{"load", "--requests", "100", "--endpoint", "http://127.0.0.1:1"}, tt.args...)...)
-			if code != 2 {
-				t.Errorf("exit %d, want 2; output:\n%s", code, out)
-			}
+			wantRun(t, append([]string{"load", "--requests", "100", "--endpoint", "http://127.0.0.1:1"}, tt.args...), exitcode.Usage)
 		})
 	}
 }

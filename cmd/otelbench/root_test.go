@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"io"
 	"strings"
 	"testing"
@@ -26,21 +25,7 @@ func TestRootExitCodes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			root := newRootCmd()
-			var out bytes.Buffer
-			root.SetOut(&out)
-			root.SetErr(&out)
-			root.SetArgs(tt.args)
-			err := root.ExecuteContext(context.Background())
-			if err != nil {
-				out.WriteString(err.Error()) // report prints it on os.Stderr
-			}
-			if got := report(err); got != tt.want {
-				t.Errorf("exit code = %d (err %v), want %d", got, err, tt.want)
-			}
-			if !strings.Contains(out.String(), tt.out) {
-				t.Errorf("output %q does not contain %q", out.String(), tt.out)
-			}
+			wantRun(t, tt.args, tt.want, tt.out)
 		})
 	}
 }

@@ -32,26 +32,21 @@ func (res Result) marker() string {
 }
 
 // formatChange formats a relative change as a signed percentage.
-func formatChange(v float64) string {
-	switch {
-	case math.IsInf(v, 1):
-		return "+∞"
-	case math.IsNaN(v):
-		return "?"
-	}
-	return fmt.Sprintf("%+.2f%%", v*100)
-}
+func formatChange(v float64) string { return formatRatio(v, "+∞", "%+.2f%%") }
 
 // formatDetectable formats a detectable change: "±12.3%", "±∞" when no
 // change can be seen, "?" when unknown.
-func formatDetectable(v float64) string {
+func formatDetectable(v float64) string { return formatRatio(v, "±∞", "±%.1f%%") }
+
+// formatRatio formats v as a percentage with format, inf for +Inf and "?" for NaN.
+func formatRatio(v float64, inf, format string) string {
 	switch {
 	case math.IsInf(v, 1):
-		return "±∞"
+		return inf
 	case math.IsNaN(v):
 		return "?"
 	}
-	return fmt.Sprintf("±%.1f%%", v*100)
+	return fmt.Sprintf(format, v*100)
 }
 
 func (g GateResult) status() string {

@@ -4,19 +4,13 @@ import (
 	"context"
 	"html"
 	"io"
-	"log/slog"
-	"net"
 	"net/http"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
-	"golang.org/x/sync/errgroup"
-
-	"github.com/otelbench/otelbench/internal/ingestsrv"
 	"github.com/otelbench/otelbench/internal/query/querytest"
-	"github.com/otelbench/otelbench/internal/store"
 )
 
 // TestAttachBehindIngestAuth wires the API and dashboard into the real
@@ -24,24 +18,8 @@ import (
 // guards them, and that the live tail ends when the server stops.
 func TestAttachBehindIngestAuth(t *testing.T) {
 	const token = "s3cret-token"
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	srv, err := ingestsrv.New(context.Background(), ingestsrv.Config{Config: store.Config{Dir: t.TempDir(), Logger: logger}, AuthToken: token})
-	if err != nil {
-		t.Fatal(err)
-	}
-	runTail, err := Attach(srv.Store().ReadDB(), srv.Store().ProjectedNotify, srv.Mount, logger)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return runTail(gctx) })
-	g.Go(func() error { return srv.Serve(gctx, ln) })
-	base := "http://" + ln.Addr().String()
+	e := newAuthEnv(t, token)
+	base := e.base
 
 	get := func(path, tok string) *http.Response {
 		t.Helper()
@@ -83,9 +61,8 @@ func TestAttachBehindIngestAuth(t *testing.T) {
 	if n, err := stream.Body.Read(buf); err != nil || !strings.Contains(string(buf[:n]), "subscribed") {
 		t.Fatalf("stream: %q %v", buf[:n], err)
 	}
-	cancel()
 	done := make(chan error, 1)
-	go func() { done <- g.Wait() }()
+	go func() { done <- e.stop() }()
 	select {
 	case err := <-done:
 		if err != nil {

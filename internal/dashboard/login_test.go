@@ -10,6 +10,7 @@ import (
 	"net/http/cookiejar"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -22,9 +23,16 @@ import (
 	"github.com/otelbench/otelbench/internal/store"
 )
 
+// authEnv is env on a real ingest server; stop cancels it and returns what its serve and live
+// tail returned (once, however often it is called).
+type authEnv struct {
+	*env
+	stop func() error
+}
+
 // newAuthEnv serves the API and the dashboard the way `otelbench serve`
 // does: Attach on a real ingest server that requires token.
-func newAuthEnv(t *testing.T, token string) *env {
+func newAuthEnv(t *testing.T, token string) *authEnv {
 	t.Helper()
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	srv, err := ingestsrv.New(context.Background(), ingestsrv.Config{Config: store.Config{Dir: t.TempDir(), Logger: logger}, AuthToken: token})
@@ -45,13 +53,17 @@ func newAuthEnv(t *testing.T, token string) *env {
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return runTail(gctx) })
 	g.Go(func() error { return srv.Serve(gctx, ln) })
-	t.Cleanup(func() {
+	e := &authEnv{env: &env{st: srv.Store(), base: "http://" + ln.Addr().String()}}
+	e.stop = sync.OnceValue(func() error {
 		cancel()
-		if err := g.Wait(); err != nil {
+		return g.Wait()
+	})
+	t.Cleanup(func() {
+		if err := e.stop(); err != nil {
 			t.Errorf("serve: %v", err)
 		}
 	})
-	return &env{st: srv.Store(), base: "http://" + ln.Addr().String()}
+	return e
 }
 
 // TestLoginCookieOpensDashboard logs in over plain HTTP and then reaches the
@@ -59,7 +71,7 @@ func newAuthEnv(t *testing.T, token string) *env {
 func TestLoginCookieOpensDashboard(t *testing.T) {
 	const token = "s3cret-token"
 	e := newAuthEnv(t, token)
-	seed(t, e)
+	seed(t, e.env)
 	jar, err := cookiejar.New(nil)
 	if err != nil {
 		t.Fatal(err)
@@ -162,7 +174,7 @@ func TestLoginCookieOpensDashboard(t *testing.T) {
 func TestBrowserLoginLiveTail(t *testing.T) {
 	const token = "browser-s3cret"
 	e := newAuthEnv(t, token)
-	seed(t, e)
+	seed(t, e.env)
 	b := newBrowser(t)
 
 	b.do(t, chromedp.Navigate(e.base+"/ui/logs?service=checkout"),

@@ -3,8 +3,13 @@
 package exitcode
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
 )
 
 // Exit codes shared by every otelbench command.
@@ -50,4 +55,25 @@ func Code(err error) int {
 		return e.Code
 	}
 	return Failure
+}
+
+// Main runs run under a context that SIGINT and SIGTERM cancel and exits the process with the
+// code of its error, which Report prints: the whole of a command's main (cli/cli's ghcmd.Main).
+func Main(name string, run func(context.Context) error) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx)
+	stop()
+	os.Exit(Report(os.Stderr, name, err))
+}
+
+// Report writes err to w as "name: err", unless there is nothing to say (a silent *Error,
+// whose Err is nil, ends a run whose results are already reported), and returns its exit code:
+// the one place that maps errors to exit codes.
+func Report(w io.Writer, name string, err error) int {
+	if err != nil && err.Error() != "" {
+		if e, ok := err.(*Error); !ok || e.Err != nil {
+			fmt.Fprintf(w, "%s: %v\n", name, err)
+		}
+	}
+	return Code(err)
 }

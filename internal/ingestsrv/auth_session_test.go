@@ -45,6 +45,22 @@ func login(t *testing.T, c *http.Client, base, token string, hdr ...string) *htt
 		t.Fatal(err)
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	return doDrained(t, c, req, hdr...)
+}
+
+func getStatus(t *testing.T, c *http.Client, u string, hdr ...string) int {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, u, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return doDrained(t, c, req, hdr...).StatusCode
+}
+
+// doDrained sends req through c with the header pairs hdr (name, value, ...), reads the body
+// away and closes it.
+func doDrained(t *testing.T, c *http.Client, req *http.Request, hdr ...string) *http.Response {
+	t.Helper()
 	for i := 0; i+1 < len(hdr); i += 2 {
 		req.Header.Set(hdr[i], hdr[i+1])
 	}
@@ -55,24 +71,6 @@ func login(t *testing.T, c *http.Client, base, token string, hdr ...string) *htt
 	_, _ = io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
 	return resp
-}
-
-func getStatus(t *testing.T, c *http.Client, u string, hdr ...string) int {
-	t.Helper()
-	req, err := http.NewRequest(http.MethodGet, u, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := 0; i+1 < len(hdr); i += 2 {
-		req.Header.Set(hdr[i], hdr[i+1])
-	}
-	resp, err := c.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, _ = io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	return resp.StatusCode
 }
 
 func sessionCookie(resp *http.Response) *http.Cookie {

@@ -41,13 +41,33 @@ type loadResult struct {
 // recs log records with unique seqs, until stop is closed. onAck runs after
 // every 200.
 func loadLogs(url string, clients, perClient, recs int, stop <-chan struct{}, onAck func()) *loadResult {
+	return loadLogsWith(clients, perClient, recs, stop, onAck, func() (logSender, func()) {
+		tr := &http.Transport{MaxIdleConnsPerHost: 1}
+		client := &http.Client{Transport: tr, Timeout: 30 * time.Second}
+		return func(body []byte) (int, bool, error) {
+			resp, err := send(client, http.MethodPost, url+"/v1/logs", ctProto, "", bytesReader(body))
+			if err != nil {
+				return 0, false, err
+			}
+			return resp.status, resp.status == http.StatusOK, nil
+		}, tr.CloseIdleConnections
+	})
+}
+
+// logSender sends one request body and returns the answer's status (HTTP status or gRPC
+// code), whether it acknowledged the records, or the transport error.
+type logSender func(body []byte) (status int, acked bool, err error)
+
+// loadLogsWith runs clients goroutines, each with the sender dial returns (and closes with the
+// func beside it), sending up to perClient requests of recs log records with unique seqs until
+// stop is closed. onAck runs after every acknowledgement.
+func loadLogsWith(clients, perClient, recs int, stop <-chan struct{}, onAck func(), dial func() (logSender, func())) *loadResult {
 	res := &loadResult{statuses: map[int]int{}}
 	var wg sync.WaitGroup
 	for c := range clients {
 		wg.Go(func() {
-			tr := &http.Transport{MaxIdleConnsPerHost: 1}
-			defer tr.CloseIdleConnections()
-			client := &http.Client{Transport: tr, Timeout: 30 * time.Second}
+			send, closeSender := dial()
+			defer closeSender()
 			for i := range perClient {
 				select {
 				case <-stop:
@@ -56,20 +76,20 @@ func loadLogs(url string, clients, perClient, recs int, stop <-chan struct{}, on
 				}
 				seq := uint64(c)<<32 | uint64(i*recs)
 				body, _ := otlptest.Logs(seq, recs).MarshalProto()
-				resp, err := send(client, http.MethodPost, url+"/v1/logs", ctProto, "", bytesReader(body))
+				status, acked, err := send(body)
 				res.mu.Lock()
 				if err != nil {
 					res.errors++
 				} else {
-					res.statuses[resp.status]++
-					if resp.status == http.StatusOK {
-						for r := range recs {
-							res.acked = append(res.acked, seq+uint64(r))
-						}
+					res.statuses[status]++
+				}
+				if acked {
+					for r := range recs {
+						res.acked = append(res.acked, seq+uint64(r))
 					}
 				}
 				res.mu.Unlock()
-				if err == nil && resp.status == http.StatusOK && onAck != nil {
+				if acked && onAck != nil {
 					onAck()
 				}
 				if err != nil { // refused or reset: back off a little, the server is going away

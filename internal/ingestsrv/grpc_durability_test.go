@@ -3,7 +3,6 @@ package ingestsrv
 import (
 	"context"
 	"slices"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -13,7 +12,6 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
-	"github.com/otelbench/otelbench/internal/otlpcodec/otlptest"
 	"github.com/otelbench/otelbench/internal/otlpgrpc"
 	"github.com/otelbench/otelbench/internal/signal"
 )
@@ -22,49 +20,24 @@ import (
 // up to perClient requests of recs log records with unique seqs, until stop
 // is closed. Statuses are counted by gRPC code.
 func loadLogsGRPC(addr string, clients, perClient, recs int, stop <-chan struct{}, onAck func()) *loadResult {
-	res := &loadResult{statuses: map[int]int{}}
-	var wg sync.WaitGroup
-	for c := range clients {
-		wg.Go(func() {
-			cc, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
-				grpc.WithDefaultCallOptions(grpc.ForceCodecV2(otlpgrpc.Codec{})))
-			if err != nil {
-				panic(err) // unreachable: a valid target and options
+	return loadLogsWith(clients, perClient, recs, stop, onAck, func() (logSender, func()) {
+		cc, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
+			grpc.WithDefaultCallOptions(grpc.ForceCodecV2(otlpgrpc.Codec{})))
+		if err != nil {
+			panic(err) // unreachable: a valid target and options
+		}
+		return func(body []byte) (int, bool, error) {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			var reply otlpgrpc.Message
+			code := status.Code(cc.Invoke(ctx, otlpgrpc.Method(signal.Logs), otlpgrpc.Raw(body), &reply))
+			reply.Free()
+			if code != codes.OK { // refused or gone: back off a little
+				time.Sleep(5 * time.Millisecond)
 			}
-			defer cc.Close()
-			for i := range perClient {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				seq := uint64(c)<<32 | uint64(i*recs)
-				body, _ := otlptest.Logs(seq, recs).MarshalProto()
-				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-				var reply otlpgrpc.Message
-				code := status.Code(cc.Invoke(ctx, otlpgrpc.Method(signal.Logs), otlpgrpc.Raw(body), &reply))
-				cancel()
-				reply.Free()
-				res.mu.Lock()
-				res.statuses[int(code)]++
-				if code == codes.OK {
-					for r := range recs {
-						res.acked = append(res.acked, seq+uint64(r))
-					}
-				}
-				res.mu.Unlock()
-				if code == codes.OK && onAck != nil {
-					onAck()
-				}
-				if code != codes.OK { // refused or gone: back off a little
-					time.Sleep(5 * time.Millisecond)
-				}
-			}
-		})
-	}
-	wg.Wait()
-	slices.Sort(res.acked)
-	return res
+			return int(code), code == codes.OK, nil
+		}, func() { _ = cc.Close() }
+	})
 }
 
 // TestGRPCSIGTERM sends SIGTERM to a child server under gRPC load: it exits

@@ -1,12 +1,12 @@
 package ingestsrv
 
 import (
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
 	"testing"
 
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 
 	"github.com/otelbench/otelbench/internal/otlpcodec"
@@ -77,31 +77,37 @@ func TestGRPCRequestLimits(t *testing.T) {
 	}
 }
 
-// TestGRPCConnCapPerSource: an HTTP connection from 127.0.0.1 holds the one
-// connection that address may have; a gRPC connection from it is refused
-// (counted as conn_source_limit under grpc) until the HTTP one closes.
-func TestGRPCConnCapPerSource(t *testing.T) {
-	ts := startGRPCServer(t, Config{MaxConns: 8, MaxConnsPerSource: 1})
-	client := &http.Client{Transport: &http.Transport{}}
-	defer client.CloseIdleConnections()
-	resp, err := client.Get(ts.url + "/healthz")
-	if err != nil {
-		t.Fatal(err)
+// TestGRPCConnLimits: an idle HTTP connection holds a connection slot that HTTP and gRPC
+// share; a gRPC connection past the cap is refused (counted under grpc) and gets in once the
+// HTTP one closes. MaxConns caps all connections, MaxConnsPerSource those of one address
+// (all of the test's come from 127.0.0.1).
+func TestGRPCConnLimits(t *testing.T) {
+	tests := []struct {
+		name      string
+		cfg       Config
+		rejection string
+	}{
+		{"shared MaxConns", Config{MaxConns: 1}, "conn_refused"},
+		{"per source", Config{MaxConns: 8, MaxConnsPerSource: 1}, "conn_source_limit"},
 	}
-	_, _ = io.Copy(io.Discard, resp.Body)
-	resp.Body.Close() // the connection stays open, idle, holding the address's one slot
-	cc := dialRaw(t, ts.grpcAddr)
-	body := encode(t, otlptest.Logs(3, 1), otlpcodec.EncodingProto)
-	_, st := export(t, cc, signal.Logs, body)
-	wantCode(t, st, codes.Unavailable)
-	if got := ts.Stats().Transports[TransportGRPC].Rejections["conn_source_limit"]; got == 0 {
-		t.Errorf("grpc conn_source_limit = 0, want > 0")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ts := startGRPCServer(t, tt.cfg)
+			release := holdIdleConn(t, ts.url)
+			cc := dialRaw(t, ts.grpcAddr)
+			body := encode(t, otlptest.Logs(3, 1), otlpcodec.EncodingProto)
+			_, st := export(t, cc, signal.Logs, body, grpc.WaitForReady(false))
+			wantCode(t, st, codes.Unavailable)
+			if got := ts.Stats().Transports[TransportGRPC].Rejections[tt.rejection]; got == 0 {
+				t.Errorf("grpc %s = 0, want > 0", tt.rejection)
+			}
+			release()
+			waitFor(t, "a gRPC export once the HTTP connection closed", func() bool {
+				_, st = export(t, cc, signal.Logs, body)
+				return st.Code() == codes.OK
+			})
+		})
 	}
-	client.CloseIdleConnections()
-	waitFor(t, "a gRPC export once the HTTP connection closed", func() bool {
-		_, st = export(t, cc, signal.Logs, body)
-		return st.Code() == codes.OK
-	})
 }
 
 // TestGRPCLatencyHistogram: gRPC answers are observed in the latency

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -155,32 +154,17 @@ func TestGRPCPartialSuccess(t *testing.T) {
 	}
 }
 
-// TestGRPCSharedConnLimit fills MaxConns with an HTTP connection: a gRPC
-// connection past it is refused, and gets in once the HTTP one closes.
-func TestGRPCSharedConnLimit(t *testing.T) {
-	ts := startGRPCServer(t, Config{MaxConns: 1})
+// holdIdleConn opens an HTTP connection to the server at url and leaves it open and idle,
+// holding a connection slot until release closes it (or the test ends).
+func holdIdleConn(t *testing.T, url string) (release func()) {
+	t.Helper()
 	client := &http.Client{Transport: &http.Transport{}}
-	defer client.CloseIdleConnections()
-	resp, err := client.Get(ts.url + "/healthz")
+	t.Cleanup(client.CloseIdleConnections)
+	resp, err := client.Get(url + "/healthz")
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, _ = io.Copy(io.Discard, resp.Body)
-	resp.Body.Close() // the connection stays open, idle, holding the one slot
-	cc := dialRaw(t, ts.grpcAddr)
-	_, st := export(t, cc, signal.Logs, encode(t, otlptest.Logs(3, 1), otlpcodec.EncodingProto), grpc.WaitForReady(false))
-	wantCode(t, st, codes.Unavailable)
-	if got := ts.Stats().Transports[TransportGRPC].Rejections["conn_refused"]; got == 0 {
-		t.Errorf("grpc conn_refused = 0, want > 0")
-	}
-	client.CloseIdleConnections()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		_, st = export(t, cc, signal.Logs, encode(t, otlptest.Logs(3, 1), otlpcodec.EncodingProto))
-		if st.Code() == codes.OK || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	wantCode(t, st, codes.OK)
+	resp.Body.Close()
+	return client.CloseIdleConnections
 }

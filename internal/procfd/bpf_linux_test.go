@@ -23,6 +23,16 @@ func requireBPF(t *testing.T, pfs *FS) {
 	}
 }
 
+// mustCount counts pid's descriptors with method m, failing the test on an error.
+func mustCount(t *testing.T, pfs *FS, pid int, m Method) int {
+	t.Helper()
+	n, _, err := pfs.CountMethod(pid, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
 func newBPFFS(t *testing.T) *FS {
 	t.Helper()
 	pfs := newProcFS(t)
@@ -61,22 +71,13 @@ func TestBPFAgreesWithReaddirAndStat(t *testing.T) {
 	// Our own process: bpf, like readdir, sees the descriptor it reads
 	// through (the iterator's), stat does not.
 	pid := os.Getpid()
-	r, _, err := pfs.CountMethod(pid, MethodReaddir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _, err := pfs.CountMethod(pid, MethodBPF)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := mustCount(t, pfs, pid, MethodReaddir)
+	b := mustCount(t, pfs, pid, MethodBPF)
 	if b != r {
 		t.Errorf("self: bpf = %d, readdir = %d", b, r)
 	}
 	if pfs.StatSizeSupported() {
-		s, _, err := pfs.CountMethod(pid, MethodStat)
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := mustCount(t, pfs, pid, MethodStat)
 		if b != s+1 {
 			t.Errorf("self: bpf = %d, want stat (%d) + 1 (its own iterator descriptor)", b, s)
 		}
@@ -85,10 +86,7 @@ func TestBPFAgreesWithReaddirAndStat(t *testing.T) {
 	// N-1 dups, plus what the Go runtime opened): every method agrees.
 	for _, n := range []int{0, 1, 2500} {
 		holder := startHolder(t, n)
-		r, _, err := pfs.CountMethod(holder, MethodReaddir)
-		if err != nil {
-			t.Fatal(err)
-		}
+		r := mustCount(t, pfs, holder, MethodReaddir)
 		b, used, err := pfs.CountMethod(holder, MethodBPF)
 		if err != nil || used != MethodBPF {
 			t.Fatalf("holder of %d: bpf %d %s %v", n, b, used, err)
@@ -138,10 +136,7 @@ func TestAutoUsesBPFWithoutStatSizes(t *testing.T) {
 	old := *pfs
 	old.statProbed, old.statSize = true, false
 	holder := startHolder(t, 300)
-	want, _, err := pfs.CountMethod(holder, MethodReaddir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	want := mustCount(t, pfs, holder, MethodReaddir)
 	if n, used, err := old.Count(holder); err != nil || n != want || used != MethodBPF {
 		t.Errorf("auto without stat sizes = %d %s %v, want %d bpf", n, used, err, want)
 	}
@@ -196,14 +191,8 @@ func TestBPFThreadWithOwnTable(t *testing.T) {
 
 	// The process's count is the leader's table only: bpf and readdir
 	// agree (each holds one descriptor of its own while counting).
-	r, _, err := pfs.CountMethod(pid, MethodReaddir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _, err := pfs.CountMethod(pid, MethodBPF)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := mustCount(t, pfs, pid, MethodReaddir)
+	b := mustCount(t, pfs, pid, MethodBPF)
 	if b != r {
 		t.Errorf("process: bpf = %d, readdir = %d", b, r)
 	}
@@ -310,10 +299,7 @@ func TestBPFCloseFrees(t *testing.T) {
 // selfFDs counts this process's descriptors by reading the directory.
 func selfFDs(t *testing.T, pfs *FS) int {
 	t.Helper()
-	n, _, err := pfs.CountMethod(os.Getpid(), MethodReaddir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	n := mustCount(t, pfs, os.Getpid(), MethodReaddir)
 	return n
 }
 
@@ -322,10 +308,7 @@ func selfFDs(t *testing.T, pfs *FS) int {
 func TestBPFConcurrent(t *testing.T) {
 	pfs := newBPFFS(t)
 	holder := startHolder(t, 500)
-	want, _, err := pfs.CountMethod(holder, MethodReaddir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	want := mustCount(t, pfs, holder, MethodReaddir)
 	errs := make(chan error, 4)
 	for range 4 {
 		go func() {

@@ -24,24 +24,32 @@ const (
 func countDirents(buf []byte) (int, error) {
 	n := 0
 	for off := 0; off < len(buf); {
-		rest := buf[off:]
-		if len(rest) < direntMinReclen {
-			return n, fmt.Errorf("%w: %d trailing bytes at offset %d", ErrBadDirent, len(rest), off)
+		name, live, next, err := direntAt(buf, off)
+		if err != nil {
+			return n, err
 		}
-		reclen := int(binary.NativeEndian.Uint16(rest[direntReclenOff:]))
-		if reclen < direntMinReclen || reclen > len(rest) {
-			return n, fmt.Errorf("%w: record length %d at offset %d of %d", ErrBadDirent, reclen, off, len(buf))
+		off = next
+		if live && !isDotOrDotDot(name) {
+			n++
 		}
-		off += reclen
-		if binary.NativeEndian.Uint64(rest[direntInoOff:]) == 0 {
-			continue
-		}
-		if isDotOrDotDot(rest[direntNameOff:reclen]) {
-			continue
-		}
-		n++
 	}
 	return n, nil
+}
+
+// direntAt reads the getdents64 record at buf[off:]: its NUL-padded name, whether it is live
+// (inode 0 marks a deleted entry) and the offset of the next record. A record that is truncated
+// or whose length points past buf is an ErrBadDirent.
+func direntAt(buf []byte, off int) (name []byte, live bool, next int, err error) {
+	rest := buf[off:]
+	if len(rest) < direntMinReclen {
+		return nil, false, 0, fmt.Errorf("%w: %d trailing bytes at offset %d", ErrBadDirent, len(rest), off)
+	}
+	reclen := int(binary.NativeEndian.Uint16(rest[direntReclenOff:]))
+	if reclen < direntMinReclen || reclen > len(rest) {
+		return nil, false, 0, fmt.Errorf("%w: record length %d at offset %d of %d", ErrBadDirent, reclen, off, len(buf))
+	}
+	live = binary.NativeEndian.Uint64(rest[direntInoOff:]) != 0
+	return rest[direntNameOff:reclen], live, off + reclen, nil
 }
 
 // isDotOrDotDot reports whether the NUL-terminated (or unterminated) name
@@ -61,19 +69,15 @@ func isDotOrDotDot(name []byte) bool {
 // skipping every other name, without allocating a string per entry.
 func appendNumericNames(dst []int, buf []byte) ([]int, error) {
 	for off := 0; off < len(buf); {
-		rest := buf[off:]
-		if len(rest) < direntMinReclen {
-			return dst, fmt.Errorf("%w: %d trailing bytes at offset %d", ErrBadDirent, len(rest), off)
+		name, live, next, err := direntAt(buf, off)
+		if err != nil {
+			return dst, err
 		}
-		reclen := int(binary.NativeEndian.Uint16(rest[direntReclenOff:]))
-		if reclen < direntMinReclen || reclen > len(rest) {
-			return dst, fmt.Errorf("%w: record length %d at offset %d of %d", ErrBadDirent, reclen, off, len(buf))
-		}
-		off += reclen
-		if binary.NativeEndian.Uint64(rest[direntInoOff:]) == 0 {
+		off = next
+		if !live {
 			continue
 		}
-		if v, ok := parseID(rest[direntNameOff:reclen]); ok {
+		if v, ok := parseID(name); ok {
 			dst = append(dst, v)
 		}
 	}

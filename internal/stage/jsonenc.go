@@ -101,25 +101,21 @@ func appendJSONMapSorted(b []byte, m pcommon.Map) []byte {
 }
 
 // appendJSONUint64s appends a JSON array of unsigned integers.
-func appendJSONUint64s(b []byte, s []uint64) []byte {
-	b = append(b, '[')
-	for i, u := range s {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = strconv.AppendUint(b, u, 10)
-	}
-	return append(b, ']')
-}
+func appendJSONUint64s(b []byte, s []uint64) []byte { return appendJSONArray(b, s, appendUint) }
 
 // appendJSONFloat64s appends a JSON array of floats.
-func appendJSONFloat64s(b []byte, s []float64) []byte {
+func appendJSONFloat64s(b []byte, s []float64) []byte { return appendJSONArray(b, s, appendJSONFloat) }
+
+func appendUint(b []byte, u uint64) []byte { return strconv.AppendUint(b, u, 10) }
+
+// appendJSONArray appends s as a JSON array, each element appended by elem.
+func appendJSONArray[T any](b []byte, s []T, elem func([]byte, T) []byte) []byte {
 	b = append(b, '[')
-	for i, f := range s {
+	for i, v := range s {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendJSONFloat(b, f)
+		b = elem(b, v)
 	}
 	return append(b, ']')
 }

@@ -137,8 +137,35 @@ func (w *wireStager) numberPoint(st *Stage, metric int, rawID int64, b []byte) e
 	return nil
 }
 
-// optI64 is an optional double's value for a row: the float, or nil (SQL NULL) when absent.
-func optI64(has bool, u uint64) any {
+// histStats is a histogram point's optional sum, min and max (doubles), as read off the wire.
+type histStats struct {
+	sum, min, max          uint64
+	hasSum, hasMin, hasMax bool
+}
+
+// field reads f if it is the sum, the min or the max (fields sumNum, minNum and maxNum of the
+// point's message) and says whether it was.
+func (h *histStats) field(f *otlpwire.Reader, sumNum, minNum, maxNum int32) bool {
+	switch f.Num {
+	case sumNum:
+		h.sum, h.hasSum = f.U, true
+	case minNum:
+		h.min, h.hasMin = f.U, true
+	case maxNum:
+		h.max, h.hasMax = f.U, true
+	default:
+		return false
+	}
+	return true
+}
+
+// values returns the sum, min and max for a row: each a float, or nil (SQL NULL) when absent.
+func (h *histStats) values() (sum, min, max any) {
+	return optF64(h.hasSum, h.sum), optF64(h.hasMin, h.min), optF64(h.hasMax, h.max)
+}
+
+// optF64 is an optional double's value for a row: the float, or nil (SQL NULL) when absent.
+func optF64(has bool, u uint64) any {
 	if !has {
 		return nil
 	}
@@ -149,8 +176,7 @@ func (w *wireStager) histPoint(st *Stage, metric int, rawID int64, b []byte) err
 	pt := HistPoint{pointHead: pointHead{Metric: metric, RawID: rawID}}
 	w.attrs = append(w.attrs[:0], '{')
 	w.u64, w.f64 = w.u64[:0], w.f64[:0]
-	var sum, mn, mx uint64
-	var hasSum, hasMin, hasMax bool
+	var stats histStats
 	r := otlpwire.NewReader(&otlpwire.HistogramPoint, b)
 	for r.Next() {
 		if ok, err := w.pointField(&pt.pointHead, &r, 9, 10); ok {
@@ -159,15 +185,12 @@ func (w *wireStager) histPoint(st *Stage, metric int, rawID int64, b []byte) err
 			}
 			continue
 		}
+		if stats.field(&r, 5, 11, 12) {
+			continue
+		}
 		switch r.Num {
 		case 4:
 			pt.Count = int64(r.U)
-		case 5:
-			sum, hasSum = r.U, true
-		case 11:
-			mn, hasMin = r.U, true
-		case 12:
-			mx, hasMax = r.U, true
 		case 6:
 			fixed64s(&w.u64, &r, func(u uint64) uint64 { return u })
 		case 7:
@@ -182,7 +205,7 @@ func (w *wireStager) histPoint(st *Stage, metric int, rawID int64, b []byte) err
 		return err
 	}
 	pt.Attrs = w.attrsString(&w.attrs)
-	pt.Sum, pt.Min, pt.Max = optI64(hasSum, sum), optI64(hasMin, mn), optI64(hasMax, mx)
+	pt.Sum, pt.Min, pt.Max = stats.values()
 	pt.Buckets = st.json(func(b []byte) []byte { return appendJSONUint64s(b, w.u64) })
 	pt.Bounds = st.json(func(b []byte) []byte { return appendJSONFloat64s(b, w.f64) })
 	st.Hists = append(st.Hists, pt)

@@ -9,8 +9,8 @@ import (
 func (w *wireStager) expHistPoint(st *Stage, metric int, rawID int64, b []byte) error {
 	pt := ExpHistPoint{pointHead: pointHead{Metric: metric, RawID: rawID}}
 	w.attrs = append(w.attrs[:0], '{')
-	var sum, mn, mx uint64
-	var hasSum, hasMin, hasMax, hasPos, hasNeg bool
+	var stats histStats
+	var hasPos, hasNeg bool
 	pt.PosBuckets, pt.NegBuckets = "[]", "[]"
 	r := otlpwire.NewReader(&otlpwire.ExpHistogramPoint, b)
 	for r.Next() {
@@ -20,15 +20,12 @@ func (w *wireStager) expHistPoint(st *Stage, metric int, rawID int64, b []byte) 
 			}
 			continue
 		}
+		if stats.field(&r, 5, 12, 13) {
+			continue
+		}
 		switch r.Num {
 		case 4:
 			pt.Count = int64(r.U)
-		case 5:
-			sum, hasSum = r.U, true
-		case 12:
-			mn, hasMin = r.U, true
-		case 13:
-			mx, hasMax = r.U, true
 		case 6:
 			pt.Scale = int64(otlpwire.Zigzag32(r.U))
 		case 7:
@@ -58,7 +55,7 @@ func (w *wireStager) expHistPoint(st *Stage, metric int, rawID int64, b []byte) 
 		return err
 	}
 	pt.Attrs = w.attrsString(&w.attrs)
-	pt.Sum, pt.Min, pt.Max = optI64(hasSum, sum), optI64(hasMin, mn), optI64(hasMax, mx)
+	pt.Sum, pt.Min, pt.Max = stats.values()
 	st.Exps = append(st.Exps, pt)
 	return nil
 }
