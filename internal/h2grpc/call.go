@@ -9,8 +9,8 @@ import (
 	"io"
 	"strings"
 
-	spb "google.golang.org/genproto/googleapis/rpc/status"
 	"golang.org/x/net/http2"
+	spb "google.golang.org/genproto/googleapis/rpc/status"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
