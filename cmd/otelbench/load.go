@@ -98,6 +98,8 @@ func (f *loadFlags) bind(fs *pflag.FlagSet, endpoint bool) {
 	_ = fs.MarkHidden("cpuprofile")
 	fs.StringVar((*string)(&c.Sender), "sender", "", "HTTP client: epoll, h1 or net-http (default: the fastest that fits)")
 	_ = fs.MarkHidden("sender")
+	fs.StringVar((*string)(&c.GRPCClient), "grpc-client", "", "gRPC client: lean (plain text only) or grpc-go (default: lean for plain text, grpc-go for TLS)")
+	_ = fs.MarkHidden("grpc-client")
 }
 
 // config parses the string flags into the loadgen.Config, then fills what the flags left

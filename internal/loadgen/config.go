@@ -215,6 +215,9 @@ type Config struct {
 	// Connections is how many gRPC connections the workers share (0: one
 	// per DefaultStreamsPerConn workers); protocol grpc only.
 	Connections int
+	// GRPCClient picks the gRPC client; "" (GRPCClientAuto) is the lean one
+	// for plain text and grpc-go for TLS. Protocol grpc only.
+	GRPCClient GRPCClient
 
 	// Progress, when not nil, receives a live progress display (mpb).
 	Progress io.Writer
@@ -250,6 +253,9 @@ func (c Config) Validate() error {
 	} else {
 		if c.Connections != 0 {
 			return bad("connections applies to protocol grpc only (HTTP/1.1 uses one connection per worker)")
+		}
+		if c.GRPCClient != GRPCClientAuto {
+			return bad("grpc client applies to protocol grpc only")
 		}
 		for _, sig := range signal.All() {
 			if _, err := c.signalURL(sig); err != nil {
