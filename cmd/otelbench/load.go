@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
 	"strconv"
@@ -195,6 +196,10 @@ func (f *loadFlags) run(ctx context.Context, cmd *cobra.Command, cfg loadgen.Con
 			return nil, fmt.Errorf("cpu profile: %w", err)
 		}
 		defer pprof.StopCPUProfile()
+	}
+	// An explicit GOMAXPROCS wins; otherwise the run takes the threads it uses well.
+	if n := cfg.Procs(); n > 0 && n < runtime.GOMAXPROCS(0) && os.Getenv("GOMAXPROCS") == "" {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(n))
 	}
 	var rep *loadgen.Report
 	var err error

@@ -89,7 +89,7 @@ func (cl *Call) Invoke(ctx context.Context, method int, body []byte) error {
 			continue
 		}
 		if err != nil {
-			return fmt.Errorf("%w: %v", ErrNoAnswer, err)
+			return fmt.Errorf("%w: %w", ErrNoAnswer, err)
 		}
 		return cl.wait(ctx, t)
 	}
@@ -123,7 +123,7 @@ func (cl *Call) wait(ctx context.Context, t *transport) error {
 		<-s.done
 	}
 	if s.err != nil && !s.headers {
-		return fmt.Errorf("%w: %v", ErrNoAnswer, s.err)
+		return fmt.Errorf("%w: %w", ErrNoAnswer, s.err)
 	}
 	cl.code, cl.msg = s.status()
 	if cl.code == codes.OK {

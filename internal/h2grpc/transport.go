@@ -60,6 +60,8 @@ type transport struct {
 	// it (and whatever others append meanwhile), swapping with spare.
 	wbuf, spare []byte
 	flushing    bool
+	// writeDeadline is the connection's, moved by the flusher only.
+	writeDeadline time.Time
 	// wake is closed and replaced when a window grows, a stream ends or the
 	// connection fails, if waiters > 0.
 	wake    chan struct{}
@@ -194,8 +196,13 @@ func (t *transport) flushLocked() {
 		buf := t.wbuf
 		t.wbuf = t.spare[:0]
 		t.mu.Unlock()
-		// A server that stops reading must not hold a caller past its timeout.
-		_ = t.nc.SetWriteDeadline(time.Now().Add(t.c.cfg.Timeout))
+		// A server that stops reading must not hold a caller past its
+		// timeout; moving the deadline only once half of it is gone keeps
+		// the runtime's timer updates off most writes.
+		if now := time.Now(); t.writeDeadline.Sub(now) < t.c.cfg.Timeout/2 {
+			t.writeDeadline = now.Add(t.c.cfg.Timeout)
+			_ = t.nc.SetWriteDeadline(t.writeDeadline)
+		}
 		_, err := t.nc.Write(buf)
 		t.mu.Lock()
 		t.spare = buf[:0]

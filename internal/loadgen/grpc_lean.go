@@ -145,3 +145,20 @@ func (r *runner) pickGRPCSender() error {
 	r.freshBodies = true
 	return nil
 }
+
+// Procs returns the most OS threads running Go code (GOMAXPROCS) the run
+// puts to use, or 0 for no bound. A closed-model run on the lean gRPC
+// client has each worker's call and its connection's reader take turns, so
+// it needs no more than one per worker: with one worker on 2 cores a
+// second thread only spins and wakes threads, 18% of the CPU per request
+// (scripts/bench-grpc.sh's client phase, GOMAXPROCS 1 against 2).
+func (c Config) Procs() int {
+	c = c.withDefaults()
+	if !c.isGRPC() || c.open() || c.GRPCClient == GRPCClientGo {
+		return 0
+	}
+	if _, tls, err := grpcTarget(c.Endpoint, c.Insecure); err != nil || tls {
+		return 0
+	}
+	return c.Concurrency
+}

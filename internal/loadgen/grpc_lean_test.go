@@ -140,3 +140,23 @@ func TestGRPCServeGracefulStop(t *testing.T) {
 		}
 	})
 }
+
+func TestProcs(t *testing.T) {
+	tests := []struct {
+		name string
+		cfg  Config
+		want int
+	}{
+		{"lean, one worker", Config{Protocol: ProtocolGRPC, Endpoint: "http://127.0.0.1:4317", Concurrency: 1}, 1},
+		{"lean, default workers", Config{Protocol: ProtocolGRPC, Endpoint: "127.0.0.1:4317", Insecure: true}, DefaultConcurrency},
+		{"grpc-go", Config{Protocol: ProtocolGRPC, Endpoint: "http://127.0.0.1:4317", Concurrency: 1, GRPCClient: GRPCClientGo}, 0},
+		{"TLS", Config{Protocol: ProtocolGRPC, Endpoint: "https://127.0.0.1:4317", Concurrency: 1}, 0},
+		{"open model", Config{Protocol: ProtocolGRPC, Endpoint: "http://127.0.0.1:4317", Concurrency: 1, Rate: 100}, 0},
+		{"http", Config{Concurrency: 1}, 0},
+	}
+	for _, tt := range tests {
+		if got := tt.cfg.Procs(); got != tt.want {
+			t.Errorf("%s: Procs() = %d, want %d", tt.name, got, tt.want)
+		}
+	}
+}
