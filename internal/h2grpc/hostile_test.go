@@ -43,6 +43,7 @@ func serveRaw(c net.Conn, answer func(id uint32) []byte, limits []http2.Setting)
 	}
 	fr := http2.NewFramer(c, c)
 	fr.SetMaxReadFrameSize(16384) // what RFC 9113 lets a client assume
+	fr.SetReuseFrames()
 	if fr.WriteSettings(limits...) != nil {
 		return
 	}

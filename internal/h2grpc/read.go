@@ -1,8 +1,10 @@
 package h2grpc
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 
@@ -14,9 +16,8 @@ import (
 // left. It is the transport's only reader.
 func (t *transport) readLoop() {
 	for {
-		f, err := t.fr.ReadFrame()
-		var se http2.StreamError
-		if errors.As(err, &se) {
+		err := t.readFrame()
+		if se, ok := err.(http2.StreamError); ok { // as the Framer returns it
 			t.mu.Lock()
 			if s := t.streams[se.StreamID]; s != nil {
 				s.err = fmt.Errorf("stream error: %w", se)
@@ -26,11 +27,6 @@ func (t *transport) readLoop() {
 			continue
 		}
 		t.mu.Lock()
-		if err == nil {
-			err = t.handleLocked(f)
-		} else {
-			err = fmt.Errorf("read: %w", err)
-		}
 		if err != nil {
 			t.failLocked(err)
 			t.mu.Unlock()
@@ -41,15 +37,113 @@ func (t *transport) readLoop() {
 	}
 }
 
+// readFrame reads and handles one frame. Header blocks are read here
+// rather than by the Framer, which allocates a frame for each: two per call.
+func (t *transport) readFrame() error {
+	fh, err := t.fr.ReadFrameHeader()
+	if err != nil {
+		return fmt.Errorf("read: %w", err)
+	}
+	if fh.Type == http2.FrameHeaders || fh.Type == http2.FrameContinuation {
+		return t.readHeaders(fh)
+	}
+	if t.contID != 0 {
+		return fmt.Errorf("read: %v frame inside a header block (PROTOCOL_ERROR)", fh.Type)
+	}
+	if fh.Type == http2.FrameWindowUpdate && fh.Length == 4 {
+		return t.readWindowUpdate(fh)
+	}
+	f, err := t.fr.ReadFrameForHeader(fh)
+	if err != nil {
+		if _, ok := err.(http2.StreamError); ok {
+			return err
+		}
+		return fmt.Errorf("read: %w", err)
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.handleLocked(f)
+}
+
+// readWindowUpdate reads a WINDOW_UPDATE frame, which grpc-go's server
+// sends for every 16 KiB or so it reads: the Framer would allocate each.
+func (t *transport) readWindowUpdate(fh http2.FrameHeader) error {
+	p := t.hbuf[:0]
+	if cap(p) < 4 {
+		p = make([]byte, 4, defaultMaxFrame)
+		t.hbuf = p
+	}
+	p = p[:4]
+	if _, err := io.ReadFull(t.br, p); err != nil {
+		return fmt.Errorf("read: %w", err)
+	}
+	inc := binary.BigEndian.Uint32(p) & (1<<31 - 1)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if inc == 0 {
+		if fh.StreamID == 0 {
+			return errors.New("read: WINDOW_UPDATE of 0 (PROTOCOL_ERROR)")
+		}
+		if s := t.streams[fh.StreamID]; s != nil {
+			s.err = errors.New("WINDOW_UPDATE of 0")
+			t.resetLocked(s, http2.ErrCodeProtocol)
+		}
+		return nil
+	}
+	return t.windowLocked(fh.StreamID, int64(inc))
+}
+
+// readHeaders reads a HEADERS or CONTINUATION frame's payload and decodes
+// its header block fragment (RFC 9113 §6.2, §6.10).
+func (t *transport) readHeaders(fh http2.FrameHeader) error {
+	p := t.hbuf[:0]
+	if cap(p) < int(fh.Length) {
+		p = make([]byte, fh.Length)
+		t.hbuf = p
+	}
+	p = p[:fh.Length]
+	if _, err := io.ReadFull(t.br, p); err != nil {
+		return fmt.Errorf("read: %w", err)
+	}
+	first := fh.Type == http2.FrameHeaders
+	switch {
+	case fh.StreamID == 0, first && t.contID != 0, !first && fh.StreamID != t.contID:
+		return fmt.Errorf("read: misplaced %v frame on stream %d (PROTOCOL_ERROR)", fh.Type, fh.StreamID)
+	}
+	if first {
+		pad := 0
+		if fh.Flags.Has(http2.FlagHeadersPadded) {
+			if len(p) == 0 {
+				return errors.New("read: padded HEADERS without a pad length (PROTOCOL_ERROR)")
+			}
+			pad, p = int(p[0]), p[1:]
+		}
+		if fh.Flags.Has(http2.FlagHeadersPriority) {
+			if len(p) < 5 {
+				return errors.New("read: HEADERS too short for its priority (PROTOCOL_ERROR)")
+			}
+			p = p[5:]
+		}
+		if pad > len(p) {
+			return errors.New("read: HEADERS padding longer than the frame (PROTOCOL_ERROR)")
+		}
+		p = p[:len(p)-pad]
+	}
+	end := fh.Flags.Has(http2.FlagHeadersEndHeaders) // CONTINUATION's END_HEADERS is the same bit
+	t.contID = 0
+	if !end {
+		t.contID = fh.StreamID
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.headersLocked(fh.StreamID, p, end, first && fh.Flags.Has(http2.FlagHeadersEndStream), first)
+}
+
 // handleLocked acts on one frame; an error ends the connection.
 func (t *transport) handleLocked(f http2.Frame) error {
 	switch f := f.(type) {
 	case *http2.DataFrame:
 		return t.dataLocked(f)
-	case *http2.HeadersFrame:
-		return t.headersLocked(f.StreamID, f.HeaderBlockFragment(), f.HeadersEnded(), f.StreamEnded(), true)
-	case *http2.ContinuationFrame:
-		return t.headersLocked(f.StreamID, f.HeaderBlockFragment(), f.HeadersEnded(), false, false)
 	case *http2.RSTStreamFrame:
 		if s := t.streams[f.StreamID]; s != nil {
 			s.wasReset, s.rst, s.err = true, f.ErrCode, fmt.Errorf("stream reset by the server: %v", f.ErrCode)
@@ -68,7 +162,7 @@ func (t *transport) handleLocked(f http2.Frame) error {
 			t.wbuf = append(t.wbuf, f.Data[:]...)
 		}
 	case *http2.WindowUpdateFrame:
-		return t.windowLocked(f)
+		return t.windowLocked(f.StreamID, int64(f.Increment))
 	case *http2.GoAwayFrame:
 		t.goAwayLocked(f)
 	}
@@ -100,13 +194,12 @@ func (t *transport) settingsLocked(f *http2.SettingsFrame) error {
 	return nil
 }
 
-func (t *transport) windowLocked(f *http2.WindowUpdateFrame) error {
-	inc := int64(f.Increment)
-	if f.StreamID == 0 {
+func (t *transport) windowLocked(id uint32, inc int64) error {
+	if id == 0 {
 		if t.sendWin += inc; t.sendWin > maxStreamID {
 			return errors.New("connection window over 2^31-1 (FLOW_CONTROL_ERROR)")
 		}
-	} else if s := t.streams[f.StreamID]; s != nil {
+	} else if s := t.streams[id]; s != nil {
 		s.sendWin += inc
 	}
 	t.wakeLocked()

@@ -36,7 +36,12 @@ const (
 type transport struct {
 	c  *Client
 	nc net.Conn
-	fr *http2.Framer // reads only, by the reader goroutine
+	fr *http2.Framer // reads only, by the reader goroutine, from br
+	br *bufio.Reader
+	// hbuf holds a header frame's payload; contID is the stream whose
+	// header block goes on in CONTINUATION frames (0: none). Reader's own.
+	hbuf   []byte
+	contID uint32
 	// hdec decodes every header block in order (HPACK's dynamic table);
 	// its emit function fills the answer of decoding, nil for a stream
 	// already forgotten.
@@ -81,7 +86,8 @@ func dial(ctx context.Context, c *Client) (*transport, error) {
 		maxFrame: defaultMaxFrame, initWin: defaultWindow, sendWin: defaultWindow,
 		wake: make(chan struct{}),
 	}
-	t.fr = http2.NewFramer(io.Discard, bufio.NewReaderSize(nc, readBufferSize))
+	t.br = bufio.NewReaderSize(nc, readBufferSize)
+	t.fr = http2.NewFramer(io.Discard, t.br)
 	t.fr.SetReuseFrames()
 	t.fr.SetMaxReadFrameSize(defaultMaxFrame)
 	t.hdec = hpack.NewDecoder(4096, t.emit)
