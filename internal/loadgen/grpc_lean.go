@@ -19,8 +19,9 @@ import (
 type GRPCClient string
 
 // gRPC clients. GRPCClientAuto is the lean client for plain-text endpoints
-// and grpc-go for TLS ones; the lean client makes 1.5× to 2× the requests
-// per CPU-second of grpc-go (scripts/bench-grpc.sh, client phase).
+// and grpc-go for TLS ones; the lean client makes 1.3× to 1.9× the records
+// per CPU-second of grpc-go (scripts/bench-grpc.sh, client phase, 1 to 32
+// workers).
 const (
 	GRPCClientAuto GRPCClient = ""
 	GRPCClientGo   GRPCClient = "grpc-go" // google.golang.org/grpc (grpc.go)
