@@ -15,13 +15,16 @@
 # 2. overload: serve at 10x the 1-record rate just measured (open model,
 #    --concurrency 4096): memory must stay bounded; UNAVAILABLE is expected.
 # 3. client: records per CPU-second of the generator, `otelbench load
-#    --protocol grpc` against telemetrygen (gRPC, its defaults but for the
-#    endpoint, plain text, no rate limit), both sending logs of 100 records a
-#    request to the Collector; records counted by the Collector
+#    --protocol grpc` with its two clients (lean, the default for plain
+#    text: internal/h2grpc; grpc-go: --grpc-client grpc-go) against
+#    telemetrygen (gRPC, its defaults but for the endpoint, plain text, no
+#    rate limit), all sending logs of 100 records a request to the
+#    Collector; records counted by the Collector
 #    (otelcol_receiver_accepted_log_records), CPU by getrusage of the child.
 #    Beside them grpc-go's floor (scripts/grpcfloor client: load's payloads
 #    sent by bare Invoke calls, grpc-go's defaults, nothing else), the most
-#    records per CPU-second any client on grpc-go reaches here.
+#    records per CPU-second any client on grpc-go reaches here. The clients
+#    alternate their order from round to round.
 #
 # Usage: scripts/bench-grpc.sh
 # Env:   DURATION=10s CONCURRENCY=256 RUNS=3 OVERLOAD_DURATION=15s (0 skips)
@@ -176,19 +179,31 @@ measure() { # measure WORKERS NAME CMD...
 	eff[$w-$name]+=" $(python3 -c "print(int(($a1 - $a0) / $c))")"
 	printf '| %7s | %-13s | %9s | %5s | %13s |\n' "$w" "$name" "$((a1 - a0))" "$c" "$(python3 -c "print(int(($a1 - $a0) / $c))")"
 }
+client() { # client WORKERS NAME
+	case $2 in
+	load-lean | load-grpc-go)
+		measure "$1" "$2" "$BIN" load --protocol grpc --grpc-client "${2#load-}" --insecure --endpoint "127.0.0.1:$port" \
+			--mix logs=1 --records 100 --concurrency "$1" --duration "$dur" --no-progress
+		;;
+	telemetrygen) measure "$1" telemetrygen "$tg" logs --otlp-endpoint "127.0.0.1:$port" --otlp-insecure --rate 0 --workers "$1" --duration "$dur" ;;
+	grpc-go-floor) measure "$1" grpc-go-floor "$grpcfloor" client -endpoint "127.0.0.1:$port" -workers "$1" -duration "$dur" ;;
+	esac
+}
+clients="load-lean telemetrygen load-grpc-go"
+if ((floor)); then clients+=" grpc-go-floor"; fi
 for i in $(seq "$runs"); do
+	order=$clients
+	((i % 2 == 0)) && order=$(echo "$clients" | tr ' ' '\n' | tac | tr '\n' ' ')
 	for w in $workers; do
-		measure "$w" otelbench "$BIN" load --protocol grpc --insecure --endpoint "127.0.0.1:$port" --mix logs=1 --records 100 \
-			--concurrency "$w" --duration "$dur" --no-progress
-		measure "$w" telemetrygen "$tg" logs --otlp-endpoint "127.0.0.1:$port" --otlp-insecure --rate 0 --workers "$w" --duration "$dur"
-		if ((floor)); then measure "$w" grpc-go-floor "$grpcfloor" client -endpoint "127.0.0.1:$port" -workers "$w" -duration "$dur"; fi
+		for name in $order; do client "$w" "$name"; done
 	done
 done
 stop_target
 echo
+ratio() { python3 -c "print(f'{$1/$2:.1f}')"; } # ratio A B: A/B to one decimal
 for w in $workers; do
 	# shellcheck disable=SC2086 # lists of numbers
-	echo "$w workers: otelbench/telemetrygen records per CPU-second, ratio of medians $(python3 -c "print(f'{$(median ${eff[$w-otelbench]})/$(median ${eff[$w-telemetrygen]}):.1f}')") (otelbench${eff[$w-otelbench]}; telemetrygen${eff[$w-telemetrygen]})"
+	tgm=$(median ${eff[$w-telemetrygen]})
 	# shellcheck disable=SC2086
-	if ((floor)); then echo "$w workers: grpc-go floor/telemetrygen $(python3 -c "print(f'{$(median ${eff[$w-grpc-go-floor]})/$(median ${eff[$w-telemetrygen]}):.1f}')"), otelbench/floor $(python3 -c "print(f'{$(median ${eff[$w-otelbench]})/$(median ${eff[$w-grpc-go-floor]}):.2f}')") (floor${eff[$w-grpc-go-floor]})"; fi
+	echo "$w workers: records per CPU-second over telemetrygen's, ratio of medians: load lean $(ratio "$(median ${eff[$w-load-lean]})" "$tgm"), load grpc-go $(ratio "$(median ${eff[$w-load-grpc-go]})" "$tgm")$( ((floor)) && echo ", grpc-go floor $(ratio "$(median ${eff[$w-grpc-go-floor]})" "$tgm")") (lean${eff[$w-load-lean]}; grpc-go${eff[$w-load-grpc-go]}; telemetrygen${eff[$w-telemetrygen]})"
 done

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
 	"strconv"
@@ -98,6 +99,8 @@ func (f *loadFlags) bind(fs *pflag.FlagSet, endpoint bool) {
 	_ = fs.MarkHidden("cpuprofile")
 	fs.StringVar((*string)(&c.Sender), "sender", "", "HTTP client: epoll, h1 or net-http (default: the fastest that fits)")
 	_ = fs.MarkHidden("sender")
+	fs.StringVar((*string)(&c.GRPCClient), "grpc-client", "", "gRPC client: lean (plain text only) or grpc-go (default: lean for plain text, grpc-go for TLS)")
+	_ = fs.MarkHidden("grpc-client")
 }
 
 // config parses the string flags into the loadgen.Config, then fills what the flags left
@@ -193,6 +196,10 @@ func (f *loadFlags) run(ctx context.Context, cmd *cobra.Command, cfg loadgen.Con
 			return nil, fmt.Errorf("cpu profile: %w", err)
 		}
 		defer pprof.StopCPUProfile()
+	}
+	// An explicit GOMAXPROCS wins; otherwise the run takes the threads it uses well.
+	if n := cfg.Procs(); n > 0 && n < runtime.GOMAXPROCS(0) && os.Getenv("GOMAXPROCS") == "" {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(n))
 	}
 	var rep *loadgen.Report
 	var err error

@@ -215,6 +215,9 @@ type Config struct {
 	// Connections is how many gRPC connections the workers share (0: one
 	// per DefaultStreamsPerConn workers); protocol grpc only.
 	Connections int
+	// GRPCClient picks the gRPC client; "" (GRPCClientAuto) is the lean one
+	// for plain text and grpc-go for TLS. Protocol grpc only.
+	GRPCClient GRPCClient
 
 	// Progress, when not nil, receives a live progress display (mpb).
 	Progress io.Writer
@@ -250,6 +253,9 @@ func (c Config) Validate() error {
 	} else {
 		if c.Connections != 0 {
 			return bad("connections applies to protocol grpc only (HTTP/1.1 uses one connection per worker)")
+		}
+		if c.GRPCClient != GRPCClientAuto {
+			return bad("grpc client applies to protocol grpc only")
 		}
 		for _, sig := range signal.All() {
 			if _, err := c.signalURL(sig); err != nil {
@@ -289,28 +295,36 @@ func (c Config) Validate() error {
 	case c.LateThreshold < 0:
 		return bad("late threshold %v is negative", c.LateThreshold)
 	}
+	if err := c.validateModes(); err != nil {
+		return bad("%v", err)
+	}
+	return nil
+}
+
+// validateModes checks the times mode and the sender against the rest of the config.
+func (c Config) validateModes() error {
 	switch c.Times {
 	case TimesAuto, TimesReplay:
 	case TimesLive:
 		if c.encoding() == otlpgen.EncodingJSON {
-			return bad("times live needs protobuf bodies (they are patched in place at each send); use times replay")
+			return fmt.Errorf("times live needs protobuf bodies (they are patched in place at each send); use times replay")
 		}
 	default:
-		return bad("times %q (want live or replay)", c.Times)
+		return fmt.Errorf("times %q (want live or replay)", c.Times)
 	}
 	one, https := c.oneHost()
 	switch c.Sender {
 	case SenderAuto, SenderNetHTTP:
 	case SenderH1:
 		if !one {
-			return bad("sender h1 needs every signal on one host")
+			return fmt.Errorf("sender h1 needs every signal on one host")
 		}
 	case SenderEpoll:
 		if !evSupported || !one || https || c.Rate > 0 || len(c.Stages) > 0 || c.Retry > 0 {
-			return bad("sender epoll needs Linux, an http:// endpoint, the closed model and no retries")
+			return fmt.Errorf("sender epoll needs Linux, an http:// endpoint, the closed model and no retries")
 		}
 	default:
-		return bad("sender %q (want epoll, h1 or net-http)", c.Sender)
+		return fmt.Errorf("sender %q (want epoll, h1 or net-http)", c.Sender)
 	}
 	return nil
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -22,6 +21,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	"github.com/otelbench/otelbench/internal/h2grpc"
 	"github.com/otelbench/otelbench/internal/otlpgen"
 	"github.com/otelbench/otelbench/internal/otlpgrpc"
 	"github.com/otelbench/otelbench/internal/signal"
@@ -34,8 +34,8 @@ const DefaultStreamsPerConn = 16
 
 // errNoAnswer marks a gRPC call that failed without an answer from the
 // server (refused, reset, timed out before any header): a transport error,
-// not a status.
-var errNoAnswer = errors.New("no answer from the server")
+// not a status. Both clients' errors wrap it.
+var errNoAnswer = h2grpc.ErrNoAnswer
 
 // grpcSender exports pre-encoded payloads over Connections gRPC
 // connections; each worker (one stream at a time) uses one of them. Bodies
@@ -64,10 +64,6 @@ func newGRPCSender(cfg Config, compression otlpgen.Compression) (*grpcSender, er
 		}
 		creds = credentials.NewTLS(tc)
 	}
-	n := cfg.Connections
-	if n == 0 {
-		n = (cfg.Concurrency + DefaultStreamsPerConn - 1) / DefaultStreamsPerConn
-	}
 	// Every call passes the same options, the codec among them: with
 	// none set on the connection gRPC uses the call's slice as it is
 	// instead of joining the two into a new one per call.
@@ -83,7 +79,7 @@ func newGRPCSender(cfg Config, compression otlpgen.Compression) (*grpcSender, er
 	if compression != "" && compression != otlpgen.CompressionNone {
 		s.opts = append(s.opts, grpc.UseCompressor(string(compression)))
 	}
-	for range n {
+	for range grpcConnections(cfg) {
 		cc, err := grpc.NewClient(target,
 			grpc.WithTransportCredentials(creds),
 			grpc.WithUserAgent("otelbench-load/1"),
@@ -101,11 +97,19 @@ func newGRPCSender(cfg Config, compression otlpgen.Compression) (*grpcSender, er
 	return s, nil
 }
 
+// grpcConnections is how many connections the workers share.
+func grpcConnections(cfg Config) int {
+	if cfg.Connections > 0 {
+		return cfg.Connections
+	}
+	return (cfg.Concurrency + DefaultStreamsPerConn - 1) / DefaultStreamsPerConn
+}
+
 // exchanger returns the next worker's exchanger: connections are dealt
 // round robin.
 func (s *grpcSender) exchanger(cfg Config) exchanger {
 	cc := s.conns[(s.next.Add(1)-1)%uint64(len(s.conns))]
-	e := &grpcExchanger{s: s, cc: cc, timeout: cfg.Timeout, bodies: make(bodyPool, 2)}
+	e := &grpcExchanger{s: s, cc: cc, deadline: callDeadline{timeout: cfg.Timeout}, bodies: make(bodyPool, 2)}
 	e.opts = append(slices.Clip(s.opts), grpc.Header(&e.header), grpc.Trailer(&e.trailer))
 	return e
 }
@@ -117,44 +121,51 @@ func (s *grpcSender) close() {
 }
 
 type grpcExchanger struct {
-	s       *grpcSender
-	cc      *grpc.ClientConn
-	timeout time.Duration
-	bodies  bodyPool
+	s        *grpcSender
+	cc       *grpc.ClientConn
+	deadline callDeadline
+	bodies   bodyPool
 
 	// opts are s.opts and the two that fill header and trailer, the
 	// metadata of the worker's last call (see answered).
 	opts            []grpc.CallOption
 	header, trailer metadata.MD
+}
 
-	// The calls of a worker share one context (see callContext).
+// callDeadline is a worker's call context: ctx with a deadline, shared by
+// the worker's calls until less than the timeout is left, so a call gets
+// between Timeout and 1.5×Timeout (as the h1 sender does). A context and
+// its timer per call were ~10% of the generator's CPU profile at 100
+// records a request (WithDeadline and the runtime's timer checks).
+type callDeadline struct {
+	timeout  time.Duration
 	parent   context.Context
 	call     context.Context
 	cancel   context.CancelFunc
 	deadline time.Time
 }
 
-// callContext returns the context of the next call: ctx with the
-// metadata and a deadline, shared by a worker's calls until less
-// than the timeout is left, so a call gets between Timeout and 1.5×Timeout
-// (as the h1 sender does). A context and its timer per call were ~10% of
-// the generator's CPU profile at 100 records a request (WithDeadline and
-// the runtime's timer checks).
-func (e *grpcExchanger) callContext(ctx context.Context) context.Context {
+// context returns the context of the next call; md, when not empty, goes
+// with it as gRPC metadata.
+func (d *callDeadline) context(ctx context.Context, md metadata.MD) context.Context {
 	now := time.Now()
-	if e.call != nil && ctx == e.parent && e.deadline.Sub(now) >= e.timeout {
-		return e.call
+	if d.call != nil && ctx == d.parent && d.deadline.Sub(now) >= d.timeout {
+		return d.call
 	}
-	if e.cancel != nil {
-		e.cancel()
-	}
+	d.close()
 	c := ctx
-	if e.s.shared && len(e.s.md[0]) > 0 {
-		c = metadata.NewOutgoingContext(c, e.s.md[0])
+	if len(md) > 0 {
+		c = metadata.NewOutgoingContext(c, md)
 	}
-	e.parent, e.deadline = ctx, now.Add(e.timeout*3/2)
-	e.call, e.cancel = context.WithDeadline(c, e.deadline)
-	return e.call
+	d.parent, d.deadline = ctx, now.Add(d.timeout*3/2)
+	d.call, d.cancel = context.WithDeadline(c, d.deadline)
+	return d.call
+}
+
+func (d *callDeadline) close() {
+	if d.cancel != nil {
+		d.cancel()
+	}
 }
 
 // bodyPool takes back the stamped bodies gRPC is done with, so that a
@@ -186,17 +197,17 @@ func (e *grpcExchanger) recycled() []byte {
 	}
 }
 
-func (e *grpcExchanger) close() {
-	if e.cancel != nil {
-		e.cancel()
-	}
-}
+func (e *grpcExchanger) close() { e.deadline.close() }
 
 // send calls the Export RPC of p's signal with body. A status from the
 // server becomes a response (its HTTP-equivalent status, the gRPC code, a
 // RetryInfo delay as retryAfter); a failure without one is an error.
 func (e *grpcExchanger) send(ctx context.Context, p *otlpgen.Payload, body []byte, buf *bytes.Buffer) (response, error) {
-	ctx = e.callContext(ctx)
+	var shared metadata.MD
+	if e.s.shared {
+		shared = e.s.md[0]
+	}
+	ctx = e.deadline.context(ctx, shared)
 	if md := e.s.md[p.Signal.Index()]; !e.s.shared && len(md) > 0 {
 		ctx = metadata.NewOutgoingContext(ctx, md)
 	}
@@ -212,18 +223,26 @@ func (e *grpcExchanger) send(ctx context.Context, p *otlpgen.Payload, body []byt
 	if err != nil && !e.answered() {
 		return response{}, fmt.Errorf("%w: %v", errNoAnswer, st.Message())
 	}
+	if err != nil {
+		return statusResponse(st, buf), nil
+	}
+	buf.Reset()
+	buf.Write(reply.Bytes(nil))
+	return response{status: 200, grpcCode: int(codes.OK) + 1, body: buf.Bytes()}, nil
+}
+
+// statusResponse is the response of an answer with a status other than
+// OK: its HTTP equivalent, the code, a RetryInfo delay, and the message in
+// buf as the body (what classifyStatus reports).
+func statusResponse(st *status.Status, buf *bytes.Buffer) response {
 	resp := response{status: httpStatus(st), grpcCode: int(st.Code()) + 1}
 	if d := retryInfo(st); d >= 0 {
 		resp.retryInfo, resp.hasRetryInfo = d, true
 	}
 	buf.Reset()
-	if err == nil {
-		buf.Write(reply.Bytes(nil))
-	} else {
-		buf.WriteString(st.Message()) // what classifyStatus reports
-	}
+	buf.WriteString(st.Message())
 	resp.body = buf.Bytes()
-	return resp, nil
+	return resp
 }
 
 // methods are the Export method names by signal index.

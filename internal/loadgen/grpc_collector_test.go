@@ -28,17 +28,18 @@ const (
 // compares the records the run counts as acknowledged with the records the
 // receiver counts as accepted (its own telemetry), signal by signal.
 func TestGRPCAgainstCollector(t *testing.T) {
-	bin := os.Getenv(otelcolEnv)
-	if bin == "" {
-		bin = otelcolDefault
-	}
-	if _, err := os.Stat(bin); err != nil {
-		t.Skipf("no Collector at %s ($%s): build one with scripts/build-otelcol.sh", bin, otelcolEnv)
-	}
-	recv, prom := freeLoopback(t), freeLoopback(t)
-	promHost, promPort, _ := net.SplitHostPort(prom)
-	config := filepath.Join(t.TempDir(), "otelcol.yaml")
-	yaml := fmt.Sprintf(`receivers:
+	forGRPCClients(t, func(t *testing.T, client GRPCClient) {
+		bin := os.Getenv(otelcolEnv)
+		if bin == "" {
+			bin = otelcolDefault
+		}
+		if _, err := os.Stat(bin); err != nil {
+			t.Skipf("no Collector at %s ($%s): build one with scripts/build-otelcol.sh", bin, otelcolEnv)
+		}
+		recv, prom := freeLoopback(t), freeLoopback(t)
+		promHost, promPort, _ := net.SplitHostPort(prom)
+		config := filepath.Join(t.TempDir(), "otelcol.yaml")
+		yaml := fmt.Sprintf(`receivers:
   otlp:
     protocols:
       grpc:
@@ -60,49 +61,50 @@ service:
     metrics: {receivers: [otlp], exporters: [nop]}
     traces: {receivers: [otlp], exporters: [nop]}
 `, recv, promHost, promPort)
-	if err := os.WriteFile(config, []byte(yaml), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, bin, "--config", config)
-	if err := cmd.Start(); err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	defer func() { cancel(); _ = cmd.Wait() }()
-	waitListening(t, recv)
-	waitListening(t, prom)
+		if err := os.WriteFile(config, []byte(yaml), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		cmd := exec.CommandContext(ctx, bin, "--config", config)
+		if err := cmd.Start(); err != nil {
+			cancel()
+			t.Fatal(err)
+		}
+		defer func() { cancel(); _ = cmd.Wait() }()
+		waitListening(t, recv)
+		waitListening(t, prom)
 
-	rep, err := Run(context.Background(), Config{
-		Protocol: ProtocolGRPC, Endpoint: recv, Insecure: true, Requests: 600, Concurrency: 8,
-		Payload: otlpgen.Config{Records: 10, PoolSize: 8},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rep.Totals.Errors() != 0 {
-		t.Fatalf("%d requests failed (codes %v), want 0", rep.Totals.Errors(), rep.Totals.GRPCStatus)
-	}
-	metric := map[string]string{
-		"logs":    "otelcol_receiver_accepted_log_records",
-		"metrics": "otelcol_receiver_accepted_metric_points",
-		"traces":  "otelcol_receiver_accepted_spans",
-	}
-	for sig, name := range metric {
-		want := rep.Signals[sig].RecordsAcked
-		var got int64
-		deadline := time.Now().Add(20 * time.Second)
-		for { // the receiver's counters are read through a periodic reader
-			got = scrapeSum(t, "http://"+prom+"/metrics", name)
-			if got >= want || time.Now().After(deadline) {
-				break
+		rep, err := Run(context.Background(), Config{
+			Protocol: ProtocolGRPC, GRPCClient: client, Endpoint: recv, Insecure: true, Requests: 600, Concurrency: 8,
+			Payload: otlpgen.Config{Records: 10, PoolSize: 8},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Totals.Errors() != 0 {
+			t.Fatalf("%d requests failed (codes %v), want 0", rep.Totals.Errors(), rep.Totals.GRPCStatus)
+		}
+		metric := map[string]string{
+			"logs":    "otelcol_receiver_accepted_log_records",
+			"metrics": "otelcol_receiver_accepted_metric_points",
+			"traces":  "otelcol_receiver_accepted_spans",
+		}
+		for sig, name := range metric {
+			want := rep.Signals[sig].RecordsAcked
+			var got int64
+			deadline := time.Now().Add(20 * time.Second)
+			for { // the receiver's counters are read through a periodic reader
+				got = scrapeSum(t, "http://"+prom+"/metrics", name)
+				if got >= want || time.Now().After(deadline) {
+					break
+				}
+				time.Sleep(200 * time.Millisecond)
 			}
-			time.Sleep(200 * time.Millisecond)
+			if got != want || want == 0 {
+				t.Errorf("%s: collector accepted %d, load acked %d; want equal and > 0", sig, got, want)
+			}
 		}
-		if got != want || want == 0 {
-			t.Errorf("%s: collector accepted %d, load acked %d; want equal and > 0", sig, got, want)
-		}
-	}
+	})
 }
 
 func freeLoopback(t *testing.T) string {

@@ -31,12 +31,14 @@ func (c Config) validateGRPC() error {
 			return errors.New("per-signal endpoints (OTEL_EXPORTER_OTLP_<SIGNAL>_ENDPOINT) apply to OTLP/HTTP; protocol grpc sends every signal to the one endpoint")
 		}
 	}
+	tls := false
 	if c.Endpoint != "" {
-		if _, _, err := grpcTarget(c.Endpoint, c.Insecure); err != nil {
+		var err error
+		if _, tls, err = grpcTarget(c.Endpoint, c.Insecure); err != nil {
 			return err
 		}
 	}
-	return nil
+	return c.GRPCClient.validate(tls)
 }
 
 // grpcTarget parses a gRPC endpoint as the exporters read OTEL_EXPORTER_OTLP_ENDPOINT for

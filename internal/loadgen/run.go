@@ -183,17 +183,7 @@ func (r *runner) run(ctx context.Context) (*Report, error) {
 // net/http otherwise.
 func (r *runner) pickSender() (h1 *h1Sender, epoll bool, err error) {
 	if r.cfg.isGRPC() {
-		gs, err := newGRPCSender(r.cfg, r.cfg.Payload.Compression)
-		if err != nil {
-			return nil, false, err
-		}
-		r.closeSender = gs.close
-		r.exchange = func(context.Context) exchanger { return gs.exchanger(r.cfg) }
-		// gRPC may still be writing a body after the call returned (an
-		// early answer): a stamped body is reused only once gRPC hands it
-		// back (bodyRecycler).
-		r.freshBodies = true
-		return nil, false, nil
+		return nil, false, r.pickGRPCSender()
 	}
 	one, https := r.cfg.oneHost()
 	if !one || r.cfg.Sender == SenderNetHTTP {
