@@ -1,11 +1,9 @@
 package rawlog
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
-	"sync"
 	"testing"
 	"time"
 
@@ -25,26 +23,10 @@ func runCrashChild() int {
 		return 1
 	}
 	l.Start()
-	var mu sync.Mutex
-	out := bufio.NewWriter(os.Stdout)
-	var wg sync.WaitGroup
-	deadline := time.Now().Add(30 * time.Second)
-	for g := range 8 {
-		wg.Go(func() {
-			for n := 0; n < 5000 && time.Now().Before(deadline); n++ {
-				text := fmt.Sprintf("crash-%s-%d-%d", os.Getenv(crashChildEnv+"_ROUND"), g, n)
-				if err := l.Append(context.Background(), signal.All()[g%3], []byte(text), 1); err != nil {
-					fmt.Fprintln(os.Stderr, "append:", err)
-					return
-				}
-				mu.Lock()
-				fmt.Fprintf(out, "ack %s\n", text)
-				out.Flush()
-				mu.Unlock()
-			}
-		})
-	}
-	wg.Wait()
+	crashtest.AckEach(8, 5000, 30*time.Second, func(g, n int) (string, error) {
+		text := fmt.Sprintf("crash-%s-%d-%d", os.Getenv(crashChildEnv+"_ROUND"), g, n)
+		return text, l.Append(context.Background(), signal.All()[g%3], []byte(text), 1)
+	})
 	l.Close()
 	return 0
 }
