@@ -55,10 +55,10 @@ var (
 // SyncMode is SQLite's synchronous setting for the write connection.
 type SyncMode string
 
-// Sync modes. Only SyncFull is durable: with it, Append returns nil only after the WAL holding the
-// payload is fsynced (by the raw log's syncer, beside the writer: rawlog's walsync.go). SyncNormal may lose the last
-// commits on power loss (not on a process crash); SyncOff may lose commits on an OS crash.
-// Neither corrupts the database in WAL mode.
+// Sync modes. Only SyncFull is durable: with it, Append returns nil only after the raw log's
+// segment holding the payload is fdatasynced (by its syncer, beside the writer: rawlog's
+// walsync.go). SyncNormal may lose the last groups on power loss (not on a process crash);
+// SyncOff may lose groups on an OS crash. Neither corrupts the raw log or the databases.
 const (
 	SyncFull   SyncMode = "full"
 	SyncNormal SyncMode = "normal"

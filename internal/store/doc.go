@@ -27,7 +27,7 @@
 // and two projectors never wait for each other. A data directory of an earlier build, with a
 // raw.db, is refused at Open with what to do.
 //
-// Write path. Append puts {payload, done} on a queue bounded in requests and bytes
+// Write path (internal/rawlog). Append puts {payload, done} on a queue bounded in requests and bytes
 // (ErrQueueFull at once when full, ErrClosed once Close began). One writer goroutine takes
 // everything queued — it never waits for more work to arrive — and writes it to the raw log as
 // one group, with one pwritev straight from the request buffers, then answers every waiting
