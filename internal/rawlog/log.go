@@ -61,6 +61,17 @@ type Config struct {
 	Logger *slog.Logger
 }
 
+// Validate reports a configuration error.
+func (c Config) Validate() error {
+	if c.Dir == "" {
+		return errors.New("rawlog: config: Dir is required")
+	}
+	if c.QueueRequests < 0 || c.QueueBytes < 0 || c.SegmentBytes < 0 || c.Retention < 0 {
+		return errors.New("rawlog: config: negative limit")
+	}
+	return nil
+}
+
 // Bound is the size bound of the data directory the log lives in, which its owner keeps.
 type Bound interface {
 	// Over reports whether the directory is past its bound: Append then answers ErrDiskFull
@@ -100,6 +111,9 @@ type Log struct {
 // Open opens (creating if needed) the raw log in cfg.Dir, finishes a deletion of pruned
 // segments a crash interrupted and reads the durable totals. Start starts its writer.
 func Open(cfg Config) (*Log, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
 	cfg.Sync = cmp.Or(cfg.Sync, seglog.SyncFull)
 	cfg.QueueRequests = cmp.Or(cfg.QueueRequests, DefaultQueueRequests)
 	cfg.QueueBytes = cmp.Or(cfg.QueueBytes, DefaultQueueBytes)

@@ -49,6 +49,31 @@ func TestAppendStores(t *testing.T) {
 	}
 }
 
+func TestConfigValidate(t *testing.T) {
+	tests := []struct {
+		name string
+		cfg  Config
+		ok   bool
+	}{
+		{"minimal", Config{Dir: "x"}, true},
+		{"no dir", Config{}, false},
+		{"negative queue", Config{Dir: "x", QueueBytes: -1}, false},
+		{"negative retention", Config{Dir: "x", Retention: -1}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := tt.cfg.Validate(); (err == nil) != tt.ok {
+				t.Errorf("Validate: got %v, want ok=%v", err, tt.ok)
+			}
+			if !tt.ok {
+				if _, err := Open(tt.cfg); err == nil {
+					t.Errorf("Open: got nil error for an invalid config")
+				}
+			}
+		})
+	}
+}
+
 func TestAppendInvalid(t *testing.T) {
 	l := openLog(t, Config{})
 	if err := l.Append(context.Background(), 0, []byte("x"), 1); err == nil {
