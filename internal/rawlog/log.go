@@ -189,9 +189,6 @@ func (l *Log) Reader(filter Filter) *Reader { return OpenReader(l.seg, filter) }
 // Segments lists the segment files, oldest first (the last is the active one).
 func (l *Log) Segments() []seglog.SegmentInfo { return l.seg.Segments() }
 
-// Dir returns the directory of the segment files.
-func (l *Log) Dir() string { return l.cfg.Dir }
-
 // HoldWriter makes the writer wait, before its next group write, until release is called (once
 // or more; the first call releases): tests fill the queue with it, or hold a group between the
 // queue and the segment files.

@@ -52,7 +52,7 @@ var (
 	ErrSyncFailed = rawlog.ErrSyncFailed
 )
 
-// SyncMode is SQLite's synchronous setting for the write connection.
+// SyncMode is when an appended group counts as durable (the raw log's seglog.SyncMode).
 type SyncMode string
 
 // Sync modes. Only SyncFull is durable: with it, Append returns nil only after the raw log's
