@@ -3,6 +3,7 @@ package rawlog
 import (
 	"context"
 	"errors"
+	"sync"
 	"syscall"
 	"testing"
 
@@ -34,16 +35,21 @@ func TestSyncFullAnswersAfterFsync(t *testing.T) {
 	if err := l.Append(ctx, signal.Logs, []byte("first"), 1); err != nil {
 		t.Fatal(err)
 	}
-	entered, release := make(chan struct{}), make(chan struct{})
+	entered, held := make(chan struct{}), make(chan struct{})
+	release := sync.OnceFunc(func() { close(held) })
+	t.Cleanup(release) // before the log's Close, which a held fsync would block
 	l.seg.SetSyncHook(func() error {
 		close(entered)
-		<-release
+		<-held
 		return nil
 	})
 	done := make(chan error, 1)
 	go func() { done <- l.Append(ctx, signal.Logs, []byte("second"), 2) }()
-	<-entered // the second group is written; its fsync waits
-
+	select {
+	case <-entered: // the second group is written; its fsync waits
+	case err := <-done:
+		t.Fatalf("Append returned %v before its group's fsync began", err)
+	}
 	select {
 	case err := <-done:
 		t.Fatalf("Append returned %v before its fsync", err)
@@ -61,7 +67,7 @@ func TestSyncFullAnswersAfterFsync(t *testing.T) {
 		t.Errorf("a projector reads ids %v before the fsync, want [1]", ids)
 	}
 
-	close(release)
+	release()
 	if err := <-done; err != nil {
 		t.Fatalf("Append after its fsync: %v", err)
 	}
