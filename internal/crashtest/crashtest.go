@@ -4,12 +4,15 @@ package crashtest
 
 import (
 	"bufio"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // KillAfterAcks runs the test binary again with env added (the child mode the calling test
@@ -48,4 +51,31 @@ func KillAfterAcks(t testing.TB, env []string, minAcks int) []string {
 		t.Fatalf("child exited before %d acks (got %d): %v", minAcks, len(acked), err)
 	}
 	return acked
+}
+
+// AckEach is the child's half: it runs appendOne(g, n) from goroutines goroutines, up to
+// perGoroutine times each and for at most limit (so a lost parent cannot leave the child
+// running), and prints "ack TEXT" on stdout after each call that returns its TEXT and nil, the
+// lines KillAfterAcks reads. A goroutine stops at its first error, which goes to stderr.
+func AckEach(goroutines, perGoroutine int, limit time.Duration, appendOne func(g, n int) (string, error)) {
+	var mu sync.Mutex
+	out := bufio.NewWriter(os.Stdout)
+	var wg sync.WaitGroup
+	deadline := time.Now().Add(limit)
+	for g := range goroutines {
+		wg.Go(func() {
+			for n := 0; n < perGoroutine && time.Now().Before(deadline); n++ {
+				text, err := appendOne(g, n)
+				if err != nil {
+					fmt.Fprintln(os.Stderr, "append:", err)
+					return
+				}
+				mu.Lock()
+				fmt.Fprintf(out, "ack %s\n", text)
+				out.Flush()
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
 }

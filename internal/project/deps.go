@@ -33,6 +33,8 @@ type Deps struct {
 	Policy *Policy
 	// Counters are the store's counters the projector updates.
 	Counters Counters
+	// Marks is the raw log's write side as the projector watches it (a *rawlog.Log).
+	Marks RawMarks
 	// SliceRows bounds the raw rows of the projector's signals a slice takes.
 	SliceRows int
 	// SliceBytes returns the bound on a slice's raw payload bytes (MaxSliceBytes, or less under
@@ -58,6 +60,13 @@ type IDSweep interface {
 	Use(resources, scopes, metrics []int64)
 }
 
+// RawMarks is what a projector reads of the raw log's writer: Commits counts its group commits
+// (one during a slice means ingest is not idle) and LastID is its durable mark.
+type RawMarks interface {
+	Commits() uint64
+	LastID() int64
+}
+
 // Counters point at the atomics behind the store's Stats that a projector reads and updates.
 // The store's writer and Stats share them; the projectors of a store share all but the
 // per-database ones.
@@ -67,11 +76,6 @@ type Counters struct {
 	Projected *[signal.Traces + 1]atomic.Uint64
 	// LagRecords is the records appended and not projected yet.
 	LagRecords *atomic.Int64
-	// LastRawID is the raw log's durable mark (read only).
-	LastRawID *atomic.Int64
-	// Commits counts the raw log's group commits (read only): one during a slice means ingest is
-	// not idle.
-	Commits *atomic.Uint64
 	// OldestUnproj is the receive time of this database's oldest raw row not projected (0 if
 	// none); ProjectedRawID its high-water mark.
 	OldestUnproj, ProjectedRawID *atomic.Int64

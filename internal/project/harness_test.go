@@ -27,9 +27,13 @@ type testCounters struct {
 	deferring                                                    atomic.Bool
 }
 
+// Commits and LastID make the counters the test projector's RawMarks.
+func (c *testCounters) Commits() uint64 { return c.commits.Load() }
+func (c *testCounters) LastID() int64   { return c.lastRawID.Load() }
+
 func (c *testCounters) counters() Counters {
 	return Counters{
-		Projected: &c.projected, LagRecords: &c.lagRecords, LastRawID: &c.lastRawID, Commits: &c.commits,
+		Projected: &c.projected, LagRecords: &c.lagRecords,
 		OldestUnproj: &c.oldest, ProjectedRawID: &c.projectedRawID, Slices: &c.slices, Errors: &c.errors,
 		Prefetches: &c.prefetches, PagesWritten: &c.written, PagesSpilled: &c.spilled, PagesRead: &c.read,
 		Unprojectable: &c.unprojectable, UnprojectableRecords: &c.unprojectableRecords,
@@ -78,7 +82,7 @@ func newTestProjection(t *testing.T, sliceRows int) *testProjection {
 	tp := &testProjection{log: log, c: &testCounters{}}
 	raw := rawlog.OpenReader(log, rawlog.Filter{})
 	tp.d = Deps{
-		Name: "telemetry", Parts: parts, Conn: conn, Raw: raw, Counters: tp.c.counters(),
+		Name: "telemetry", Parts: parts, Conn: conn, Raw: raw, Marks: tp.c, Counters: tp.c.counters(),
 		SliceRows: sliceRows, SliceBytes: func() int64 { return MaxSliceBytes }, Projected: func() {},
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	}

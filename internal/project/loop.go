@@ -292,7 +292,7 @@ func (p *projector) projectSlice() (int, error) {
 	last := p.rows[n-1].ID
 	// Only while ingest is idle (catching up after a load): under a load the staged slice
 	// would hold ~4 MB more live heap while ingest needs the memory, and the CPU.
-	commits := p.d.Counters.Commits.Load()
+	commits := p.d.Marks.Commits()
 	p.backlog = n < len(p.rows) && commits == p.commits && p.stage.huge == nil
 	if p.policy != nil {
 		p.policy.Sliced(n, len(p.rows), p.backlog)
@@ -373,7 +373,7 @@ func (p *projector) account(n int) {
 	switch cur := oldest.Load(); {
 	case n < len(p.rows):
 		oldest.Store(p.rows[n].Received)
-	case c.LastRawID.Load() <= p.hwm:
+	case p.d.Marks.LastID() <= p.hwm:
 		oldest.CompareAndSwap(cur, 0)
 	default:
 		// Every row read was projected and more were committed since: the oldest of those was

@@ -8,7 +8,7 @@ import (
 
 // syncer makes written records durable off the writer's path (SyncFull): the writer pokes it
 // after each Write and goes on to write the next group while it fdatasyncs, so one fsync covers
-// every group written while the last one ran (the overlap of store's walsync.go;
+// every group written while the last one ran (the overlap of rawlog's walsync.go;
 // BenchmarkAppend measures it). The durable mark advances only to the last id written before
 // the fsync began.
 type syncer struct {

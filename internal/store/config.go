@@ -11,14 +11,15 @@ import (
 
 	"github.com/otelbench/otelbench/internal/diskfull"
 	"github.com/otelbench/otelbench/internal/project"
+	"github.com/otelbench/otelbench/internal/rawlog"
 )
 
 // Defaults for Config's zero values.
 const (
 	// DefaultQueueBytes bounds the payload bytes waiting for, or inside, a group commit.
-	DefaultQueueBytes int64 = 32 << 20
+	DefaultQueueBytes = rawlog.DefaultQueueBytes
 	// DefaultQueueRequests bounds the requests waiting for, or inside, a group commit.
-	DefaultQueueRequests = 8192
+	DefaultQueueRequests = rawlog.DefaultQueueRequests
 	// DefaultProjectSlice is how many raw rows one projection transaction takes at most.
 	DefaultProjectSlice = 2048
 	// RawDirName is the raw log's directory of segment files inside Config.Dir (the durable
@@ -39,25 +40,25 @@ const (
 // Errors returned by Append and Close.
 var (
 	// ErrQueueFull means the group-commit queue is at its byte or request limit; retry later.
-	ErrQueueFull = errors.New("store: queue full")
+	ErrQueueFull = rawlog.ErrQueueFull
 	// ErrClosed means Close has started; nothing more is accepted.
-	ErrClosed = errors.New("store: closed")
+	ErrClosed = rawlog.ErrClosed
 	// ErrDiskFull means a write failed for lack of space (ENOSPC, EDQUOT or SQLITE_FULL); the
 	// group was cut back off the raw log, nothing is corrupted, and later appends succeed once
 	// space returns.
 	ErrDiskFull = diskfull.ErrDiskFull
 	// ErrSyncFailed means an fsync of the raw log failed (SyncFull). It is final: that group's
-	// appends and every later one fail until the store is reopened (Failed; walsync.go).
-	ErrSyncFailed = errors.New("store: fsync of the raw log failed")
+	// appends and every later one fail until the store is reopened (Failed; rawlog's walsync.go).
+	ErrSyncFailed = rawlog.ErrSyncFailed
 )
 
-// SyncMode is SQLite's synchronous setting for the write connection.
+// SyncMode is when an appended group counts as durable (the raw log's seglog.SyncMode).
 type SyncMode string
 
-// Sync modes. Only SyncFull is durable: with it, Append returns nil only after the WAL holding the
-// payload is fsynced (by walSyncer, beside the writer: walsync.go). SyncNormal may lose the last
-// commits on power loss (not on a process crash); SyncOff may lose commits on an OS crash.
-// Neither corrupts the database in WAL mode.
+// Sync modes. Only SyncFull is durable: with it, Append returns nil only after the raw log's
+// segment holding the payload is fdatasynced (by its syncer, beside the writer: rawlog's
+// walsync.go). SyncNormal may lose the last groups on power loss (not on a process crash);
+// SyncOff may lose groups on an OS crash. Neither corrupts the raw log or the databases.
 const (
 	SyncFull   SyncMode = "full"
 	SyncNormal SyncMode = "normal"
@@ -95,7 +96,7 @@ type Config struct {
 	// the write path alone. Raw payloads are then never pruned.
 	NoProjection bool
 	// RawRetention is how long a raw payload is kept after it was received once its projection
-	// is durable; then its segment is deleted from the raw log, whole (see prune.go). 0 means
+	// is durable; then its segment is deleted from the raw log, whole (rawlog's prune.go). 0 means
 	// DefaultRawRetention.
 	RawRetention time.Duration
 	// KeepRaw disables pruning: the raw log keeps every payload and grows without bound.

@@ -1,12 +1,10 @@
 package store
 
 import (
-	"bufio"
 	"context"
 	"database/sql"
 	"fmt"
 	"os"
-	"sync"
 	"testing"
 	"time"
 
@@ -31,42 +29,26 @@ func runCrashChild() int {
 		fmt.Fprintln(os.Stderr, "open:", err)
 		return 1
 	}
-	var mu sync.Mutex
-	out := bufio.NewWriter(os.Stdout)
-	var wg sync.WaitGroup
-	deadline := time.Now().Add(30 * time.Second)
-	for g := range 8 {
-		wg.Go(func() {
-			for n := 0; n < 5000 && time.Now().Before(deadline); n++ {
-				body := fmt.Sprintf("crash-%s-%d-%d", os.Getenv(crashChildEnv+"_ROUND"), g, n)
-				sig, b := signal.Logs, []byte(nil)
-				if g%2 == 0 {
-					var m = makeLogs("crash", body, 1)
-					m.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0).Body().SetStr(body)
-					b, _ = logsMarshaler.MarshalLogs(m)
-				} else {
-					td := ptrace.NewTraces()
-					rs := td.ResourceSpans().AppendEmpty()
-					rs.Resource().Attributes().PutStr("service.name", "crash")
-					sp := rs.ScopeSpans().AppendEmpty().Spans().AppendEmpty()
-					sp.SetName(body)
-					sp.SetTraceID(pcommon.TraceID{1, byte(g), byte(n >> 8), byte(n)})
-					sp.SetSpanID(pcommon.SpanID{1, byte(g), byte(n >> 8), byte(n)})
-					sig = signal.Traces
-					b, _ = (&ptrace.ProtoMarshaler{}).MarshalTraces(td)
-				}
-				if err := s.Append(context.Background(), sig, b, 1); err != nil {
-					fmt.Fprintln(os.Stderr, "append:", err)
-					return
-				}
-				mu.Lock()
-				fmt.Fprintf(out, "ack %s\n", body)
-				out.Flush()
-				mu.Unlock()
-			}
-		})
-	}
-	wg.Wait()
+	crashtest.AckEach(8, 5000, 30*time.Second, func(g, n int) (string, error) {
+		body := fmt.Sprintf("crash-%s-%d-%d", os.Getenv(crashChildEnv+"_ROUND"), g, n)
+		sig, b := signal.Logs, []byte(nil)
+		if g%2 == 0 {
+			var m = makeLogs("crash", body, 1)
+			m.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0).Body().SetStr(body)
+			b, _ = logsMarshaler.MarshalLogs(m)
+		} else {
+			td := ptrace.NewTraces()
+			rs := td.ResourceSpans().AppendEmpty()
+			rs.Resource().Attributes().PutStr("service.name", "crash")
+			sp := rs.ScopeSpans().AppendEmpty().Spans().AppendEmpty()
+			sp.SetName(body)
+			sp.SetTraceID(pcommon.TraceID{1, byte(g), byte(n >> 8), byte(n)})
+			sp.SetSpanID(pcommon.SpanID{1, byte(g), byte(n >> 8), byte(n)})
+			sig = signal.Traces
+			b, _ = (&ptrace.ProtoMarshaler{}).MarshalTraces(td)
+		}
+		return body, s.Append(context.Background(), sig, b, 1)
+	})
 	s.Close(context.Background())
 	return 0
 }

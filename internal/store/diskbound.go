@@ -17,7 +17,7 @@ import (
 //   - Append answers ErrDiskFull (serve's 507) without writing: the rest of the filesystem is the
 //     headroom in which the projector, raw pruning and retention free space;
 //   - retention deletes the oldest projected rows whatever their age, and the writer prunes every
-//     projected raw segment whose projection is durable (retention.go, prune.go);
+//     projected raw segment whose projection is durable (retention.go, rawlog's prune.go);
 //   - the projected databases' WALs are checkpointed and truncated.
 //
 // And a projection slice takes at most a 64th of the bound (sliceBytes), so that it fits.
@@ -39,7 +39,7 @@ const boundEvery = 100 * time.Millisecond
 type diskBound struct {
 	limit    atomic.Int64 // the bound in bytes (0: none)
 	measured atomic.Int64 // the used bytes the retainer measured last
-	since    atomic.Int64 // payload bytes committed since that measure
+	since    atomic.Int64 // bytes the raw log wrote since that measure (rawBound.Wrote)
 }
 
 // over reports whether the data directory is past its bound, counting what was committed since
@@ -54,15 +54,6 @@ func (b *diskBound) measure(limit, used int64) {
 	b.limit.Store(limit)
 	b.measured.Store(used)
 	b.since.Store(0)
-}
-
-// committed counts a written group toward the next measure: its payloads and records' headers.
-func (b *diskBound) committed(batch []*request) {
-	var n int64
-	for _, r := range batch {
-		n += int64(len(r.payload)) + 32
-	}
-	b.since.Add(n)
 }
 
 // sliceBytes bounds the raw payload bytes of a projection slice: project.MaxSliceBytes, or a 64th of the

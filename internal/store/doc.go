@@ -3,15 +3,16 @@
 // embedded SQLite (modernc.org/sqlite, WAL).
 //
 // The rooms. This package is the facade (Config, Open, Store: Append, Stats, Totals, Close,
-// ReadDB, ProjectedNotify), and holds the raw log's write side (queue.go, writer.go, walsync.go,
-// prune.go), the shards and their projectors' start and stop (projectors.go), retention and the
-// disk bound. Beside it:
+// ReadDB, ProjectedNotify), composing the raw log (raw.go), and holds the shards and their
+// projectors' start and stop (projectors.go), retention, the prune watcher and the disk bound.
+// Beside it:
 //   - internal/project: the projector's loop (read, stage and commit a slice; prefetch, record
 //     windows, unprojectable rows) and its scheduling policy (idle, keeping up, deferring,
 //     catching up), its CPU source, the SCHED_IDLE thread and the catch-up worker;
 //   - internal/seglog: the raw log's segment files (format, group write, fsync, recovery,
 //     deletion of whole segments);
-//   - internal/rawlog: the projectors' reader of durable raw rows (Reader, Row) on seglog;
+//   - internal/rawlog: the raw log on seglog: the group-commit queue, the writer, the durable
+//     waiter, pruning whole segments, the raw totals, and the projectors' Reader;
 //   - internal/stage: payload → one slice's rows, no SQL (wire and pdata paths, resource cache,
 //     deep values, record windows, log_text documents, the AnyValue JSON encoder);
 //   - internal/schema: the SQL files, their version, Apply with the upgrades and summary
@@ -26,14 +27,14 @@
 // and two projectors never wait for each other. A data directory of an earlier build, with a
 // raw.db, is refused at Open with what to do.
 //
-// Write path. Append puts {payload, done} on a queue bounded in requests and bytes
+// Write path (internal/rawlog). Append puts {payload, done} on a queue bounded in requests and bytes
 // (ErrQueueFull at once when full, ErrClosed once Close began). One writer goroutine takes
 // everything queued — it never waits for more work to arrive — and writes it to the raw log as
 // one group, with one pwritev straight from the request buffers, then answers every waiting
 // caller. Under load the queue fills while a group is in flight, so one write covers many
 // requests (group commit, as in bbolt's DB.Batch); Stats.Commits counts the groups. With Sync at
 // SyncFull, the default, the answer waits for the fdatasync that covers the group, which the
-// raw log's syncer runs beside the writer (walsync.go): the writer writes the next group while
+// raw log's syncer runs beside the writer (rawlog's walsync.go): the writer writes the next group while
 // the last one is flushed, and projectors read only records already durable. Stats.Syncs counts
 // those fsyncs. A write that fails for lack of space returns ErrDiskFull to that group's callers;
 // the log cuts it back off, so nothing is corrupted, and the next group tries again. A failed
@@ -61,7 +62,8 @@
 // (project/window.go, stage/recordwindow.go). Retention (retention.go): a retainer deletes projected rows older than
 // Config.Retention, and the oldest first while the directory uses more than MaxDiskBytes or
 // MaxDiskShare, in bounded steps between the projector's slices; the raw log's projected
-// segments go whole once past Config.RawRetention (prune.go). Stats.Durable holds totals since
+// segments go whole once past Config.RawRetention (rawlog's prune.go; the store's prune watcher
+// passes it the durable projection mark, prune.go). Stats.Durable holds totals since
 // the data directory was created, kept in the segments' counts, a state file and the
 // databases (totals.go).
 //

@@ -35,12 +35,18 @@ func TestMaxDiskRecovers(t *testing.T) {
 		return b
 	}
 	// Acknowledged payloads of more than twice the disk: retention and raw pruning must free
-	// space again and again.
+	// space again and again. The loop ends on the count; the time bound is only a safety net
+	// against a store that never recovers, far above what a loaded machine takes.
 	const want = 4 << 10
+	const safety = 4 * time.Minute // under go test's default 10-minute timeout, with the package's other tests
 	var acked, full, afterFull, maxUsed int64
 	lastAcked := int64(-1)
-	deadline := time.Now().Add(90 * time.Second)
-	for i := int64(0); acked < want && time.Now().Before(deadline); i++ {
+	start := time.Now()
+	for i := int64(0); acked < want; i++ {
+		if time.Since(start) > safety {
+			t.Fatalf("after %v only %d of %d appends were acked (%d ErrDiskFull, %d after the first): "+
+				"the store did not recover from a full disk", safety, acked, want, full, afterFull)
+		}
 		err := s.Append(context.Background(), signal.Logs, payload(i), 1)
 		switch {
 		case err == nil:
@@ -58,15 +64,12 @@ func TestMaxDiskRecovers(t *testing.T) {
 			maxUsed = max(maxUsed, dirBytes(t, dir))
 		}
 	}
-	t.Logf("appends: %d acked, %d ErrDiskFull", acked, full)
+	t.Logf("appends: %d acked, %d ErrDiskFull in %v", acked, full, time.Since(start).Round(time.Millisecond))
 	waitFor(t, "projection to catch up", func() bool { return s.Stats().LagRecords == 0 })
 	st := s.Stats()
 	t.Logf("%d appends acked (%d after the first ErrDiskFull), %d ErrDiskFull; directory peaked at %d KiB of 8192; "+
 		"retention deleted %d rows; %d commits and %d projection slices failed",
 		acked, afterFull, full, maxUsed>>10, st.RetentionDeleted, st.CommitErrors, st.ProjectionErrors)
-	if acked < want {
-		t.Errorf("acked %d appends in 90 s, want %d: the store did not recover from a full disk", acked, want)
-	}
 	if full > 0 && afterFull == 0 {
 		t.Errorf("no append succeeded after the first ErrDiskFull")
 	}

@@ -39,7 +39,9 @@ func tracesPathIn(dir string) string {
 // connection (closed with the test), until the caller drops the trigger fail_links on it.
 func failSpanLinks(t *testing.T, dir string) *sql.DB {
 	t.Helper()
-	other, err := sql.Open("sqlite", "file:"+tracesPathIn(dir))
+	// The projector retries the failing slice meanwhile, holding the write lock while it runs:
+	// the test's own writes wait for it rather than fail with SQLITE_BUSY.
+	other, err := sql.Open("sqlite", "file:"+tracesPathIn(dir)+"?_pragma=busy_timeout(10000)")
 	if err != nil {
 		t.Fatal(err)
 	}

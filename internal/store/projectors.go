@@ -26,11 +26,11 @@ func (s *Store) startProjector(ctx context.Context, sh *shard) {
 func (s *Store) projectorDeps(sh *shard) project.Deps {
 	c := &s.stats
 	d := project.Deps{
-		Name: sh.name, Parts: sh.parts, Filter: sh.filter(), Conn: sh.conn, Raw: sh.raw, Wake: sh.wake,
+		Name: sh.name, Parts: sh.parts, Filter: sh.filter(), Conn: sh.conn, Raw: sh.raw, Marks: s.raw, Wake: sh.wake,
 		Sweep:  &s.retain.sweeps[sh.index],
 		Policy: s.newPolicy(),
 		Counters: project.Counters{
-			Projected: &c.projected, LagRecords: &c.lagRecords, LastRawID: &c.lastRawID, Commits: &c.commits,
+			Projected: &c.projected, LagRecords: &c.lagRecords,
 			OldestUnproj: &c.oldestUnproj[sh.index], ProjectedRawID: &c.projectedRawID[sh.index],
 			Slices: &c.slices, Errors: &c.projectErrors, Prefetches: &c.prefetches,
 			PagesWritten: &c.pagesWritten, PagesSpilled: &c.pagesSpilled, PagesRead: &c.pagesRead,

@@ -28,7 +28,7 @@ func waitDurable(t testing.TB, s *Store) {
 	t.Helper()
 	waitProjected(t, s)
 	last := s.Stats().LastRawID
-	waitFor(t, "durable projection mark", func() bool { return s.prune.durable.Load() >= last })
+	waitFor(t, "durable projection mark", func() bool { return s.raw.Projected() >= last })
 }
 
 // TestPruneProjected: with a tiny retention and small segments, projected segments are deleted
@@ -89,7 +89,7 @@ func TestPruneStopsAtProjection(t *testing.T) {
 		appendLogs(t, s, makeLogs("svc", "a", 1))
 	}
 	waitDurable(t, s)
-	mark := s.prune.durable.Load()
+	mark := s.raw.Projected()
 	s.projectStop() // no more projection: the mark stays
 	for _, sh := range s.shards {
 		<-sh.done

@@ -327,12 +327,3 @@ func (s *Store) sizes(rawFreeOnly bool) (int64, error) {
 	}
 	return used, nil
 }
-
-// rawCutoff is the receive time before which the writer may prune a projected raw row: the raw
-// retention ago, or now while the data directory is past its size bound.
-func (s *Store) rawCutoff() int64 {
-	if s.retain.overDisk.Load() {
-		return time.Now().UnixNano()
-	}
-	return time.Now().Add(-s.cfg.RawRetention).UnixNano()
-}

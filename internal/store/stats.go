@@ -107,14 +107,13 @@ func pick[T any](sig signal.Signal, logs, metrics, traces T) T {
 // counters are the live atomics behind Stats.
 type counters struct {
 	// Indexed by the signal value, not Signal.Index: a raw row read back from disk may hold
-	// the invalid value 0, which must not panic the projector's accounting.
-	requests, records, bytes, projected [signal.Traces + 1]atomic.Uint64
+	// the invalid value 0, which must not panic the projector's accounting. The raw log counts
+	// what it stored (rawlog.Stats).
+	projected [signal.Traces + 1]atomic.Uint64
 
-	queueFull, commits, commitErrors atomic.Uint64
-	slices, projectErrors            atomic.Uint64
+	slices, projectErrors atomic.Uint64
 
 	lagRecords atomic.Int64
-	lastRawID  atomic.Int64
 	// Per projected database, indexed by shard.index (the first shards of them): the
 	// received_unix_nano of the oldest raw row its projector has not passed (0 if none), and
 	// its projection high-water mark.
@@ -122,7 +121,6 @@ type counters struct {
 	oldestUnproj   [maxShards]atomic.Int64
 	projectedRawID [maxShards]atomic.Int64
 
-	writerBusy    atomic.Int64 // nanoseconds
 	offThreadCPU  atomic.Int64 // nanoseconds of thread CPU the projector's workers used (project.Worker)
 	prefetches    atomic.Uint64
 	deferredNanos atomic.Int64
@@ -132,24 +130,8 @@ type counters struct {
 
 	// Rows no projector could project and their records, in the database (internal/project).
 	unprojectable, unprojectableRecords atomic.Uint64
-	// The durable totals read at Open (totals.go), by signal value.
-	baseRequests, baseRecords, baseBytes, baseProjected [signal.Traces + 1]uint64
-}
-
-// committed counts a successfully committed batch.
-func (c *counters) committed(batch []*request) {
-	var lag int64
-	for _, r := range batch {
-		c.requests[r.sig].Add(1)
-		c.records[r.sig].Add(uint64(r.records))
-		c.bytes[r.sig].Add(uint64(len(r.payload)))
-		lag += int64(r.records)
-	}
-	c.lagRecords.Add(lag)
-	// The first batch after catching up becomes the oldest unprojected work.
-	for i := range c.shards {
-		c.oldestUnproj[i].CompareAndSwap(0, batch[0].received)
-	}
+	// The projected records of the durable totals read at Open (totals.go), by signal value.
+	baseProjected [signal.Traces + 1]uint64
 }
 
 // projection returns the lowest projection high-water mark and the oldest unprojected row's
@@ -167,41 +149,39 @@ func (c *counters) projection() (rawID, oldest int64) {
 	return rawID, oldest
 }
 
-// Stats returns a snapshot of the counters. It takes no locks.
+// Stats returns a snapshot of the counters: the raw log's (rawlog.Log.Stats) and the
+// projectors'.
 func (s *Store) Stats() Stats {
 	c := &s.stats
+	raw := s.raw.Stats()
 	sig := func(i signal.Signal) SignalStats {
-		return SignalStats{
-			Requests:         c.requests[i].Load(),
-			Records:          c.records[i].Load(),
-			Bytes:            c.bytes[i].Load(),
-			RecordsProjected: c.projected[i].Load(),
-		}
+		n := raw.Stored[i]
+		return SignalStats{Requests: n.Requests, Records: n.Records, Bytes: n.Bytes, RecordsProjected: c.projected[i].Load()}
 	}
 	st := Stats{
 		Logs:             sig(signal.Logs),
 		Metrics:          sig(signal.Metrics),
 		Traces:           sig(signal.Traces),
-		QueueRequests:    s.q.reqs.Load(),
-		QueueBytes:       s.q.bytes.Load(),
-		MaxQueueRequests: int64(s.q.maxReqs),
-		MaxQueueBytes:    s.q.maxBytes,
-		QueueFull:        c.queueFull.Load(),
-		Commits:          c.commits.Load(),
-		Syncs:            uint64(s.raw.Stats().Syncs),
-		CommitErrors:     c.commitErrors.Load(),
+		QueueRequests:    raw.QueueRequests,
+		QueueBytes:       raw.QueueBytes,
+		MaxQueueRequests: raw.MaxQueueRequests,
+		MaxQueueBytes:    raw.MaxQueueBytes,
+		QueueFull:        raw.QueueFull,
+		Commits:          raw.Commits,
+		Syncs:            raw.Syncs,
+		CommitErrors:     raw.CommitErrors,
 		LagRecords:       c.lagRecords.Load(),
-		LastRawID:        c.lastRawID.Load(),
+		LastRawID:        raw.LastID,
 		ProjectionSlices: c.slices.Load(),
 		ProjectionErrors: c.projectErrors.Load(),
 
 		ProjectionDeferring: c.deferring.Load(),
 		ProjectionDeferred:  time.Duration(c.deferredNanos.Load()),
-		WriterBusy:          time.Duration(c.writerBusy.Load()),
+		WriterBusy:          raw.WriterBusy,
 		ProjectionPages: PageStats{
 			Written: c.pagesWritten.Load(), Spilled: c.pagesSpilled.Load(), Read: c.pagesRead.Load(),
 		},
-		Durable:              c.durable(),
+		Durable:              c.durable(raw.Total),
 		Unprojectable:        c.unprojectable.Load(),
 		UnprojectableRecords: c.unprojectableRecords.Load(),
 		RetentionDeleted:     s.retain.deleted.Load(),

@@ -27,11 +27,9 @@ type Store struct {
 	path   string // telemetry.db
 	rawDir string // the raw log's segments
 
-	raw    *seglog.Log // the raw log; the writer goroutine writes it
+	raw    *rawlog.Log // the raw log: queue, writer, durable waiter, pruning
 	shards []*shard    // the projected databases, each with a connection its projector owns
 	readDB *sql.DB     // telemetry.db with traces.db attached, read-only pool for queries
-
-	q queue
 
 	stats counters
 
@@ -39,12 +37,7 @@ type Store struct {
 	subs    map[int]chan struct{}
 	nextSub int
 
-	syncer      *durableWaiter         // with SyncFull; the writer goroutine runs and stops it
-	failedOnce  sync.Once              // logs a failed fsync once
-	beforeWrite atomic.Pointer[func()] // tests: runs before each group write (holds the writer)
-	writerDone  chan struct{}
 	projectStop context.CancelFunc
-	prune       pruneState
 	retain      retainState
 	bound       diskBound
 	pruneStop   context.CancelFunc
@@ -66,19 +59,13 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		return nil, fmt.Errorf("store: create data dir: %w", err)
 	}
 	s := &Store{
-		cfg:        cfg,
-		path:       filepath.Join(cfg.Dir, FileName),
-		rawDir:     filepath.Join(cfg.Dir, RawDirName),
-		subs:       map[int]chan struct{}{},
-		writerDone: make(chan struct{}),
-		pruneDone:  make(chan struct{}),
+		cfg:       cfg,
+		path:      filepath.Join(cfg.Dir, FileName),
+		rawDir:    filepath.Join(cfg.Dir, RawDirName),
+		subs:      map[int]chan struct{}{},
+		pruneDone: make(chan struct{}),
 	}
-	s.q.init(cfg.QueueRequests, cfg.QueueBytes)
 	if err := s.openDBs(ctx); err != nil {
-		s.closeDBs()
-		return nil, err
-	}
-	if err := s.loadPruneState(); err != nil {
 		s.closeDBs()
 		return nil, err
 	}
@@ -99,10 +86,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		s.closeDBs()
 		return nil, err
 	}
-	if cfg.Sync == SyncFull {
-		s.syncer = newDurableWaiter(s)
-	}
-	go s.runWriter()
+	s.raw.Start()
 	pctx, cancel := context.WithCancel(context.Background())
 	s.projectStop = cancel
 	for _, sh := range s.shards {
@@ -251,10 +235,11 @@ func (s *Store) openDBs(ctx context.Context) error {
 		return err
 	}
 	var err error
-	s.raw, err = seglog.Open(seglog.Config{Dir: s.rawDir, Sync: seglog.SyncMode(s.cfg.Sync),
-		SegmentBytes: s.segmentBytes(), Logger: s.cfg.Logger})
+	s.raw, err = rawlog.Open(rawlog.Config{Dir: s.rawDir, Sync: seglog.SyncMode(s.cfg.Sync), SegmentBytes: s.segmentBytes(),
+		QueueRequests: s.cfg.QueueRequests, QueueBytes: s.cfg.QueueBytes, Prune: s.pruneConfigured(), Retention: s.cfg.RawRetention,
+		Bound: rawBound{s}, OnDurable: s.rawDurable, Logger: s.cfg.Logger})
 	if err != nil {
-		return rawError("open raw log", err)
+		return err
 	}
 	split, err := tracesFile(ctx, s.cfg.Dir, s.cfg.TracesFile)
 	if err != nil {
@@ -330,7 +315,7 @@ func (s *Store) openShard(ctx context.Context, sh *shard) error {
 	if err != nil {
 		return diskfull.Classify("open "+sh.name+" database for projection", err)
 	}
-	sh.raw = rawlog.OpenReader(s.raw, sh.filter())
+	sh.raw = s.raw.Reader(sh.filter())
 	return nil
 }
 
@@ -370,14 +355,7 @@ func (s *Store) TelemetryPath() string { return s.path }
 func (s *Store) Close(ctx context.Context) error {
 	s.closeOnce.Do(func() {
 		s.closed.Store(true)
-		s.q.close()
-		select {
-		case <-s.writerDone:
-		case <-ctx.Done():
-			s.q.abort()
-			<-s.writerDone
-			s.closeCtxErr = ctx.Err()
-		}
+		s.closeCtxErr = s.raw.Drain(ctx)
 		s.projectStop()
 		for _, sh := range s.shards {
 			<-sh.done

@@ -1,27 +1,16 @@
 package store
 
 import (
-	"encoding/json"
-	"errors"
-	"fmt"
-	"os"
-	"path/filepath"
-
-	"github.com/otelbench/otelbench/internal/diskfull"
-	"github.com/otelbench/otelbench/internal/seglog"
+	"github.com/otelbench/otelbench/internal/rawlog"
 	"github.com/otelbench/otelbench/internal/signal"
 )
 
 // Durable totals. The counters in Stats start at zero with the process; the totals since the data
-// directory was created survive restarts and crashes exactly as the records do. The raw log's
-// segments count what they hold, by signal (seglog.SegmentInfo.Counts, rebuilt by recovery from
-// the record headers); what pruning deleted is counted in a small state file, pruned.json in the
-// raw log's directory, written atomically (a temporary file, fsynced, renamed over, the
-// directory fsynced) before the segments it adds are removed, with Through, the last id it
-// covers: a crash between the two leaves segments that the file already counts, which Open
-// deletes without counting them again. Each projected database's projected_totals
-// (schema_common.sql) counts in each slice's transaction. Open reads them into the counters'
-// base; Stats.Durable adds the process's counters to it. The write path pays nothing for them.
+// directory was created survive restarts and crashes exactly as the records do. The raw log keeps
+// what it stored (rawlog's totals.go: the segments' counts and pruned.json); each projected
+// database's projected_totals (schema_common.sql) counts in each slice's transaction. Open reads
+// them into the counters' base; Stats.Durable adds the process's counters to it. The write path
+// pays nothing for them.
 
 // SignalTotals counts one signal since the data directory was created.
 type SignalTotals struct {
@@ -38,105 +27,14 @@ type Totals struct {
 // Signal returns the totals of sig (zero for an invalid signal).
 func (t Totals) Signal(sig signal.Signal) SignalTotals { return pick(sig, t.Logs, t.Metrics, t.Traces) }
 
-// prunedTotals are what the deleted segments held: every record with id <= Through.
-type prunedTotals struct {
-	Through int64
-	Signals [signal.Traces + 1]seglog.Count // by signal value
-}
-
-// prunedTotalsFile is the state file in the raw log's directory.
-const prunedTotalsFile = "pruned.json"
-
-// add counts a segment's records.
-func (t *prunedTotals) add(c seglog.Counts) {
-	for i := range c {
-		t.Signals[i].Requests += c[i].Requests
-		t.Signals[i].Records += c[i].Records
-		t.Signals[i].Bytes += c[i].Bytes
-	}
-}
-
-// readPrunedTotals reads dir's pruned totals (zero when none was written).
-func readPrunedTotals(dir string) (prunedTotals, error) {
-	var t prunedTotals
-	b, err := os.ReadFile(filepath.Join(dir, prunedTotalsFile))
-	if errors.Is(err, os.ErrNotExist) {
-		return t, nil
-	}
-	if err != nil {
-		return t, fmt.Errorf("store: read pruned raw totals: %w", err)
-	}
-	if err := json.Unmarshal(b, &t); err != nil {
-		return t, fmt.Errorf("store: read pruned raw totals %s: %w", filepath.Join(dir, prunedTotalsFile), err)
-	}
-	return t, nil
-}
-
-// writePrunedTotals replaces dir's pruned totals with t atomically and durably.
-func writePrunedTotals(dir string, t prunedTotals) error {
-	b, err := json.Marshal(t)
-	if err != nil {
-		return fmt.Errorf("store: encode pruned raw totals: %w", err)
-	}
-	if err := writeFileAtomic(filepath.Join(dir, prunedTotalsFile), b); err != nil {
-		return diskfull.Classify("write pruned raw totals", err)
-	}
-	return nil
-}
-
-// writeFileAtomic writes b to path through a temporary file that is fsynced and renamed over
-// path, then fsyncs the directory: after a crash path holds the old bytes or the new, whole.
-func writeFileAtomic(path string, b []byte) error {
-	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(b)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	d, err := os.Open(filepath.Dir(path))
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	return errors.Join(err, d.Close())
-}
-
-// loadTotals reads into the counters' base the pruned totals and what the segments hold.
-func (s *Store) loadTotals() {
-	c := &s.stats
-	t := s.prune.totals
-	for _, sg := range s.raw.Segments() {
-		if sg.Last > t.Through {
-			t.add(sg.Counts)
-		}
-	}
-	for sig := signal.Logs; sig <= signal.Traces; sig++ {
-		n := t.Signals[sig]
-		c.baseRequests[sig], c.baseRecords[sig], c.baseBytes[sig] = uint64(n.Requests), uint64(n.Records), uint64(n.Bytes)
-	}
-}
-
-// durable returns the totals since the data directory was created: the base read at Open plus
-// what this process counted since.
-func (c *counters) durable() Totals {
+// durable returns the totals since the data directory was created: raw, the raw log's, and the
+// projected records read at Open plus what this process projected since.
+func (c *counters) durable(raw [signal.Traces + 1]rawlog.Count) Totals {
 	sig := func(i signal.Signal) SignalTotals {
 		return SignalTotals{
-			Requests:         c.baseRequests[i] + c.requests[i].Load(),
-			Records:          c.baseRecords[i] + c.records[i].Load(),
-			Bytes:            c.baseBytes[i] + c.bytes[i].Load(),
+			Requests:         raw[i].Requests,
+			Records:          raw[i].Records,
+			Bytes:            raw[i].Bytes,
 			RecordsProjected: c.baseProjected[i] + c.projected[i].Load(),
 		}
 	}

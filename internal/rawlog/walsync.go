@@ -1,4 +1,4 @@
-package store
+package rawlog
 
 import (
 	"context"
@@ -20,11 +20,11 @@ import (
 // A failed fsync is final (the lesson of PostgreSQL's "fsyncgate"): Linux may have dropped the
 // dirty pages it failed to write, so a later fsync that succeeds proves nothing about them. The
 // raw log makes the failure sticky: the waiter fails the groups it held, and every later write
-// fails, until the store is reopened (ErrSyncFailed; Store.Failed, which serve's /healthz
-// reports). Those groups' records were written, so they may be in the raw log after a restart
+// fails, until the log is reopened (ErrSyncFailed; Log.Failed, which serve's /healthz
+// reports through the store). Those groups' records were written, so they may be in the raw log after a restart
 // although their appends failed: the one case where an error does not mean "not stored".
 type durableWaiter struct {
-	s *Store
+	l *Log
 
 	mu      sync.Mutex
 	pending []*request // written, waiting for the fsync that covers lastID
@@ -36,18 +36,8 @@ type durableWaiter struct {
 	done  chan struct{}
 }
 
-func newDurableWaiter(s *Store) *durableWaiter {
-	return &durableWaiter{s: s, wake: make(chan struct{}, 1), taken: make(chan struct{}, 1), done: make(chan struct{})}
-}
-
-// Failed returns the error of a failed fsync of the raw log (wrapping ErrSyncFailed) once one
-// has failed, or of a write that left the log's tail unknown: from then on every append fails,
-// and the store must be closed and reopened. It returns nil otherwise.
-func (s *Store) Failed() error {
-	if err := s.raw.Failed(); err != nil {
-		return rawError("raw log", err)
-	}
-	return nil
+func newDurableWaiter(l *Log) *durableWaiter {
+	return &durableWaiter{l: l, wake: make(chan struct{}, 1), taken: make(chan struct{}, 1), done: make(chan struct{})}
 }
 
 // add hands over a written group whose highest raw id is lastID.
@@ -76,7 +66,7 @@ func (y *durableWaiter) waitTaken() {
 // run is the waiter goroutine. The writer starts it and stops it with close.
 func (y *durableWaiter) run() {
 	defer close(y.done)
-	s := y.s
+	l := y.l
 	var own []*request
 	for {
 		y.mu.Lock()
@@ -91,17 +81,17 @@ func (y *durableWaiter) run() {
 			continue
 		}
 		poke(y.taken)
-		err := s.raw.WaitDurable(context.Background(), lastID)
+		err := l.seg.WaitDurable(context.Background(), lastID)
 		if err == nil {
-			s.durable(own, lastID)
+			l.durable(own, lastID)
 		} else {
 			err = rawError("wait for raw fsync", err)
-			s.stats.commitErrors.Add(1)
-			s.failedOnce.Do(func() {
-				s.cfg.Logger.Error("store: raw log fsync failed; every later append fails until the store is reopened", "err", err)
+			l.stats.commitErrors.Add(1)
+			l.failedOnce.Do(func() {
+				l.cfg.Logger.Error("store: raw log fsync failed; every later append fails until the store is reopened", "err", err)
 			})
 		}
-		s.answer(own, err)
+		l.answer(own, err)
 		clear(own)
 	}
 }
