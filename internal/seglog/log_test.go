@@ -162,36 +162,78 @@ func TestRoundTrip(t *testing.T) {
 }
 
 func TestDeleteThrough(t *testing.T) {
-	cfg := Config{Dir: t.TempDir(), SegmentBytes: 4 << 10}
-	l := openLog(t, cfg)
-	appendN(t, l, 1, 300, 4)
-	segs := l.Segments()
-	if len(segs) < 4 {
-		t.Fatalf("segments: got %d, want at least 4", len(segs))
+	for _, tt := range []struct {
+		name   string
+		spares int // Config.Spares
+		kept   int // spare files after deleting the first segment, and at most after that
+	}{
+		{"no spares", -1, 0},
+		{"spares", 2, 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := Config{Dir: t.TempDir(), SegmentBytes: 4 << 10, Spares: tt.spares}
+			l := openLog(t, cfg)
+			appendN(t, l, 1, 300, 4)
+			segs := l.Segments()
+			if len(segs) < 4 {
+				t.Fatalf("segments: got %d, want at least 4", len(segs))
+			}
+			// Through the middle of the second segment: only the first goes.
+			n, freed, err := l.DeleteThrough(segs[1].First + 1)
+			wantFreed := segs[0].Bytes
+			if tt.kept > 0 {
+				wantFreed = 0 // kept as a spare
+			}
+			if err != nil || n != 1 || freed != wantFreed {
+				t.Fatalf("delete: got %d segments %d bytes %v, want 1, %d, nil", n, freed, err, wantFreed)
+			}
+			if _, err := os.Stat(segs[0].Path); !os.IsNotExist(err) {
+				t.Errorf("deleted segment: got stat error %v, want not exist", err)
+			}
+			if st := l.Stats(); st.Spares != tt.kept {
+				t.Errorf("spares after deleting one segment: got %d, want %d", st.Spares, tt.kept)
+			}
+			checkDiskBytes(t, l, cfg.Dir)
+			checkRows(t, l, 0, Limits{}, segs[1].First, 300)
+			// Everything, the active segment included.
+			if _, _, err := l.DeleteThrough(300); err != nil {
+				t.Fatal(err)
+			}
+			st := l.Stats()
+			if st.Segments != 1 || st.First != 0 || st.Spares > max(tt.spares, 0) {
+				t.Errorf("after deleting all: got %d segments, first %d, %d spares, want 1, 0, at most %d", st.Segments, st.First, st.Spares, max(tt.spares, 0))
+			}
+			checkDiskBytes(t, l, cfg.Dir)
+			checkRows(t, l, 0, Limits{}, 301, 300)
+			l.Close()
+			l = openLog(t, cfg)
+			defer l.Close()
+			appendN(t, l, 301, 310, 3) // ids go on from 301, not 1
+			checkRows(t, l, 0, Limits{}, 301, 310)
+			checkDiskBytes(t, l, cfg.Dir)
+		})
 	}
-	// Through the middle of the second segment: only the first goes.
-	n, freed, err := l.DeleteThrough(segs[1].First + 1)
-	if err != nil || n != 1 || freed != segs[0].Bytes {
-		t.Fatalf("delete: got %d segments %d bytes %v, want 1, %d, nil", n, freed, err, segs[0].Bytes)
-	}
-	if _, err := os.Stat(segs[0].Path); !os.IsNotExist(err) {
-		t.Errorf("deleted segment: got stat error %v, want not exist", err)
-	}
-	checkRows(t, l, 0, Limits{}, segs[1].First, 300)
-	// Everything, the active segment included.
-	if _, _, err := l.DeleteThrough(300); err != nil {
+}
+
+// checkDiskBytes checks that Stats.DiskBytes is the size of every file in dir, spares
+// included: a size bound computed from it must see them.
+func checkDiskBytes(t *testing.T, l *Log, dir string) {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
 		t.Fatal(err)
 	}
-	st := l.Stats()
-	if st.Segments != 1 || st.First != 0 || st.DiskBytes != cfg.SegmentBytes {
-		t.Errorf("after deleting all: got %d segments, first %d, %d bytes, want 1, 0, %d (one empty zero-filled segment)", st.Segments, st.First, st.DiskBytes, cfg.SegmentBytes)
+	var sum int64
+	for _, e := range ents {
+		fi, err := e.Info()
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum += fi.Size()
 	}
-	checkRows(t, l, 0, Limits{}, 301, 300)
-	l.Close()
-	l = openLog(t, cfg)
-	defer l.Close()
-	appendN(t, l, 301, 310, 3) // ids go on from 301, not 1
-	checkRows(t, l, 0, Limits{}, 301, 310)
+	if got := l.Stats().DiskBytes; got != sum {
+		t.Errorf("Stats.DiskBytes: got %d, want %d (the files in %s)", got, sum, dir)
+	}
 }
 
 var tornCfg = Config{SegmentBytes: 4 << 10}

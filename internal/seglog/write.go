@@ -48,6 +48,7 @@ func (l *Log) Write(batch []Entry) (first, last int64, err error) {
 		l.iov.add(batch[i].Payload)
 		payload += int64(len(batch[i].Payload))
 	}
+	l.iov.add(endMark[:])
 	off := seg.end
 	if err := writeVec(l.cur, &l.iov, off); err != nil {
 		return 0, 0, l.writeFailed(seg, off, err)
@@ -81,7 +82,7 @@ func (l *Log) written(seg *segment, batch []Entry, first, off int64) {
 		seg.counts.add(batch[i].Signal, int64(batch[i].Records), int64(len(batch[i].Payload)))
 	}
 	seg.end = off
-	seg.size = max(seg.size, off)
+	seg.size = max(seg.size, off+headerSize) // endMark follows
 	seg.last = first + int64(len(batch)) - 1
 	seg.lastReceived = batch[len(batch)-1].Received
 	l.next = seg.last + 1
@@ -96,6 +97,11 @@ func (l *Log) writeFailed(seg *segment, off int64, err error) error {
 		return l.fail(fmt.Errorf("%w; cutting it back: %w", err, terr))
 	}
 	if isNoSpace(err) {
+		// Give the spares' room back: the rest of the directory (a projection that frees this
+		// log's segments once it commits) may need it more than the next rolls do.
+		if _, rerr := l.ReleaseSpares(); rerr != nil {
+			l.cfg.Logger.Warn("seglog: release spare segments", "err", rerr)
+		}
 		return fmt.Errorf("%w: %w", ErrDiskFull, err)
 	}
 	return l.fail(err)
@@ -137,7 +143,10 @@ func (l *Log) roll(first int64) (*segment, error) {
 			return nil, l.fail(err)
 		}
 	}
-	seg, f, err := createSegment(l.cfg, first)
+	seg, f, err := l.takeSpare(first)
+	if err == nil && seg == nil {
+		seg, f, err = createSegment(l.cfg, first)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -154,6 +163,11 @@ func (l *Log) roll(first int64) (*segment, error) {
 	}
 	return seg, nil
 }
+
+// endMark follows every group written: an all-zero header, so that the records on disk end at
+// one even in a recycled segment, whose stale bytes follow (spare.go), and recovery tells a
+// clean end from a torn tail.
+var endMark [headerSize]byte
 
 // createSegment creates the file of a segment whose first id is first, with its file header,
 // zero-filled to cfg.SegmentBytes, and (below SyncOff) fsyncs it and the directory. Writing into
