@@ -44,24 +44,26 @@ func randomPayload(n int) []byte {
 // directory (a real disk, not tmpfs) the way a server's writer would: write a group, then wait
 // for the previous group's fsync, so each fsync overlaps the next write. The "pruned" rows
 // delete every sealed segment but the newest as they go, as serve's raw pruning does in steady
-// state, so their rolls take spare segments ("recycled") or, with no spares kept, create and
-// zero-fill new ones ("zero-filled"). max-write-ms is the longest Write after the third roll
+// state, so their rolls take spare segments ("recycled") or, with no spares kept, create new
+// ones ("fallocated", "zero-filled"). max-write-ms is the longest Write after the third roll
 // (before it no spare exists yet): a roll's stall.
 func BenchmarkAppend(b *testing.B) {
 	for _, sh := range benchShapes {
 		for _, v := range []struct {
-			name    string
-			group   int
-			growing bool
-			prune   bool
-			spares  int
+			name              string
+			group             int
+			growing, zeroFill bool
+			prune             bool
+			spares            int
 		}{
-			{"seglog", 1, false, false, 0}, {"seglog", 16, false, false, 0},
-			{"seglog-growing", 1, true, false, 0}, {"seglog-growing", 16, true, false, 0},
-			{"pruned-recycled", 16, false, true, 0}, {"pruned-zero-filled", 16, false, true, -1},
+			{"seglog", 1, false, false, false, 0}, {"seglog", 16, false, false, false, 0},
+			{"seglog-growing", 1, true, false, false, 0}, {"seglog-growing", 16, true, false, false, 0},
+			{"seglog-zero-filled", 16, false, true, false, 0},
+			{"pruned-recycled", 16, false, false, true, 0}, {"pruned-fallocated", 16, false, false, true, -1},
+			{"pruned-zero-filled", 16, false, true, true, -1},
 		} {
 			b.Run(fmt.Sprintf("%s/%s/group=%d", v.name, sh.name, v.group), func(b *testing.B) {
-				l, err := Open(Config{Dir: b.TempDir(), growing: v.growing, Spares: v.spares})
+				l, err := Open(Config{Dir: b.TempDir(), growing: v.growing, zeroFill: v.zeroFill, Spares: v.spares})
 				if err != nil {
 					b.Fatal(err)
 				}

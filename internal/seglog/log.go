@@ -80,6 +80,9 @@ type Config struct {
 	// growing skips the zero-fill of new segments: BenchmarkAppend's "growing" rows measure
 	// what the zero-fill buys.
 	growing bool
+	// zeroFill writes zeros through new segments instead of fallocating them:
+	// BenchmarkAppend's "zero-filled" rows measure what fallocate buys.
+	zeroFill bool
 }
 
 // Validate reports a Config that Open would refuse.

@@ -2,6 +2,7 @@ package seglog
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -126,7 +127,7 @@ func (l *Log) fail(err error) error {
 // (recover.go), and the directory is fsynced so the new name survives before any record in it is
 // durable. It is called with wmu held.
 func (l *Log) roll(first int64) (*segment, error) {
-	// Cut the zero-filled rest off, so that a sealed segment ends at its last record and a zero
+	// Cut the allocated rest off, so that a sealed segment ends at its last record and a zero
 	// header inside one is corruption (recover.go).
 	l.mu.Lock()
 	sealed := l.segs[len(l.segs)-1]
@@ -170,11 +171,12 @@ func (l *Log) roll(first int64) (*segment, error) {
 var endMark [headerSize]byte
 
 // createSegment creates the file of a segment whose first id is first, with its file header,
-// zero-filled to cfg.SegmentBytes, and (below SyncOff) fsyncs it and the directory. Writing into
-// blocks that are already allocated and written lets fdatasync skip the journal commit that
-// growing a file costs on ext4: BenchmarkAppend's "growing" rows were 1.7x slower at 12 KB one
-// request a group and 1.5x at 122 KB sixteen a group, even at 12 KB sixteen a group
-// (docs/design/seglog.md). PostgreSQL zero-fills its WAL segments for the same reason.
+// allocated to cfg.SegmentBytes with fallocate (zero-filled where the filesystem cannot), and
+// (below SyncOff) fsyncs it and the directory. A roll creates one only when no spare is left
+// (spare.go): on a new log, until pruning starts. fallocate writes nothing, where a zero-fill
+// writes and fsyncs 64 MiB on the writer's path at each roll (BenchmarkAppend: the
+// "zero-filled" rows' max-write-ms); its unwritten extents cost a journal commit at the
+// fdatasync after they are first written, which recycled spares avoid.
 func createSegment(cfg Config, first int64) (*segment, *os.File, error) {
 	path := filepath.Join(cfg.Dir, segmentName(first))
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_RDWR, 0o644)
@@ -185,7 +187,13 @@ func createSegment(cfg Config, first int64) (*segment, *os.File, error) {
 	putFileHeader(hdr[:], first)
 	_, err = f.WriteAt(hdr[:], 0)
 	if err == nil && !cfg.growing {
-		err = zeroFill(f, fileHeaderSize, cfg.SegmentBytes)
+		err = errAllocate
+		if !cfg.zeroFill {
+			err = allocate(f, cfg.SegmentBytes)
+		}
+		if errors.Is(err, errAllocate) {
+			err = zeroFill(f, fileHeaderSize, cfg.SegmentBytes)
+		}
 	}
 	if err == nil && cfg.Sync != SyncOff {
 		if err = fdatasync(f); err == nil {
@@ -203,6 +211,9 @@ func createSegment(cfg Config, first int64) (*segment, *os.File, error) {
 	}
 	return seg, f, nil
 }
+
+// errAllocate means the filesystem cannot fallocate: new segments are zero-filled instead.
+var errAllocate = errors.New("seglog: fallocate not supported")
 
 // zeroFill writes zeros to f from off to end.
 func zeroFill(f *os.File, off, end int64) error {
