@@ -125,28 +125,7 @@ func TestDiskFullReleasesSpares(t *testing.T) {
 // followed by padding.
 func checkPadded(t *testing.T, l *Log, from, to int64) {
 	t.Helper()
-	r := l.NewReader()
-	defer r.Close()
-	want, after := from, int64(0)
-	for after < to {
-		rows, through, err := r.Read(after, Limits{}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(rows) == 0 {
-			break
-		}
-		for _, row := range rows {
-			if row.ID != want || !bytes.HasPrefix(row.Payload, payloadOf(row.ID)) {
-				t.Fatalf("row %d: got id %d, payload %.30q", want, row.ID, row.Payload)
-			}
-			want++
-		}
-		after = through
-	}
-	if want != to+1 {
-		t.Fatalf("rows: got %d..%d, want %d..%d", from, want-1, from, to)
-	}
+	checkPayloads(t, l, from, to, func(id int64, p []byte) bool { return bytes.HasPrefix(p, payloadOf(id)) })
 }
 
 // fillDisk writes path until its filesystem is full.
