@@ -162,7 +162,8 @@ type segment struct {
 	first        int64
 	path         string
 	end          int64 // bytes of whole records (the file's valid length)
-	size         int64 // the file size: end, or more while zero-filled ahead
+	size         int64 // the file size: end, or more while allocated ahead
+	zeroed       int64 // the writer's: below it the file's blocks are written (zeroAhead)
 	last         int64 // last id in the segment; first-1 if empty
 	lastReceived int64 // the last record's received time, for retention
 	index        []indexEntry

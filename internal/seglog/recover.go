@@ -77,7 +77,7 @@ func (l *Log) scan(seg *segment, active bool, buf []byte) ([]byte, error) {
 		return buf, fmt.Errorf("seglog: stat segment: %w", err)
 	}
 	size := st.Size()
-	seg.last, seg.end, seg.size = seg.first-1, fileHeaderSize, size
+	seg.last, seg.end, seg.size, seg.zeroed = seg.first-1, fileHeaderSize, size, size
 	var fh [fileHeaderSize]byte
 	if _, err := f.ReadAt(fh[:], 0); err != nil || parseFileHeader(fh[:], seg.first) != nil {
 		if active && size <= fileHeaderSize { // torn while being created by a roll: write it again

@@ -55,6 +55,7 @@ func (l *Log) Write(batch []Entry) (first, last int64, err error) {
 		return 0, 0, l.writeFailed(seg, off, err)
 	}
 	l.written(seg, batch, next, off)
+	l.zeroAhead(seg)
 	last = next + int64(len(batch)) - 1
 	l.stats.requests.Add(int64(len(batch)))
 	l.stats.bytes.Add(payload)
@@ -186,10 +187,12 @@ func createSegment(cfg Config, first int64) (*segment, *os.File, error) {
 	var hdr [fileHeaderSize]byte
 	putFileHeader(hdr[:], first)
 	_, err = f.WriteAt(hdr[:], 0)
+	allocated := false
 	if err == nil && !cfg.growing {
 		err = errAllocate
 		if !cfg.zeroFill {
 			err = allocate(f, cfg.SegmentBytes)
+			allocated = err == nil
 		}
 		if errors.Is(err, errAllocate) {
 			err = zeroFill(f, fileHeaderSize, cfg.SegmentBytes)
@@ -209,8 +212,45 @@ func createSegment(cfg Config, first int64) (*segment, *os.File, error) {
 	if !cfg.growing {
 		seg.size = max(cfg.SegmentBytes, fileHeaderSize)
 	}
+	seg.zeroed = seg.size
+	if allocated {
+		seg.zeroed = fileHeaderSize
+	}
 	return seg, f, nil
 }
+
+// zeroAhead keeps the zeros written in a fallocated segment at least zeroAheadBytes ahead of
+// the records, a chunk at a time, so that the extents the records go into are written ones: an
+// fdatasync then commits the journal once a chunk (for the chunk's conversion), not at every
+// fsync as it does for records written into unwritten extents (bench-bulk at 100 records:
+// serve/nop 0.68x fallocated against 0.92x zero-filled). The syncer's next fdatasync flushes
+// the chunk with the records. A failed zero write ends the zeroing of that segment, which is
+// only an optimisation.
+func (l *Log) zeroAhead(seg *segment) {
+	from := max(seg.zeroed, seg.end+headerSize)
+	if from >= seg.size || from-seg.end >= zeroAheadBytes {
+		return
+	}
+	n := min(int64(len(zeroChunk)), seg.size-from)
+	if _, err := l.cur.WriteAt(zeroChunk[:n], from); err != nil {
+		l.setZeroed(seg, seg.size) // give up on this segment: it is only an optimisation
+		return
+	}
+	l.setZeroed(seg, from+n)
+}
+
+// setZeroed moves seg's zeroed mark. Only the writer writes it, but readers copy the whole
+// segment under l.mu (locate), so the write takes the lock too.
+func (l *Log) setZeroed(seg *segment, to int64) {
+	l.mu.Lock()
+	seg.zeroed = to
+	l.mu.Unlock()
+}
+
+// zeroAheadBytes and zeroChunk size zeroAhead's writes.
+const zeroAheadBytes = 2 << 20
+
+var zeroChunk [1 << 20]byte
 
 // errAllocate means the filesystem cannot fallocate: new segments are zero-filled instead.
 var errAllocate = errors.New("seglog: fallocate not supported")
