@@ -20,7 +20,7 @@
 // before use, so an fdatasync need not commit a file-size change: a deleted segment kept as a
 // spare ("<id>.spare", up to Config.Spares) and renamed into place with a new file header,
 // whose blocks are written already; else a new file, fallocated (zero-filled where the
-// filesystem cannot). A recycled segment's stale records after the new ones are never valid:
+// filesystem cannot), into which the writer writes zeros a little ahead of the records. A recycled segment's stale records after the new ones are never valid:
 // their ids, under the checksum, are below the segment's first (docs/design/seglog.md).
 //
 // # Durability

@@ -25,8 +25,8 @@ const (
 	// small records.
 	DefaultIndexRecords = 4096
 	// DefaultSpares is how many deleted segments are kept as spare files for the next rolls
-	// (spare.go). Two cover a roll while the prune that frees the next one is a period away:
-	// scripts/bench-bulk.sh at 1,000-record requests rolls every ~0.8 s and prunes every 1 s.
+	// (spare.go). Two cover the rolls between two prunes: serve at 1,000-record requests
+	// (scripts/bench-bulk.sh) rolled every 1.0-1.5 s, and its prune watcher looks every second.
 	DefaultSpares = 2
 )
 

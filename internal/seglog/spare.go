@@ -9,12 +9,12 @@ import (
 )
 
 // Spare segments. DeleteThrough keeps up to Config.Spares deleted segments as spare files
-// instead of removing them, and a roll renames a spare into place instead of creating and
-// zero-filling a new file, as PostgreSQL recycles its WAL segments. A spare's blocks are
-// allocated and written, so appending into it (overwriting stale records) lets fdatasync flush
-// data only, with no journal commit; and the roll costs a 16-byte header write, an fdatasync and
-// a rename instead of a 64 MiB zero-fill and its fdatasync, which stalled the writer 80-110 ms
-// every ~0.5 s at 1,000-record requests (scripts/bench-bulk.sh, docs/design/seglog.md).
+// instead of removing them, and a roll renames a spare into place instead of creating a new
+// file, as PostgreSQL recycles its WAL segments. A spare's blocks are allocated and written, so
+// appending into it (overwriting stale records) lets fdatasync flush data only, with no journal
+// commit; and the roll costs a 16-byte header write, an fdatasync and a rename. A zero-filled
+// new segment stalled the writer 80-110 ms a roll at 1,000-record requests
+// (scripts/bench-bulk.sh); BenchmarkAppend's pruned rows measure both (docs/design/seglog.md).
 //
 // Stale records in a recycled file are never read as valid: a record's id is covered by its
 // checksum, ids are never reused, and every id in a recycled file is below the first id of the
