@@ -80,7 +80,10 @@ func (l *Log) scan(seg *segment, active bool, buf []byte) ([]byte, error) {
 	seg.last, seg.end, seg.size, seg.zeroed = seg.first-1, fileHeaderSize, size, size
 	var fh [fileHeaderSize]byte
 	if _, err := f.ReadAt(fh[:], 0); err != nil || parseFileHeader(fh[:], seg.first) != nil {
-		if active && size <= fileHeaderSize { // torn while being created by a roll: write it again
+		// Torn while a roll created it: its header never reached the disk (a fallocated file's
+		// size can, and reads as zeros). No record was written before that header was fsynced,
+		// so the file holds none: write the header again.
+		if active && (size <= fileHeaderSize || fh == [fileHeaderSize]byte{}) {
 			putFileHeader(fh[:], seg.first)
 			if _, err := f.WriteAt(fh[:], 0); err != nil {
 				return buf, classify("rewrite segment header", err)

@@ -165,3 +165,31 @@ func TestRecycledSegmentTail(t *testing.T) {
 		})
 	}
 }
+
+// TestTornSegmentCreation: a roll's new segment whose file header never reached the disk (its
+// fallocated size did) is written again at Open, and ids go on from the sealed segment's.
+func TestTornSegmentCreation(t *testing.T) {
+	cfg := Config{Dir: t.TempDir(), SegmentBytes: fileHeaderSize + 4*(headerSize+200)}
+	l := openLog(t, cfg)
+	writeFixed(t, l, 1, 5) // the fifth record rolls into a second segment
+	segs := l.Segments()
+	if len(segs) != 2 {
+		t.Fatalf("segments: got %d, want 2", len(segs))
+	}
+	l.Close()
+	b, err := os.ReadFile(segs[1].Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clear(b) // neither the header nor the record reached the disk; the allocation did
+	if err := os.WriteFile(segs[1].Path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l = openLog(t, cfg)
+	defer l.Close()
+	if got := l.Durable(); got != 4 {
+		t.Fatalf("durable: got %d, want 4", got)
+	}
+	writeFixed(t, l, 5, 6)
+	checkFixed(t, l, 1, 6)
+}
