@@ -189,6 +189,10 @@ func (l *Log) Reader(filter Filter) *Reader { return OpenReader(l.seg, filter) }
 // Segments lists the segment files, oldest first (the last is the active one).
 func (l *Log) Segments() []seglog.SegmentInfo { return l.seg.Segments() }
 
+// ReleaseSpares deletes the spare segments kept for the next rolls (seglog.Log.ReleaseSpares):
+// the store gives their room back while the data directory is over its size bound.
+func (l *Log) ReleaseSpares() (freed int64, err error) { return l.seg.ReleaseSpares() }
+
 // HoldWriter makes the writer wait, before its next group write, until release is called (once
 // or more; the first call releases): tests fill the queue with it, or hold a group between the
 // queue and the segment files.

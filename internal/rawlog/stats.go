@@ -29,8 +29,10 @@ type Stats struct {
 	// LastID is the id of the newest durable row (per Config.Sync): with SyncFull a written
 	// row counts from the fsync that made it durable.
 	LastID int64
-	// DiskBytes is the segment files' size.
+	// DiskBytes is the segment files' size, spares included; Spares counts the spare files kept
+	// for the next rolls (seglog).
 	DiskBytes int64
+	Spares    int
 }
 
 // counters are the live atomics behind Stats.
@@ -77,6 +79,7 @@ func (l *Log) Stats() Stats {
 		WriterBusy:       time.Duration(c.writerBusy.Load()),
 		LastID:           c.lastID.Load(),
 		DiskBytes:        seg.DiskBytes,
+		Spares:           seg.Spares,
 	}
 	for i := range st.Stored {
 		n := Count{Requests: c.requests[i].Load(), Records: c.records[i].Load(), Bytes: c.bytes[i].Load()}

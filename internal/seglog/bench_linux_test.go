@@ -42,48 +42,82 @@ func randomPayload(n int) []byte {
 
 // BenchmarkAppend writes groups of group records with SyncFull on the test's temporary
 // directory (a real disk, not tmpfs) the way a server's writer would: write a group, then wait
-// for the previous group's fsync, so each fsync overlaps the next write.
+// for the previous group's fsync, so each fsync overlaps the next write. The "pruned" rows
+// delete every sealed segment but the newest as they go, as serve's raw pruning does in steady
+// state, so their rolls take spare segments ("recycled") or, with no spares kept, create new
+// ones ("fallocated", "zero-filled"). max-write-ms is the longest Write after the third roll
+// (before it no spare exists yet): a roll's stall.
 func BenchmarkAppend(b *testing.B) {
 	for _, sh := range benchShapes {
 		for _, v := range []struct {
-			name    string
-			group   int
-			growing bool
-		}{{"seglog", 1, false}, {"seglog", 16, false}, {"seglog-growing", 1, true}, {"seglog-growing", 16, true}} {
-			group := v.group
-			b.Run(fmt.Sprintf("%s/%s/group=%d", v.name, sh.name, group), func(b *testing.B) {
-				l, err := Open(Config{Dir: b.TempDir(), growing: v.growing})
+			name              string
+			group             int
+			growing, zeroFill bool
+			prune             bool
+			spares            int
+		}{
+			{"seglog", 1, false, false, false, 0}, {"seglog", 16, false, false, false, 0},
+			{"seglog-growing", 1, true, false, false, 0}, {"seglog-growing", 16, true, false, false, 0},
+			{"seglog-zero-filled", 16, false, true, false, 0},
+			{"pruned-recycled", 16, false, false, true, 0}, {"pruned-fallocated", 16, false, false, true, -1},
+			{"pruned-zero-filled", 16, false, true, true, -1},
+		} {
+			b.Run(fmt.Sprintf("%s/%s/group=%d", v.name, sh.name, v.group), func(b *testing.B) {
+				l, err := Open(Config{Dir: b.TempDir(), growing: v.growing, zeroFill: v.zeroFill, Spares: v.spares})
 				if err != nil {
 					b.Fatal(err)
 				}
 				defer l.Close()
 				payload := randomPayload(sh.bytes)
-				batch := make([]Entry, group)
+				batch := make([]Entry, v.group)
 				for i := range batch {
 					batch[i] = Entry{Signal: signal.Logs, Records: 100, Payload: payload}
 				}
-				b.SetBytes(int64(sh.bytes * group))
+				b.SetBytes(int64(sh.bytes * v.group))
 				b.ReportAllocs()
 				m := cpuMeter{start: cpuNow()}
-				var prev int64
+				var prev, active int64
+				var longest time.Duration
+				rolls := 0
 				for b.Loop() {
-					_, last, err := l.Write(batch)
+					start := time.Now()
+					first, last, err := l.Write(batch)
 					if err != nil {
 						b.Fatal(err)
+					}
+					if rolls >= 3 { // the first rolls find no spare yet
+						longest = max(longest, time.Since(start))
+					}
+					if s := l.locateFirst(first); s != active {
+						active = s
+						rolls++
 					}
 					if err := l.WaitDurable(context.Background(), prev); err != nil {
 						b.Fatal(err)
 					}
 					prev = last
+					if v.prune && l.Stats().Segments > 2 {
+						segs := l.Segments()
+						if _, _, err := l.DeleteThrough(segs[len(segs)-2].First - 1); err != nil {
+							b.Fatal(err)
+						}
+					}
 				}
 				if err := l.WaitDurable(context.Background(), prev); err != nil {
 					b.Fatal(err)
 				}
-				m.report(b, int64(b.N)*int64(sh.bytes*group))
+				m.report(b, int64(b.N)*int64(sh.bytes*v.group))
 				b.ReportMetric(float64(l.Stats().Syncs)/float64(b.N), "fsyncs/op")
+				b.ReportMetric(float64(longest.Microseconds())/1e3, "max-write-ms")
 			})
 		}
 	}
+}
+
+// locateFirst returns the first id of the segment holding id.
+func (l *Log) locateFirst(id int64) int64 {
+	s, _ := l.locate(id)
+	return s.first
 }
 
 // BenchmarkOpen measures Open (recovery's scan and index rebuild) of a 1 GiB log of 12 KB

@@ -28,9 +28,11 @@ func (l *Log) Segments() []SegmentInfo {
 // DeleteThrough deletes, oldest first, every whole segment whose records all have ids ≤ id and
 // are durable; the caller guarantees they are no longer needed (projected, past retention). When
 // that covers the active segment too, DeleteThrough first starts a new empty one named after the
-// next id, so ids are never reused, even once every record is deleted. The directory is fsynced
-// after the removals. It returns the number of segments deleted and the bytes freed. Readers
-// holding a deleted segment open read on from their descriptor.
+// next id, so ids are never reused, even once every record is deleted. Up to Config.Spares
+// deleted segments are kept as spare files for the next rolls (spare.go), the rest removed; the
+// directory is fsynced after. It returns the number of segments deleted and the bytes given
+// back to the filesystem (spares are not). A Reader holding a deleted segment open finds it
+// gone (Reader.Read skips it), even once the file is recycled and overwritten.
 func (l *Log) DeleteThrough(id int64) (segments int, freed int64, err error) {
 	l.wmu.Lock()
 	defer l.wmu.Unlock()
@@ -57,16 +59,23 @@ func (l *Log) DeleteThrough(id int64) (segments int, freed int64, err error) {
 	}
 	l.mu.Unlock()
 	for _, s := range doomed {
-		if err = os.Remove(s.path); err != nil && !os.IsNotExist(err) {
-			err = fmt.Errorf("seglog: delete segment: %w", err)
+		kept, rerr := l.recycle(s)
+		if rerr != nil {
+			err = rerr
 			break
 		}
-		err = nil
+		if !kept {
+			if err = os.Remove(s.path); err != nil && !os.IsNotExist(err) {
+				err = fmt.Errorf("seglog: delete segment: %w", err)
+				break
+			}
+			err = nil
+			freed += s.end
+		}
 		l.mu.Lock()
 		l.segs = l.segs[1:]
 		l.mu.Unlock()
 		segments++
-		freed += s.end
 	}
 	if segments > 0 && l.cfg.Sync != SyncOff {
 		if serr := syncDir(l.cfg.Dir); serr != nil && err == nil {

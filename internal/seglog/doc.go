@@ -15,9 +15,13 @@
 //
 // Integers are little-endian. Ids start at 1, increase by one from record to record and from
 // segment to segment, and are never reused: not after a restart, and not after every record is
-// deleted (an empty segment named after the next id keeps the count). New segments are
-// zero-filled to Config.SegmentBytes before use, so appends overwrite allocated blocks and an
-// fdatasync need not commit a file-size change (docs/design/seglog.md has the measurement).
+// deleted (an empty segment named after the next id keeps the count). Every group written is
+// followed by an all-zero header (the end mark). A segment is allocated to Config.SegmentBytes
+// before use, so an fdatasync need not commit a file-size change: a deleted segment kept as a
+// spare ("<id>.spare", up to Config.Spares) and renamed into place with a new file header,
+// whose blocks are written already; else a new file, fallocated (zero-filled where the
+// filesystem cannot), into which the writer writes zeros a little ahead of the records. A recycled segment's stale records after the new ones are never valid:
+// their ids, under the checksum, are below the segment's first (docs/design/seglog.md).
 //
 // # Durability
 //
@@ -31,10 +35,11 @@
 //     segment and only then raises Durable to that id and wakes WaitDurable. Meanwhile Write may
 //     write the next group, which the next fdatasync covers: callers are answered after the
 //     fsync that covers their record, and the writer's work overlaps the disk's.
-//  3. A roll (the active segment reached Config.SegmentBytes) cuts the zero-filled rest off the
-//     segment, fdatasyncs it, creates and fdatasyncs the next segment and fsyncs the directory,
-//     all before the new segment's first record is written: only the last segment can have
-//     records that were never fsynced.
+//  3. A roll (the active segment reached Config.SegmentBytes) cuts the allocated rest off the
+//     segment, fdatasyncs it, prepares and fdatasyncs the next segment (a spare's new file
+//     header, or a new file) and fsyncs the directory after naming it, all before the new
+//     segment's first record is written: only the last segment can have records that were
+//     never fsynced.
 //
 // A failed fsync is final (PostgreSQL's "fsyncgate"): Linux may have dropped the pages it could
 // not write, so a later successful fsync proves nothing. Every later Write and every WaitDurable
@@ -51,10 +56,12 @@
 // checked header by header (lengths chain to the end of the file, ids consecutive) without
 // reading payloads; a defect there is corruption of fsynced data, and Open refuses it with
 // ErrCorrupt naming the file and offset rather than drop records silently. Readers verify each
-// payload's checksum as they return it. The last segment is verified in full: at its first
-// all-zero header the records end (the zero-filled space), and any stale bytes after it are
-// scrubbed; at its first other defect (short, bad checksum, wrong id) the tail is torn, written
-// after the last fsync and never acknowledged, so it is cut off. Open then fdatasyncs the last
+// payload's checksum as they return it. The last segment is verified in full: the records end
+// at its first all-zero header (an end mark, or never-written space), or at its first other
+// defect (short, bad checksum, wrong id: a torn tail, written after the last fsync and never
+// acknowledged, or a recycled segment's older records). Every byte after that point is
+// scrubbed to zeros, so that no record written there later can make a never-acknowledged one
+// after it look whole again; the file keeps its allocated size. Open then fdatasyncs the last
 // segment, since after a process crash whole records may sit in the page cache unsynced, and
 // sets Durable to the last whole record.
 //
@@ -70,6 +77,9 @@
 //
 // DeleteThrough removes whole segments, oldest first, whose every record is at or below the
 // given id and durable; the caller guarantees those records are no longer needed (projected,
-// past retention). Segments and Stats report the bytes on disk for a size bound. A Reader that
-// has a deleted segment open reads on from its descriptor.
+// past retention). Up to Config.Spares of them are kept as spares for the next rolls.
+// Stats.DiskBytes counts segments and spares, for a size bound; ReleaseSpares removes the
+// spares (a caller over its bound calls it), as does a write refused for lack of space. A
+// Reader that has a deleted segment open reads on from its descriptor, and skips it once the
+// file is recycled and overwritten.
 package seglog

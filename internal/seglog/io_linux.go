@@ -82,3 +82,18 @@ func syncDir(dir string) error {
 func isNoSpace(err error) bool {
 	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)
 }
+
+// allocate reserves size bytes for f with fallocate, or returns errAllocate where the
+// filesystem cannot.
+func allocate(f *os.File, size int64) error {
+	for {
+		err := unix.Fallocate(int(f.Fd()), 0, 0, size)
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err == unix.EOPNOTSUPP || err == unix.ENOSYS:
+			return errAllocate
+		}
+		return err
+	}
+}

@@ -24,6 +24,10 @@ const (
 	// DefaultIndexRecords is the spacing in records of the sparse offset index, for logs of
 	// small records.
 	DefaultIndexRecords = 4096
+	// DefaultSpares is how many deleted segments are kept as spare files for the next rolls
+	// (spare.go). Two cover the rolls between two prunes: serve at 1,000-record requests
+	// (scripts/bench-bulk.sh) rolled every 1.0-1.5 s, and its prune watcher looks every second.
+	DefaultSpares = 2
 )
 
 // SyncMode says when the log fsyncs.
@@ -65,6 +69,9 @@ type Config struct {
 	// IndexBytes and IndexRecords space the sparse offset index; 0 means the defaults.
 	IndexBytes   int64
 	IndexRecords int
+	// Spares bounds the deleted segments kept as spare files for the next rolls (spare.go);
+	// 0 means DefaultSpares, negative keeps none.
+	Spares int
 	// Sync is the durability mode; "" means SyncFull.
 	Sync SyncMode
 	// Logger receives recovery's notes (a cut torn tail); nil discards them.
@@ -73,6 +80,9 @@ type Config struct {
 	// growing skips the zero-fill of new segments: BenchmarkAppend's "growing" rows measure
 	// what the zero-fill buys.
 	growing bool
+	// zeroFill writes zeros through new segments instead of fallocating them:
+	// BenchmarkAppend's "zero-filled" rows measure what fallocate buys.
+	zeroFill bool
 }
 
 // Validate reports a Config that Open would refuse.
@@ -99,6 +109,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.IndexRecords == 0 {
 		c.IndexRecords = DefaultIndexRecords
+	}
+	if c.Spares == 0 {
+		c.Spares = DefaultSpares
 	}
 	if c.Sync == "" {
 		c.Sync = SyncFull
@@ -131,8 +144,9 @@ type Row struct {
 type Stats struct {
 	Requests, Records, Bytes int64 // appended (written), payload bytes
 	Syncs                    int64 // fdatasyncs that advanced the durable mark
-	DiskBytes                int64 // segment files' sizes
+	DiskBytes                int64 // segment and spare files' sizes
 	Segments                 int
+	Spares                   int   // spare files kept for the next rolls (spare.go)
 	First, Durable           int64 // lowest stored id (0 if none) and the durable mark
 }
 
@@ -148,7 +162,8 @@ type segment struct {
 	first        int64
 	path         string
 	end          int64 // bytes of whole records (the file's valid length)
-	size         int64 // the file size: end, or more while zero-filled ahead
+	size         int64 // the file size: end, or more while allocated ahead
+	zeroed       int64 // the writer's: below it the file's blocks are written (zeroAhead)
 	last         int64 // last id in the segment; first-1 if empty
 	lastReceived int64 // the last record's received time, for retention
 	index        []indexEntry
@@ -186,6 +201,7 @@ type Log struct {
 
 	mu     sync.Mutex
 	segs   []*segment // ordered by first; the last is active
+	spares []spare    // deleted segments kept for the next rolls (spare.go)
 	next   int64      // the next id to assign
 	err    error      // sticky: a failed fsync or an uncuttable write
 	closed bool
@@ -276,6 +292,7 @@ func (l *Log) failed() error {
 func (l *Log) Stats() Stats {
 	l.mu.Lock()
 	st := Stats{Segments: len(l.segs), Durable: l.durable.Load()}
+	st.Spares, st.DiskBytes = l.spareBytes()
 	for _, s := range l.segs {
 		st.DiskBytes += s.size
 		if st.First == 0 && s.last >= s.first {

@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
-	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -162,156 +160,81 @@ func TestRoundTrip(t *testing.T) {
 }
 
 func TestDeleteThrough(t *testing.T) {
-	cfg := Config{Dir: t.TempDir(), SegmentBytes: 4 << 10}
-	l := openLog(t, cfg)
-	appendN(t, l, 1, 300, 4)
-	segs := l.Segments()
-	if len(segs) < 4 {
-		t.Fatalf("segments: got %d, want at least 4", len(segs))
-	}
-	// Through the middle of the second segment: only the first goes.
-	n, freed, err := l.DeleteThrough(segs[1].First + 1)
-	if err != nil || n != 1 || freed != segs[0].Bytes {
-		t.Fatalf("delete: got %d segments %d bytes %v, want 1, %d, nil", n, freed, err, segs[0].Bytes)
-	}
-	if _, err := os.Stat(segs[0].Path); !os.IsNotExist(err) {
-		t.Errorf("deleted segment: got stat error %v, want not exist", err)
-	}
-	checkRows(t, l, 0, Limits{}, segs[1].First, 300)
-	// Everything, the active segment included.
-	if _, _, err := l.DeleteThrough(300); err != nil {
-		t.Fatal(err)
-	}
-	st := l.Stats()
-	if st.Segments != 1 || st.First != 0 || st.DiskBytes != cfg.SegmentBytes {
-		t.Errorf("after deleting all: got %d segments, first %d, %d bytes, want 1, 0, %d (one empty zero-filled segment)", st.Segments, st.First, st.DiskBytes, cfg.SegmentBytes)
-	}
-	checkRows(t, l, 0, Limits{}, 301, 300)
-	l.Close()
-	l = openLog(t, cfg)
-	defer l.Close()
-	appendN(t, l, 301, 310, 3) // ids go on from 301, not 1
-	checkRows(t, l, 0, Limits{}, 301, 310)
-}
-
-var tornCfg = Config{SegmentBytes: 4 << 10}
-
-// lastRecord writes n records in one segment, closes the log and returns the segment's path
-// and the offsets of its last record's start and end (zeros follow up to the segment size).
-func lastRecord(t *testing.T, dir string, n int64) (path string, off, end int64) {
-	t.Helper()
-	cfg := tornCfg
-	cfg.Dir = dir
-	l := openLog(t, cfg)
-	appendN(t, l, 1, n-1, 1)
-	off = l.Segments()[0].Bytes
-	appendN(t, l, n, n, 1)
-	path, end = l.Segments()[0].Path, l.Segments()[0].Bytes
-	if err := l.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return path, off, end
-}
-
-func TestTornTail(t *testing.T) {
-	src := t.TempDir()
-	path, off, end := lastRecord(t, src, 5)
-	whole, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	type tc struct {
-		name string
-		data []byte
-	}
-	var tests []tc
-	for cut := off; cut < end; cut++ {
-		tests = append(tests, tc{fmt.Sprintf("cut at %d", cut), whole[:cut]})
-	}
-	for i := off; i < end; i++ {
-		b := bytes.Clone(whole)
-		b[i] ^= 0x40
-		tests = append(tests, tc{fmt.Sprintf("flip byte %d", i), b})
-	}
-	for _, tt := range tests {
-		dir := t.TempDir()
-		p := filepath.Join(dir, filepath.Base(path))
-		if err := os.WriteFile(p, tt.data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		cfg := tornCfg
-		cfg.Dir = dir
-		l, err := Open(cfg)
-		if err != nil {
-			t.Fatalf("%s: open: %v", tt.name, err)
-		}
-		if got := l.Durable(); got != 4 {
-			t.Errorf("%s: durable: got %d, want 4", tt.name, got)
-		}
-		checkRows(t, l, 0, Limits{}, 1, 4)
-		appendN(t, l, 5, 6, 1) // the cut record's id is free again: it was never acknowledged
-		checkRows(t, l, 0, Limits{}, 1, 6)
-		l.Close()
-		if fi, _ := os.Stat(p); tt.name[:3] == "cut" && fi.Size() <= off {
-			t.Errorf("%s: file size %d, want the new records past %d", tt.name, fi.Size(), off)
-		}
-	}
-}
-
-func TestCorruptSealed(t *testing.T) {
-	tests := []struct {
-		name    string
-		at      func(hdrOff int64) int64
-		openErr bool
-		exact   bool // the error names the bad record's own offset, not a later one's
+	for _, tt := range []struct {
+		name   string
+		spares int // Config.Spares
+		kept   int // spare files after deleting the first segment, and at most after that
 	}{
-		// A wrong length shows at the next header: open checks sealed segments' headers only.
-		{"header length", func(o int64) int64 { return o }, true, false},
-		{"header id", func(o int64) int64 { return o + 8 }, true, true},
-		{"header signal", func(o int64) int64 { return o + 28 }, true, true},
-		{"payload", func(o int64) int64 { return o + headerSize + 2 }, false, true},
-	}
-	for _, tt := range tests {
+		{"no spares", -1, 0},
+		{"spares", 2, 1},
+	} {
 		t.Run(tt.name, func(t *testing.T) {
-			dir := t.TempDir()
-			cfg := Config{Dir: dir, SegmentBytes: 4 << 10}
+			cfg := Config{Dir: t.TempDir(), SegmentBytes: 4 << 10, Spares: tt.spares}
 			l := openLog(t, cfg)
-			appendN(t, l, 1, 2, 1)
-			hdrOff := l.Segments()[0].Bytes // record 3, mid first segment
-			appendN(t, l, 3, 200, 1)
-			seg := l.Segments()[0].Path
+			appendN(t, l, 1, 300, 4)
+			segs := l.Segments()
+			if len(segs) < 4 {
+				t.Fatalf("segments: got %d, want at least 4", len(segs))
+			}
+			// Through the middle of the second segment: only the first goes.
+			n, freed, err := l.DeleteThrough(segs[1].First + 1)
+			wantFreed := segs[0].Bytes
+			if tt.kept > 0 {
+				wantFreed = 0 // kept as a spare
+			}
+			if err != nil || n != 1 || freed != wantFreed {
+				t.Fatalf("delete: got %d segments %d bytes %v, want 1, %d, nil", n, freed, err, wantFreed)
+			}
+			if _, err := os.Stat(segs[0].Path); !os.IsNotExist(err) {
+				t.Errorf("deleted segment: got stat error %v, want not exist", err)
+			}
+			if st := l.Stats(); st.Spares != tt.kept {
+				t.Errorf("spares after deleting one segment: got %d, want %d", st.Spares, tt.kept)
+			}
+			checkDiskBytes(t, l, cfg.Dir)
+			checkRows(t, l, 0, Limits{}, segs[1].First, 300)
+			// Everything, the active segment included.
+			if _, _, err := l.DeleteThrough(300); err != nil {
+				t.Fatal(err)
+			}
+			st := l.Stats()
+			if st.Segments != 1 || st.First != 0 || st.Spares > max(tt.spares, 0) {
+				t.Errorf("after deleting all: got %d segments, first %d, %d spares, want 1, 0, at most %d", st.Segments, st.First, st.Spares, max(tt.spares, 0))
+			}
+			checkDiskBytes(t, l, cfg.Dir)
+			checkRows(t, l, 0, Limits{}, 301, 300)
 			l.Close()
-			b, _ := os.ReadFile(seg)
-			b[tt.at(hdrOff)] ^= 0x21
-			os.WriteFile(seg, b, 0o644)
-			wantMsg := fmt.Sprintf("%s at offset %d", seg, hdrOff)
-			if !tt.exact {
-				wantMsg = seg + " at offset "
-			}
-			l, err := Open(cfg)
-			if tt.openErr {
-				if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), wantMsg) {
-					t.Fatalf("open: got %v, want ErrCorrupt naming %q", err, wantMsg)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatalf("open: got %v, want nil (payloads of sealed segments are checked on read)", err)
-			}
+			l = openLog(t, cfg)
 			defer l.Close()
-			r := l.NewReader()
-			defer r.Close()
-			rows, _, err := r.Read(0, Limits{Rows: 1}, nil)
-			if err != nil || len(rows) != 1 {
-				t.Fatalf("read before the bad record: got %d rows, %v; want 1, nil", len(rows), err)
-			}
-			_, _, err = r.Read(2, Limits{}, nil)
-			if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), wantMsg) {
-				t.Fatalf("read: got %v, want ErrCorrupt naming %q", err, wantMsg)
-			}
+			appendN(t, l, 301, 310, 3) // ids go on from 301, not 1
+			checkRows(t, l, 0, Limits{}, 301, 310)
+			checkDiskBytes(t, l, cfg.Dir)
 		})
 	}
 }
+
+// checkDiskBytes checks that Stats.DiskBytes is the size of every file in dir, spares
+// included: a size bound computed from it must see them.
+func checkDiskBytes(t *testing.T, l *Log, dir string) {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum int64
+	for _, e := range ents {
+		fi, err := e.Info()
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum += fi.Size()
+	}
+	if got := l.Stats().DiskBytes; got != sum {
+		t.Errorf("Stats.DiskBytes: got %d, want %d (the files in %s)", got, sum, dir)
+	}
+}
+
+var tornCfg = Config{SegmentBytes: 4 << 10}
 
 func TestFailedSyncIsFinal(t *testing.T) {
 	dir := t.TempDir()
@@ -427,35 +350,6 @@ func TestConfigValidate(t *testing.T) {
 			t.Errorf("%s: got %v, want ok=%v", tt.name, err, tt.ok)
 		}
 	}
-}
-
-// TestStaleRecordAfterZeroHeader: after a crash, a later record can be on disk while the page
-// before it is still zeros. Recovery ends the log at the zero header; a new record of the same
-// length written there must not make the stale one after it readable.
-func TestStaleRecordAfterZeroHeader(t *testing.T) {
-	dir := t.TempDir()
-	cfg := Config{Dir: dir, SegmentBytes: 64 << 10}
-	l := openLog(t, cfg)
-	appendN(t, l, 1, 2, 1)
-	off := l.Segments()[0].Bytes
-	appendN(t, l, 3, 5, 1)
-	path := l.Segments()[0].Path
-	l.Close()
-	b, _ := os.ReadFile(path)
-	clear(b[off : off+headerSize]) // record 3's header never reached the disk; 4 and 5 did
-	os.WriteFile(path, b, 0o644)
-	l = openLog(t, cfg)
-	if got := l.Durable(); got != 2 {
-		t.Fatalf("durable after recovery: got %d, want 2", got)
-	}
-	appendN(t, l, 3, 3, 1) // the same length as the lost record 3
-	l.Close()
-	l = openLog(t, cfg)
-	defer l.Close()
-	if got := l.Durable(); got != 3 {
-		t.Fatalf("durable after the second reopen: got %d, want 3 (stale 4 and 5 must stay gone)", got)
-	}
-	checkRows(t, l, 0, Limits{}, 1, 3)
 }
 
 // TestWriteAllocs: at steady state (buffers grown, no roll) Write allocates nothing per record.

@@ -70,6 +70,15 @@ func (r *Reader) Read(after int64, lim Limits, dst []Row) (rows []Row, through i
 			return rows, through, err
 		}
 		rows, through, err = r.readSegment(&seg, through, min(durable, seg.last), lim, rows)
+		if err != nil && r.l.deleted(seg.first) {
+			// Deleted while read, and its file recycled and overwritten since (spare.go): its
+			// ids are gone, as a deleted segment's are; the next locate finds the oldest left.
+			r.Close()
+			if len(rows) > 0 {
+				return rows, through, nil
+			}
+			continue
+		}
 		if err != nil || len(rows) > 0 || through < seg.last {
 			return rows, through, err
 		}
@@ -86,6 +95,14 @@ func (l *Log) locate(id int64) (segment, bool) {
 	i = max(i, 0)
 	s := *l.segs[i]
 	return s, s.last >= s.first && s.last >= id
+}
+
+// deleted reports whether the segment whose first id is first has been deleted: deletion takes
+// the oldest segments.
+func (l *Log) deleted(first int64) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return first < l.segs[0].first
 }
 
 // open points r.f at seg's file.

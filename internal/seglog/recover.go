@@ -20,6 +20,9 @@ func (l *Log) recover() error {
 	if err != nil {
 		return fmt.Errorf("seglog: list segments: %w", err)
 	}
+	if err := l.listSpares(ents); err != nil {
+		return err
+	}
 	for _, e := range ents {
 		if first, ok := parseSegmentName(e.Name()); ok && e.Type().IsRegular() {
 			l.segs = append(l.segs, &segment{first: first, path: filepath.Join(l.cfg.Dir, e.Name())})
@@ -74,10 +77,13 @@ func (l *Log) scan(seg *segment, active bool, buf []byte) ([]byte, error) {
 		return buf, fmt.Errorf("seglog: stat segment: %w", err)
 	}
 	size := st.Size()
-	seg.last, seg.end, seg.size = seg.first-1, fileHeaderSize, size
+	seg.last, seg.end, seg.size, seg.zeroed = seg.first-1, fileHeaderSize, size, size
 	var fh [fileHeaderSize]byte
 	if _, err := f.ReadAt(fh[:], 0); err != nil || parseFileHeader(fh[:], seg.first) != nil {
-		if active && size <= fileHeaderSize { // torn while being created by a roll: write it again
+		// Torn while a roll created it: its header never reached the disk (a fallocated file's
+		// size can, and reads as zeros). No record was written before that header was fsynced,
+		// so the file holds none: write the header again.
+		if active && (size <= fileHeaderSize || fh == [fileHeaderSize]byte{}) {
 			putFileHeader(fh[:], seg.first)
 			if _, err := f.WriteAt(fh[:], 0); err != nil {
 				return buf, classify("rewrite segment header", err)
@@ -121,22 +127,16 @@ func (l *Log) endScan(seg *segment, f *os.File, off, size int64, active bool, de
 	switch {
 	case !active:
 		return fmt.Errorf("seglog: %s at offset %d (record %d): %w: %w", seg.path, off, seg.last+1, ErrCorrupt, defect)
-	case defect == errZeroFill:
-		// Records written after a later page of the zero-filled space may have reached the disk
-		// without this one: scrub them, or a record the writer puts here next, of the same
-		// length, would make a stale one after it look whole.
-		if err := scrubTail(f, off, size); err != nil {
-			return fmt.Errorf("seglog: clear the tail of %s after %d: %w", seg.path, off, err)
-		}
-		return nil
+	case defect != errZeroFill:
+		l.cfg.Logger.Warn("seglog: cutting a torn tail", "segment", seg.path, "offset", off, "dropped_bytes", size-off, "reason", defect.Error())
 	}
-	l.cfg.Logger.Warn("seglog: cutting a torn tail", "segment", seg.path, "offset", off, "dropped_bytes", size-off, "reason", defect.Error())
-	seg.size = max(off, fileHeaderSize)
-	if err := f.Truncate(off); err != nil {
-		return fmt.Errorf("seglog: cut torn tail of %s at %d: %w", seg.path, off, err)
-	}
-	if err := fdatasync(f); err != nil {
-		return fmt.Errorf("seglog: sync cut tail of %s: %w", seg.path, err)
+	// Records written after a later page may have reached the disk without the one at off, and
+	// a recycled segment holds stale records of an older generation after it (spare.go): scrub
+	// them all, or a record the writer puts here next, of the same length, would make one of
+	// this generation's never-acknowledged records after it look whole. Scrubbing rather than
+	// cutting keeps the file's blocks allocated for the appends to come.
+	if err := scrubTail(f, off, size); err != nil {
+		return fmt.Errorf("seglog: clear the tail of %s after %d: %w", seg.path, off, err)
 	}
 	return nil
 }

@@ -77,8 +77,8 @@ func (s *Store) walPages(def, pageSize int64) int64 {
 }
 
 // segmentBytes returns the raw log's segment size: seglog's default, or less if that is more
-// than an eighth of the size bound or a 32nd of the filesystem. Segments are zero-filled to their
-// size ahead of use and deleted whole, so on a small bound or disk large ones would hold most of
+// than an eighth of the size bound or a 32nd of the filesystem. Segments take their whole size
+// when created (fallocated or zero-filled, or a recycled spare) and are deleted whole, so on a small bound or disk large ones would hold most of
 // it (serve on a 2 MiB filesystem could not create its first 64 MiB segment).
 func (s *Store) segmentBytes() int64 {
 	if s.cfg.rawSegmentBytes > 0 {

@@ -128,6 +128,13 @@ func (s *Store) runRetainer(ctx context.Context) {
 			s.cfg.Logger.Warn("store: retention: measure the data directory", "err", err)
 		}
 		s.retain.overDisk.Store(over || admitOver)
+		if over || admitOver {
+			// Spare raw segments are room kept for the raw log's next rolls; past the bound the
+			// rest of the directory needs it more.
+			if _, err := s.raw.ReleaseSpares(); err != nil {
+				s.cfg.Logger.Warn("store: retention: release spare raw segments", "err", err)
+			}
+		}
 		busy := false
 		for i, sh := range s.shards {
 			if time.Since(lastMark[i]) >= s.cfg.markEvery() {

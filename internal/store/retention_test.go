@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -104,6 +105,11 @@ func TestMaxDiskDeletesOldest(t *testing.T) {
 		return countRows(t, s, "logs") == 1 && countRows(t, s, "spans") == 1 && countRows(t, s, "number_points") == 1
 	})
 	waitFor(t, "raw rows pruned at once", func() bool { return s.PrunedRawID() > 0 })
+	// Pruning keeps deleted segments as spares (seglog), but not past the bound.
+	waitFor(t, "spare raw segments released", func() bool {
+		m, _ := filepath.Glob(filepath.Join(s.rawDir, "*.spare"))
+		return len(m) == 0 && s.raw.Stats().Spares == 0
+	})
 	b, err := logsMarshaler.MarshalLogs(makeLogs("svc", "over", 1))
 	if err != nil {
 		t.Fatal(err)
