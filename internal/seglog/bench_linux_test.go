@@ -193,3 +193,38 @@ func BenchmarkRead(b *testing.B) {
 	}
 	m.report(b, int64(b.N)*total)
 }
+
+// BenchmarkReadSkipping reads a log of 200,000 small log records (1-record requests) through a
+// Reader that takes traces only, as the traces projector reads under a logs-only load: every
+// row is skipped, its payload never read.
+func BenchmarkReadSkipping(b *testing.B) {
+	l, err := Open(Config{Dir: b.TempDir(), Sync: SyncOff})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+	batch := make([]Entry, 1000)
+	for i := range batch {
+		batch[i] = Entry{Signal: signal.Logs, Records: 1, Payload: randomPayload(200)}
+	}
+	for range 200 {
+		if _, _, err := l.Write(batch); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.SetBytes(l.Stats().Bytes)
+	r := l.NewReader()
+	defer r.Close()
+	var rows []Row
+	for b.Loop() {
+		var after int64
+		for after < l.Durable() {
+			if rows, after, err = r.Read(after, Limits{Signal: signal.Traces, Rows: 2048}, rows[:0]); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if len(rows) != 0 {
+			b.Fatalf("read %d rows, want 0 (no traces)", len(rows))
+		}
+	}
+}
