@@ -180,18 +180,26 @@ func BenchmarkRead(b *testing.B) {
 	b.SetBytes(total)
 	b.ReportAllocs()
 	m := cpuMeter{start: cpuNow()}
+	readAll(b, l, Limits{Bytes: 4 << 20})
+	m.report(b, int64(b.N)*total)
+}
+
+// readAll reads l from start to end with lim at each b.Loop and returns the rows of the last
+// Read.
+func readAll(b *testing.B, l *Log, lim Limits) []Row {
 	r := l.NewReader()
 	defer r.Close()
 	var rows []Row
+	var err error
 	for b.Loop() {
 		var after int64
 		for after < l.Durable() {
-			if rows, after, err = r.Read(after, Limits{Bytes: 4 << 20}, rows); err != nil {
+			if rows, after, err = r.Read(after, lim, rows[:0]); err != nil {
 				b.Fatal(err)
 			}
 		}
 	}
-	m.report(b, int64(b.N)*total)
+	return rows
 }
 
 // BenchmarkReadSkipping reads a log of 200,000 small log records (1-record requests) through a
@@ -213,18 +221,7 @@ func BenchmarkReadSkipping(b *testing.B) {
 		}
 	}
 	b.SetBytes(l.Stats().Bytes)
-	r := l.NewReader()
-	defer r.Close()
-	var rows []Row
-	for b.Loop() {
-		var after int64
-		for after < l.Durable() {
-			if rows, after, err = r.Read(after, Limits{Signal: signal.Traces, Rows: 2048}, rows[:0]); err != nil {
-				b.Fatal(err)
-			}
-		}
-		if len(rows) != 0 {
-			b.Fatalf("read %d rows, want 0 (no traces)", len(rows))
-		}
+	if rows := readAll(b, l, Limits{Signal: signal.Traces, Rows: 2048}); len(rows) != 0 {
+		b.Fatalf("read %d rows, want 0 (no traces)", len(rows))
 	}
 }
