@@ -17,7 +17,7 @@ import (
 // startServeGRPC runs otelbench's server with cfg on loopback and returns
 // its gRPC address and a stop function (graceful drain) that returns what
 // the server stored, by signal.
-func startServeGRPC(t *testing.T, cfg ingestsrv.Config) (string, func() map[string]uint64) {
+func startServeGRPC(t *testing.T, cfg ingestsrv.Config) (grpcAddr, httpAddr string, stop func() map[string]uint64) {
 	t.Helper()
 	cfg.Config = store.Config{Dir: t.TempDir(), NoProjection: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	srv, err := ingestsrv.New(context.Background(), cfg)
@@ -36,7 +36,7 @@ func startServeGRPC(t *testing.T, cfg ingestsrv.Config) (string, func() map[stri
 	done := make(chan error, 1)
 	go func() { done <- srv.ServeWithGRPC(ctx, hln, gln) }()
 	var stored map[string]uint64
-	stop := func() map[string]uint64 {
+	stop = func() map[string]uint64 {
 		if stored != nil {
 			return stored
 		}
@@ -51,7 +51,7 @@ func startServeGRPC(t *testing.T, cfg ingestsrv.Config) (string, func() map[stri
 		return stored
 	}
 	t.Cleanup(func() { stop() })
-	return gln.Addr().String(), stop
+	return gln.Addr().String(), hln.Addr().String(), stop
 }
 
 // TestGRPCServeAnswers loads otelbench's server configured to answer each
@@ -80,7 +80,7 @@ func TestGRPCServeAnswers(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			forGRPCClients(t, func(t *testing.T, client GRPCClient) {
-				addr, stop := startServeGRPC(t, tt.srv)
+				addr, _, stop := startServeGRPC(t, tt.srv)
 				cfg := tt.load
 				cfg.Protocol, cfg.GRPCClient, cfg.Endpoint, cfg.Insecure, cfg.Requests = ProtocolGRPC, client, addr, true, 120
 				cfg.Concurrency = max(cfg.Concurrency, 4)
@@ -115,7 +115,7 @@ func TestGRPCServeAnswers(t *testing.T) {
 // without an answer, and the records acked are exactly the records stored.
 func TestGRPCServeGracefulStop(t *testing.T) {
 	forGRPCClients(t, func(t *testing.T, client GRPCClient) {
-		addr, stop := startServeGRPC(t, ingestsrv.Config{})
+		addr, _, stop := startServeGRPC(t, ingestsrv.Config{})
 		stopped := make(chan map[string]uint64, 1)
 		go func() {
 			time.Sleep(300 * time.Millisecond)

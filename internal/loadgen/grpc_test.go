@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"log/slog"
 	"maps"
 	"net"
 	"strings"
@@ -26,7 +25,6 @@ import (
 	"github.com/otelbench/otelbench/internal/otlpgen"
 	"github.com/otelbench/otelbench/internal/otlpgrpc"
 	"github.com/otelbench/otelbench/internal/signal"
-	"github.com/otelbench/otelbench/internal/store"
 )
 
 // grpcOutcome is one planned answer of the gRPC accounting server.
@@ -303,30 +301,9 @@ func TestGRPCAgainstServe(t *testing.T) {
 	forGRPCClients(t, func(t *testing.T, client GRPCClient) {
 		for _, listener := range []string{"grpc", "http"} {
 			t.Run(listener, func(t *testing.T) {
-				srv, err := ingestsrv.New(context.Background(), ingestsrv.Config{Config: store.Config{Dir: t.TempDir(), NoProjection: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}})
-				if err != nil {
-					t.Fatal(err)
-				}
-				hln, err := net.Listen("tcp", "127.0.0.1:0")
-				if err != nil {
-					t.Fatal(err)
-				}
-				gln, err := net.Listen("tcp", "127.0.0.1:0")
-				if err != nil {
-					t.Fatal(err)
-				}
-				ctx, cancel := context.WithCancel(context.Background())
-				done := make(chan error, 1)
-				go func() { done <- srv.ServeWithGRPC(ctx, hln, gln) }()
-				defer func() {
-					cancel()
-					if err := <-done; err != nil {
-						t.Errorf("Serve: %v", err)
-					}
-				}()
-				endpoint := gln.Addr().String()
+				endpoint, httpAddr, stop := startServeGRPC(t, ingestsrv.Config{})
 				if listener == "http" {
-					endpoint = "http://" + hln.Addr().String()
+					endpoint = "http://" + httpAddr
 				}
 				rep, err := Run(context.Background(), Config{
 					Protocol: ProtocolGRPC, GRPCClient: client, Endpoint: endpoint, Insecure: true, Requests: 300, Concurrency: 8,
@@ -335,9 +312,9 @@ func TestGRPCAgainstServe(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				st := srv.Stats()
+				stored := stop()
 				for _, name := range signalNames() {
-					if got, want := int64(st.Signals[name].Records), rep.Signals[name].RecordsAcked; got != want || want == 0 {
+					if got, want := int64(stored[name]), rep.Signals[name].RecordsAcked; got != want || want == 0 {
 						t.Errorf("%s: server stored %d records, load acked %d; want equal and > 0", name, got, want)
 					}
 				}
