@@ -55,6 +55,9 @@ func TestSyncFullAnswersAfterFsync(t *testing.T) {
 		t.Fatalf("Append returned %v before its fsync", err)
 	default:
 	}
+	// seglog's syncer may begin the fsync before Write returns to the writer, which counts the
+	// commit just after.
+	waitFor(t, "the second commit to be counted", func() bool { return l.Commits() == 2 })
 	st := l.Stats()
 	if n := st.Stored[signal.Logs]; st.Commits != 2 || st.Syncs != 1 || st.LastID != 1 || n.Requests != 1 || n.Records != 1 {
 		t.Errorf("between write and fsync: commits %d syncs %d last id %d requests %d records %d; want 2 1 1 1 1",
