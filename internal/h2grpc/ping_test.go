@@ -1,0 +1,86 @@
+package h2grpc
+
+import (
+	"bytes"
+	"io"
+	"net"
+	"testing"
+	"time"
+
+	"golang.org/x/net/http2"
+)
+
+// TestPingAcked: a server's PING is acknowledged whether it comes before
+// the answer (as grpc-go's server pings for every request it reads) or
+// after it, when the caller has nothing more to send and the ack cannot
+// ride on its next request.
+func TestPingAcked(t *testing.T) {
+	okAnswer := func(id uint32) []byte {
+		return frames(id, []byte{0, 0, 0, 0, 0}, hf(":status", "200", "content-type", "application/grpc"), hf("grpc-status", "0"))
+	}
+	ping := func() []byte {
+		var b bytes.Buffer
+		_ = http2.NewFramer(&b, nil).WritePing(false, [8]byte{1, 2, 3, 4, 5, 6, 7, 8})
+		return b.Bytes()
+	}()
+	for _, tt := range []struct {
+		name      string
+		pingFirst bool
+	}{{"before the answer", true}, {"after the answer", false}} {
+		t.Run(tt.name, func(t *testing.T) {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { ln.Close() })
+			acked := make(chan struct{})
+			go func() {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				defer c.Close()
+				if _, err := io.ReadFull(c, make([]byte, len(http2.ClientPreface))); err != nil {
+					return
+				}
+				fr := http2.NewFramer(c, c)
+				if fr.WriteSettings() != nil {
+					return
+				}
+				for {
+					f, err := fr.ReadFrame()
+					if err != nil {
+						return
+					}
+					switch f := f.(type) {
+					case *http2.PingFrame:
+						if f.IsAck() && f.Data == [8]byte{1, 2, 3, 4, 5, 6, 7, 8} {
+							close(acked)
+							return
+						}
+					case *http2.DataFrame:
+						if !f.StreamEnded() {
+							continue
+						}
+						answer := append(ping, okAnswer(f.StreamID)...)
+						if !tt.pingFirst {
+							answer = append(okAnswer(f.StreamID), ping...)
+						}
+						if _, err := c.Write(answer); err != nil {
+							return
+						}
+					}
+				}
+			}()
+			call := newClient(t, ln.Addr().String(), "").NewCall()
+			if err := call.Invoke(timeout(t, 5*time.Second), 0, []byte("request")); err != nil {
+				t.Fatalf("call: %v", err)
+			}
+			select {
+			case <-acked:
+			case <-time.After(10 * time.Second):
+				t.Fatal("the server's PING was not acknowledged within 10s of an idle client")
+			}
+		})
+	}
+}
