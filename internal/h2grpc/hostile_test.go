@@ -204,3 +204,45 @@ func FuzzServerBytes(f *testing.F) {
 		}
 	})
 }
+
+// TestServerStopsReading: a server that opens every window and then reads
+// nothing more fails the call once a write has waited the client's
+// Timeout, well before the call's own deadline.
+func TestServerStopsReading(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		if _, err := io.ReadFull(c, make([]byte, len(http2.ClientPreface))); err != nil {
+			return
+		}
+		fr := http2.NewFramer(c, c)
+		if fr.WriteSettings(http2.Setting{ID: http2.SettingInitialWindowSize, Val: 1<<31 - 1}) != nil ||
+			fr.WriteWindowUpdate(0, 1<<31-1-65535) != nil {
+			return
+		}
+		_, _ = io.Copy(io.Discard, io.LimitReader(c, 1)) // then nothing: the client's writes pile up
+		<-t.Context().Done()
+	}()
+	c, err := NewClient(Config{Addr: ln.Addr().String(), Methods: []Method{{Path: echoPath}}, Timeout: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	start := time.Now()
+	err = c.NewCall().Invoke(timeout(t, 60*time.Second), 0, make([]byte, 64<<20))
+	if !errors.Is(err, ErrNoAnswer) {
+		t.Fatalf("got %v, want ErrNoAnswer", err)
+	}
+	if d := time.Since(start); d > 30*time.Second {
+		t.Fatalf("call returned after %v, want it bounded by the 300ms write timeout", d)
+	}
+	t.Logf("call failed after %v: %v", time.Since(start).Round(time.Millisecond), err)
+}

@@ -36,6 +36,7 @@ const (
 type transport struct {
 	c  *Client
 	nc net.Conn
+	rw io.ReadWriter // nc's reads and writes (connIO)
 	fr *http2.Framer // reads only, by the reader goroutine, from br
 	br *bufio.Reader
 	// hbuf holds a header frame's payload; contID is the stream whose
@@ -86,7 +87,8 @@ func dial(ctx context.Context, c *Client) (*transport, error) {
 		maxFrame: defaultMaxFrame, initWin: defaultWindow, sendWin: defaultWindow,
 		wake: make(chan struct{}),
 	}
-	t.br = bufio.NewReaderSize(nc, readBufferSize)
+	t.rw = connIO(nc)
+	t.br = bufio.NewReaderSize(t.rw, readBufferSize)
 	t.fr = http2.NewFramer(io.Discard, t.br)
 	t.fr.SetReuseFrames()
 	t.fr.SetMaxReadFrameSize(defaultMaxFrame)
@@ -209,7 +211,7 @@ func (t *transport) flushLocked() {
 			t.writeDeadline = now.Add(t.c.cfg.Timeout)
 			_ = t.nc.SetWriteDeadline(t.writeDeadline)
 		}
-		_, err := t.nc.Write(buf)
+		_, err := t.rw.Write(buf)
 		t.mu.Lock()
 		t.spare = buf[:0]
 		if err != nil {
