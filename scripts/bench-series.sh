@@ -23,10 +23,10 @@ rounds=${ROUNDS:-1}
 mkwork bench-series
 
 queries=(
-	"one service's gauge|name=system.memory.utilization&service=svc-1"
-	"one service's histogram|name=http.server.request.duration&service=svc-1"
-	"one service's gauge, 5 s of the load|name=system.memory.utilization&service=svc-1&since=T5&until=T10"
-	"gauge, all services|name=system.memory.utilization"
+	"one service's gauge|name=jvm.cpu.recent_utilization&service=checkout"
+	"one service's histogram|name=http.server.request.duration&service=checkout"
+	"one service's gauge, 5 s of the load|name=jvm.cpu.recent_utilization&service=checkout&since=T5&until=T10"
+	"gauge, all services|name=jvm.cpu.recent_utilization"
 	"histogram, all services|name=http.server.request.duration"
 )
 
