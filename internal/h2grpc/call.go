@@ -77,21 +77,25 @@ func (cl *Call) Invoke(ctx context.Context, method int, body []byte) error {
 		body, prefix[0] = cl.zbuf.Bytes(), 1
 	}
 	prefix[1], prefix[2], prefix[3], prefix[4] = byte(len(body)>>24), byte(len(body)>>16), byte(len(body)>>8), byte(len(body))
-	// A connection found draining is replaced: try again on a new one.
+	// A connection found draining is replaced, and a stream its GOAWAY
+	// refused was never processed (RFC 9113 §6.8): try again on a new
+	// connection, as grpc-go does transparently.
 	for try := 0; ; try++ {
 		t, err := cl.c.transport(ctx)
 		if err != nil {
 			return fmt.Errorf("%w: %w", ErrNoAnswer, err)
 		}
 		cl.s.reset()
-		err = t.open(ctx, &cl.s, method, &prefix, body)
-		if errors.Is(err, errGoAway) && try < 3 {
+		if err = t.open(ctx, &cl.s, method, &prefix, body); err == nil {
+			err = cl.wait(ctx, t)
+		}
+		if errors.Is(err, errGoAway) && try < 3 && ctx.Err() == nil {
 			continue
 		}
-		if err != nil {
-			return fmt.Errorf("%w: %w", ErrNoAnswer, err)
+		if err != nil && !errors.Is(err, ErrNoAnswer) {
+			err = fmt.Errorf("%w: %w", ErrNoAnswer, err)
 		}
-		return cl.wait(ctx, t)
+		return err
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -245,4 +246,27 @@ func TestServerStopsReading(t *testing.T) {
 		t.Fatalf("call returned after %v, want it bounded by the 300ms write timeout", d)
 	}
 	t.Logf("call failed after %v: %v", time.Since(start).Round(time.Millisecond), err)
+}
+
+// TestGoAwayRefusedRetried: a call whose stream a GOAWAY refused (its id
+// above the last the server processed) is sent again on a new connection
+// and gets that one's answer, as grpc-go retries it; a server that refuses
+// every try still ends the call without an answer (TestHostileServers).
+func TestGoAwayRefusedRetried(t *testing.T) {
+	var answers atomic.Int32
+	addr := rawServer(t, func(id uint32) []byte {
+		if answers.Add(1) == 1 {
+			var b bytes.Buffer
+			_ = http2.NewFramer(&b, nil).WriteGoAway(0, http2.ErrCodeNo, []byte("draining"))
+			return b.Bytes()
+		}
+		return frames(id, []byte{0, 0, 0, 0, 0}, hf(":status", "200", "content-type", "application/grpc"), hf("grpc-status", "0"))
+	})
+	call := newClient(t, addr, "").NewCall()
+	if err := call.Invoke(timeout(t, 10*time.Second), 0, []byte("request")); err != nil {
+		t.Fatalf("got %v, want the second connection's answer", err)
+	}
+	if call.Code() != codes.OK || answers.Load() != 2 {
+		t.Fatalf("got code %v after %d answers, want OK after 2", call.Code(), answers.Load())
+	}
 }
