@@ -120,11 +120,7 @@ func (w *wireStager) quantile(b []byte) error {
 	if len(w.val) > 1 {
 		w.val = append(w.val, ',')
 	}
-	w.val = append(w.val, `{"q":`...)
-	w.val = appendJSONFloat(w.val, q)
-	w.val = append(w.val, `,"v":`...)
-	w.val = appendJSONFloat(w.val, v)
-	w.val = append(w.val, '}')
+	w.val = appendJSONQuantile(w.val, q, v)
 	return nil
 }
 
