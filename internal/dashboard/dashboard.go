@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"math"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
@@ -207,15 +206,7 @@ func (d *Dashboard) logs(w http.ResponseWriter, r *http.Request) {
 	p := d.newPage(r, "Logs")
 	p.Severities = []string{"trace", "debug", "info", "warn", "error", "fatal"}
 	// The live tail takes the same filters except paging and time range.
-	sv := url.Values{}
-	for k, v := range r.URL.Query() {
-		tailed := k == "service" || k == "severity_min" || k == "q" || k == "glob" || k == "trace_id" ||
-			strings.HasPrefix(k, query.AttrPrefix) || strings.HasPrefix(k, query.ResourcePrefix)
-		if tailed && len(v) > 0 && v[0] != "" {
-			sv.Set(k, v[0])
-		}
-	}
-	p.StreamURL = query.Prefix + "/logs/stream?" + sv.Encode()
+	p.StreamURL = query.Prefix + "/logs/stream?" + query.TakenParams(r.URL.Query(), "/logs/stream").Encode()
 	q, err := query.ParseLogQuery(r.URL.Query(), d.cfg.Now())
 	if err != nil {
 		d.failPage(w, r, "logs", p, err)

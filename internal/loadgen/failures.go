@@ -184,25 +184,19 @@ func classifyStatus(resp response, cfg Config) failureCause {
 	if resp.grpcCode > 0 {
 		return classifyGRPC(resp, cause, text)
 	}
-	hint := ""
+	hint := statusHint(resp.status)
 	switch resp.status {
 	case 400:
 		if strings.Contains(string(resp.body), goPlainToTLSText) || strings.Contains(string(resp.body), "plain HTTP request was sent to HTTPS port") {
 			return failureCause{"plain HTTP to a TLS server", hintPlainToTLS, text, true}
 		}
-	case 401, 403:
-		hint = hintAuth
 	case 404:
 		hint = hintBaseURL
 		if u, err := url.Parse(cfg.Endpoint); err == nil && strings.Contains(u.Path, "/v1/") {
 			hint += " (drop " + u.Path + " from the endpoint)"
 		}
-	case 413:
-		hint = hintTooLarge
 	case 415:
 		hint = hintMediaType
-	case 429, 502, 503, 504:
-		hint = hintOverloaded
 	}
 	fatal := resp.status >= 400 && resp.status < 500 && resp.status != 429
 	return failureCause{cause, hint, text, fatal}
@@ -210,18 +204,25 @@ func classifyStatus(resp response, cfg Config) failureCause {
 
 // classifyGRPC gives a gRPC answer that is not OK the hint of its HTTP equivalent.
 func classifyGRPC(resp response, cause, text string) failureCause {
-	hint := ""
-	switch resp.status {
-	case 401:
-		hint = hintAuth
-	case 413:
-		hint = hintTooLarge
-	case 501:
+	hint := statusHint(resp.status)
+	if resp.status == 501 { // Unimplemented
 		hint = hintNotGRPC
-	case 429, 502, 503, 504:
-		hint = hintOverloaded
 	}
 	return failureCause{cause, hint, text, !retryable(resp.status)}
+}
+
+// statusHint returns the hint HTTP and gRPC answers share for an error status (for gRPC, the
+// code's HTTP equivalent), or "".
+func statusHint(status int) string {
+	switch status {
+	case 401, 403:
+		return hintAuth
+	case 413:
+		return hintTooLarge
+	case 429, 502, 503, 504:
+		return hintOverloaded
+	}
+	return ""
 }
 
 // responseText returns the message of an error answer: a google.rpc.Status message (field 2)

@@ -69,21 +69,33 @@ func (a *API) Run(ctx context.Context) error { return a.tail.Run(ctx) }
 
 // MountOn registers every route with mount (ingestsrv's Server.Mount, or
 // an http.ServeMux's Handle). Patterns are method-qualified Go 1.22 mux
-// patterns, so they never collide with /api/v1/stats.
+// patterns, so they never collide with /api/v1/stats. Every handler runs
+// behind checkParams, which refuses a parameter its route does not take.
 func (a *API) MountOn(mount func(pattern string, h http.Handler)) {
 	for _, rt := range []struct {
-		pattern string
-		h       http.HandlerFunc
+		route string // below Prefix, the key of endpointParams
+		h     http.HandlerFunc
 	}{
-		{"GET " + Prefix + "/services", a.services},
-		{"GET " + Prefix + "/logs", a.logs},
-		{"GET " + Prefix + "/logs/stream", a.logStream},
-		{"GET " + Prefix + "/traces", a.traces},
-		{"GET " + Prefix + "/traces/{trace_id}", a.trace},
-		{"GET " + Prefix + "/metrics/names", a.metricNames},
-		{"GET " + Prefix + "/metrics/series", a.metricSeries},
+		{"/services", a.services},
+		{"/logs", a.logs},
+		{"/logs/stream", a.logStream},
+		{"/traces", a.traces},
+		{"/traces/{trace_id}", a.trace},
+		{"/metrics/names", a.metricNames},
+		{"/metrics/series", a.metricSeries},
 	} {
-		mount(rt.pattern, rt.h)
+		mount("GET "+Prefix+rt.route, a.checkingParams(rt.route, rt.h))
+	}
+}
+
+// checkingParams returns h behind checkParams for route.
+func (a *API) checkingParams(route string, h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if err := checkParams(r.URL.Query(), route); err != nil {
+			a.fail(w, r, err)
+			return
+		}
+		h(w, r)
 	}
 }
 
@@ -98,10 +110,6 @@ func (a *API) fail(w http.ResponseWriter, r *http.Request, err error) {
 }
 
 func (a *API) services(w http.ResponseWriter, r *http.Request) {
-	if err := checkParams(r.URL.Query(), "/services"); err != nil {
-		a.fail(w, r, err)
-		return
-	}
 	s, err := a.r.Services(r.Context())
 	if err != nil {
 		a.fail(w, r, err)
@@ -111,10 +119,6 @@ func (a *API) services(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) logs(w http.ResponseWriter, r *http.Request) {
-	if err := checkParams(r.URL.Query(), "/logs"); err != nil {
-		a.fail(w, r, err)
-		return
-	}
 	q, err := ParseLogQuery(r.URL.Query(), a.cfg.Now())
 	if err != nil {
 		a.fail(w, r, err)
@@ -131,10 +135,6 @@ func (a *API) logs(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) traces(w http.ResponseWriter, r *http.Request) {
-	if err := checkParams(r.URL.Query(), "/traces"); err != nil {
-		a.fail(w, r, err)
-		return
-	}
 	q, err := ParseTraceQuery(r.URL.Query(), a.cfg.Now())
 	if err != nil {
 		a.fail(w, r, err)
@@ -158,10 +158,6 @@ func (a *API) traces(w http.ResponseWriter, r *http.Request) {
 // (so they can add up to more than tree). A trailer of the same name adds
 // encode (writing the JSON) and total once the body is written.
 func (a *API) trace(w http.ResponseWriter, r *http.Request) {
-	if err := checkParams(r.URL.Query(), "/traces/{trace_id}"); err != nil {
-		a.fail(w, r, err)
-		return
-	}
 	id, err := ParseTraceID(r.PathValue("trace_id"))
 	if err != nil {
 		a.fail(w, r, err)
@@ -212,10 +208,6 @@ func (a *API) trace(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) metricNames(w http.ResponseWriter, r *http.Request) {
-	if err := checkParams(r.URL.Query(), "/metrics/names"); err != nil {
-		a.fail(w, r, err)
-		return
-	}
 	n, err := a.r.MetricNames(r.Context(), r.URL.Query().Get("service"))
 	if err != nil {
 		a.fail(w, r, err)
@@ -225,10 +217,6 @@ func (a *API) metricNames(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) metricSeries(w http.ResponseWriter, r *http.Request) {
-	if err := checkParams(r.URL.Query(), "/metrics/series"); err != nil {
-		a.fail(w, r, err)
-		return
-	}
 	q, err := ParseSeriesQuery(r.URL.Query(), a.cfg.Now())
 	if err != nil {
 		a.fail(w, r, err)
@@ -259,10 +247,6 @@ func timing(name string, d time.Duration) string {
 // Frames are the tailer's shared encodings, written without copying; small
 // ones are gathered into one write.
 func (a *API) logStream(w http.ResponseWriter, r *http.Request) {
-	if err := checkParams(r.URL.Query(), "/logs/stream"); err != nil {
-		a.fail(w, r, err)
-		return
-	}
 	f, err := ParseLogFilter(r.URL.Query(), a.cfg.Now())
 	if err != nil {
 		a.fail(w, r, err)

@@ -92,11 +92,10 @@ func deltaOf(prev map[string]*cumState, key string, start, since int64, counts [
 }
 
 func (r *Reader) histogramSeries(ctx context.Context, q SeriesQuery, ms []metricStream, b *stepper) error {
-	query, args := pointsQuery("histogram_points", `metric_id, attributes, time_unix_nano, start_time_unix_nano, count,
+	rows, err := r.queryPoints(ctx, "histogram_points", `metric_id, attributes, time_unix_nano, start_time_unix_nano, count,
 		coalesce(sum, 0), min, max, bucket_counts, explicit_bounds`, ms, q)
-	rows, err := r.db.QueryContext(ctx, query, args...)
 	if err != nil {
-		return fmt.Errorf("query histogram points: %w", err)
+		return err
 	}
 	defer rows.Close()
 	temp := temporalityOf(ms)
@@ -224,12 +223,11 @@ func (a *expAcc) histogram() ExpHistogram {
 }
 
 func (r *Reader) expHistogramSeries(ctx context.Context, q SeriesQuery, ms []metricStream, b *stepper) error {
-	query, args := pointsQuery("exp_histogram_points", `metric_id, attributes, time_unix_nano, start_time_unix_nano, count,
+	rows, err := r.queryPoints(ctx, "exp_histogram_points", `metric_id, attributes, time_unix_nano, start_time_unix_nano, count,
 		coalesce(sum, 0), min, max, scale, zero_count, zero_threshold, positive_offset, positive_buckets,
 		negative_offset, negative_buckets`, ms, q)
-	rows, err := r.db.QueryContext(ctx, query, args...)
 	if err != nil {
-		return fmt.Errorf("query exponential histogram points: %w", err)
+		return err
 	}
 	defer rows.Close()
 	temp := temporalityOf(ms)

@@ -2,6 +2,7 @@ package query
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -228,6 +229,16 @@ func pointsQuery(table, cols string, ms []metricStream, q SeriesQuery) (string, 
 		ORDER BY time_unix_nano`, args
 }
 
+// queryPoints runs pointsQuery. The caller closes the rows.
+func (r *Reader) queryPoints(ctx context.Context, table, cols string, ms []metricStream, q SeriesQuery) (*sql.Rows, error) {
+	query, args := pointsQuery(table, cols, ms, q)
+	rows, err := r.db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("query %s: %w", table, err)
+	}
+	return rows, nil
+}
+
 func temporalityOf(ms []metricStream) map[int64]int {
 	t := make(map[int64]int, len(ms))
 	for _, m := range ms {
@@ -242,11 +253,10 @@ func temporalityOf(ms []metricStream) map[int64]int {
 // increase (cumulative: per stream, resets restart from zero; delta: the
 // step's sum); last is the newest point.
 func (r *Reader) numberSeries(ctx context.Context, q SeriesQuery, ms []metricStream, b *stepper) error {
-	query, args := pointsQuery("number_points",
+	rows, err := r.queryPoints(ctx, "number_points",
 		`metric_id, attributes, time_unix_nano, coalesce(value_double, value_int, 0)`, ms, q)
-	rows, err := r.db.QueryContext(ctx, query, args...)
 	if err != nil {
-		return fmt.Errorf("query number points: %w", err)
+		return err
 	}
 	defer rows.Close()
 	temp := temporalityOf(ms)
@@ -324,10 +334,9 @@ func (r *Reader) numberSeries(ctx context.Context, q SeriesQuery, ms []metricStr
 // summarySeries reports each step's newest summary point: summaries carry
 // precomputed quantiles that cannot be merged.
 func (r *Reader) summarySeries(ctx context.Context, q SeriesQuery, ms []metricStream, b *stepper) error {
-	query, args := pointsQuery("summary_points", `time_unix_nano, count, sum, quantiles`, ms, q)
-	rows, err := r.db.QueryContext(ctx, query, args...)
+	rows, err := r.queryPoints(ctx, "summary_points", `time_unix_nano, count, sum, quantiles`, ms, q)
 	if err != nil {
-		return fmt.Errorf("query summary points: %w", err)
+		return err
 	}
 	defer rows.Close()
 	for rows.Next() {

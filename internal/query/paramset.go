@@ -66,6 +66,25 @@ func RefuseUnknownParams(w http.ResponseWriter, r *http.Request, route string) b
 	return false
 }
 
+// takes reports whether parameter k is one of the set.
+func (ps paramSet) takes(k string) bool {
+	return slices.Contains(ps.names, k) ||
+		ps.attrs && (strings.HasPrefix(k, AttrPrefix) || strings.HasPrefix(k, ResourcePrefix))
+}
+
+// TakenParams returns the parameters of v that route (below Prefix) takes, each with its first
+// value, leaving out empty ones: v narrowed to what a link to route may carry.
+func TakenParams(v url.Values, route string) url.Values {
+	ps := endpointParams[route]
+	out := url.Values{}
+	for k, vs := range v {
+		if len(vs) > 0 && vs[0] != "" && ps.takes(k) {
+			out.Set(k, vs[0])
+		}
+	}
+	return out
+}
+
 // checkParams refuses a parameter the endpoint does not take (a typo such as
 // start= for since= would otherwise return unfiltered data), naming it and
 // listing what the endpoint accepts.
@@ -73,13 +92,9 @@ func checkParams(v url.Values, route string) error {
 	ps := endpointParams[route]
 	unknown := make([]string, 0, 1)
 	for k := range v {
-		if slices.Contains(ps.names, k) {
-			continue
+		if !ps.takes(k) {
+			unknown = append(unknown, k)
 		}
-		if ps.attrs && (strings.HasPrefix(k, AttrPrefix) || strings.HasPrefix(k, ResourcePrefix)) {
-			continue
-		}
-		unknown = append(unknown, k)
 	}
 	if len(unknown) == 0 {
 		return nil

@@ -25,18 +25,14 @@ func HistogramQuantile(q float64, h Histogram) float64 {
 	if len(h.Counts) != n+1 || math.IsNaN(q) || q < 0 || q > 1 {
 		return math.NaN()
 	}
-	var total uint64
-	for _, c := range h.Counts {
-		total += c
-	}
+	total := countSum(h.Counts)
 	if total == 0 {
 		return math.NaN()
 	}
-	rank := q * float64(total)
-	var cum uint64
+	s := rankSearch{rank: q * float64(total)}
 	for i, c := range h.Counts {
-		if c == 0 || float64(cum+c) < rank {
-			cum += c
+		frac, ok := s.holds(c)
+		if !ok {
 			continue
 		}
 		var lo, hi float64
@@ -59,10 +55,35 @@ func HistogramQuantile(q float64, h Histogram) float64 {
 			hi = h.Bounds[n-1]
 		}
 		lo, hi = clampBucket(lo, hi, h.Min, h.Max)
-		frac := (rank - float64(cum)) / float64(c)
 		return lo + (hi-lo)*frac
 	}
 	return hiOr(h.Max, h.Bounds) // q == 1 with trailing rounding
+}
+
+// countSum returns the sum of a histogram's bucket counts.
+func countSum(counts []uint64) uint64 {
+	var n uint64
+	for _, c := range counts {
+		n += c
+	}
+	return n
+}
+
+// rankSearch walks a histogram's buckets in ascending value order to the one holding a rank
+// (q times the total count).
+type rankSearch struct {
+	rank float64
+	cum  uint64 // the count of the buckets walked past
+}
+
+// holds reports whether the next bucket, of c values, holds the rank, and then how far into the
+// bucket it lies (0 to 1); otherwise it walks past the bucket.
+func (s *rankSearch) holds(c uint64) (frac float64, ok bool) {
+	if c == 0 || float64(s.cum+c) < s.rank {
+		s.cum += c
+		return 0, false
+	}
+	return (s.rank - float64(s.cum)) / float64(c), true
 }
 
 func hiOr(maxV float64, bounds []float64) float64 {
@@ -118,43 +139,32 @@ func ExpHistogramQuantile(q float64, h ExpHistogram) float64 {
 	if math.IsNaN(q) || q < 0 || q > 1 || h.Scale < -10 || h.Scale > 20 {
 		return math.NaN()
 	}
-	total := h.ZeroCount
-	for _, c := range h.Pos {
-		total += c
-	}
-	for _, c := range h.Neg {
-		total += c
-	}
+	total := h.ZeroCount + countSum(h.Pos) + countSum(h.Neg)
 	if total == 0 {
 		return math.NaN()
 	}
-	rank := q * float64(total)
-	var cum uint64
+	s := rankSearch{rank: q * float64(total)}
 	// Ascending value order: the most negative bucket (highest index) first.
 	for j := len(h.Neg) - 1; j >= 0; j-- {
-		c := h.Neg[j]
-		if c == 0 || float64(cum+c) < rank {
-			cum += c
+		frac, ok := s.holds(h.Neg[j])
+		if !ok {
 			continue
 		}
 		idx := h.NegOffset + int32(j)
 		lo, hi := h.lowerBound(idx), h.lowerBound(idx+1) // magnitudes
-		frac := (rank - float64(cum)) / float64(c)
 		v := -hi * math.Pow(lo/hi, frac)
 		return clampValue(v, h.Min, h.Max)
 	}
-	if h.ZeroCount > 0 && float64(cum+h.ZeroCount) >= rank {
+	if _, ok := s.holds(h.ZeroCount); ok {
 		return clampValue(0, h.Min, h.Max)
 	}
-	cum += h.ZeroCount
 	for j, c := range h.Pos {
-		if c == 0 || float64(cum+c) < rank {
-			cum += c
+		frac, ok := s.holds(c)
+		if !ok {
 			continue
 		}
 		idx := h.PosOffset + int32(j)
 		lo, hi := h.lowerBound(idx), h.lowerBound(idx+1)
-		frac := (rank - float64(cum)) / float64(c)
 		v := lo * math.Pow(hi/lo, frac)
 		return clampValue(v, h.Min, h.Max)
 	}

@@ -108,6 +108,16 @@ func appendJSONFloat64s(b []byte, s []float64) []byte { return appendJSONArray(b
 
 func appendUint(b []byte, u uint64) []byte { return strconv.AppendUint(b, u, 10) }
 
+// appendJSONQuantile appends a summary's ValueAtQuantile as an element of the
+// summary_points.quantiles array: {"q":quantile,"v":value}.
+func appendJSONQuantile(b []byte, q, v float64) []byte {
+	b = append(b, `{"q":`...)
+	b = appendJSONFloat(b, q)
+	b = append(b, `,"v":`...)
+	b = appendJSONFloat(b, v)
+	return append(b, '}')
+}
+
 // appendJSONArray appends s as a JSON array, each element appended by elem.
 func appendJSONArray[T any](b []byte, s []T, elem func([]byte, T) []byte) []byte {
 	b = append(b, '[')

@@ -145,11 +145,7 @@ func (st *Stage) addMetric(rawID int64, res, scope int, m pmetric.Metric) {
 						if q > 0 {
 							b = append(b, ',')
 						}
-						b = append(b, `{"q":`...)
-						b = appendJSONFloat(b, qs.At(q).Quantile())
-						b = append(b, `,"v":`...)
-						b = appendJSONFloat(b, qs.At(q).Value())
-						b = append(b, '}')
+						b = appendJSONQuantile(b, qs.At(q).Quantile(), qs.At(q).Value())
 					}
 					return append(b, ']')
 				}),

@@ -89,35 +89,63 @@ func (w *wireStager) metric(st *Stage, rawID int64, res, scope int, b []byte) er
 	return nil
 }
 
-// pointField reads the fields every data point has: attributes (field attrs), start time (2),
-// time (3) and flags (flags). ok false: the field is none of them.
-func (w *wireStager) pointField(h *pointHead, f *otlpwire.Reader, attrs, flags int32) (ok bool, err error) {
-	switch f.Num {
-	case attrs:
-		err = w.attr(&w.attrs, f.Bytes())
-	case 2:
-		h.Start = int64(f.U)
-	case 3:
-		h.Time = int64(f.U)
-	case flags:
-		h.Flags = int64(uint32(f.U))
-	default:
-		return false, nil
+// pointReader reads a data point's fields. Next takes the fields every data point has itself
+// (attributes at field attrs, start time 2, time 3, flags at field flags) into the point's head,
+// and stops at the point type's own; finish checks the read and sets the point's head. The head
+// is held by value: a pointer into the point would move every point to the heap.
+type pointReader struct {
+	otlpwire.Reader
+	w            *wireStager
+	head         pointHead
+	attrs, flags int32
+	err          error
+}
+
+func (w *wireStager) pointReader(metric int, rawID int64, msg *otlpwire.Message, b []byte, attrs, flags int32) pointReader {
+	w.attrs = append(w.attrs[:0], '{')
+	return pointReader{Reader: otlpwire.NewReader(msg, b), w: w, head: pointHead{Metric: metric, RawID: rawID},
+		attrs: attrs, flags: flags}
+}
+
+// Next advances to the next field that is not one of every point's.
+func (p *pointReader) Next() bool {
+	for p.Reader.Next() {
+		switch p.Num {
+		case p.attrs:
+			p.err = p.w.attr(&p.w.attrs, p.Bytes())
+		case 2:
+			p.head.Start = int64(p.U)
+		case 3:
+			p.head.Time = int64(p.U)
+		case p.flags:
+			p.head.Flags = int64(uint32(p.U))
+		default:
+			return true
+		}
+		if p.err != nil {
+			return false
+		}
 	}
-	return true, err
+	return false
+}
+
+// finish returns the first error of the read, or sets *h to the point's head.
+func (p *pointReader) finish(h *pointHead) error {
+	if p.err != nil {
+		return p.err
+	}
+	if err := p.Reader.Err(); err != nil {
+		return err
+	}
+	*h = p.head
+	h.Attrs = p.w.attrsString(&p.w.attrs)
+	return nil
 }
 
 func (w *wireStager) numberPoint(st *Stage, metric int, rawID int64, b []byte) error {
-	pt := NumberPoint{pointHead: pointHead{Metric: metric, RawID: rawID}}
-	w.attrs = append(w.attrs[:0], '{')
-	r := otlpwire.NewReader(&otlpwire.NumberPoint, b)
+	var pt NumberPoint
+	r := w.pointReader(metric, rawID, &otlpwire.NumberPoint, b, 7, 8)
 	for r.Next() {
-		if ok, err := w.pointField(&pt.pointHead, &r, 7, 8); ok {
-			if err != nil {
-				return err
-			}
-			continue
-		}
 		switch r.Num {
 		case 4:
 			pt.Vint, pt.Vdouble = nil, math.Float64frombits(r.U)
@@ -129,10 +157,9 @@ func (w *wireStager) numberPoint(st *Stage, metric int, rawID int64, b []byte) e
 			}
 		}
 	}
-	if err := r.Err(); err != nil {
+	if err := r.finish(&pt.pointHead); err != nil {
 		return err
 	}
-	pt.Attrs = w.attrsString(&w.attrs)
 	st.Numbers = append(st.Numbers, pt)
 	return nil
 }
@@ -173,38 +200,30 @@ func optF64(has bool, u uint64) any {
 }
 
 func (w *wireStager) histPoint(st *Stage, metric int, rawID int64, b []byte) error {
-	pt := HistPoint{pointHead: pointHead{Metric: metric, RawID: rawID}}
-	w.attrs = append(w.attrs[:0], '{')
+	var pt HistPoint
 	w.u64, w.f64 = w.u64[:0], w.f64[:0]
 	var stats histStats
-	r := otlpwire.NewReader(&otlpwire.HistogramPoint, b)
+	r := w.pointReader(metric, rawID, &otlpwire.HistogramPoint, b, 9, 10)
 	for r.Next() {
-		if ok, err := w.pointField(&pt.pointHead, &r, 9, 10); ok {
-			if err != nil {
-				return err
-			}
-			continue
-		}
-		if stats.field(&r, 5, 11, 12) {
+		if stats.field(&r.Reader, 5, 11, 12) {
 			continue
 		}
 		switch r.Num {
 		case 4:
 			pt.Count = int64(r.U)
 		case 6:
-			fixed64s(&w.u64, &r, func(u uint64) uint64 { return u })
+			fixed64s(&w.u64, &r.Reader, func(u uint64) uint64 { return u })
 		case 7:
-			fixed64s(&w.f64, &r, math.Float64frombits)
+			fixed64s(&w.f64, &r.Reader, math.Float64frombits)
 		case 8:
 			if err := w.checkExemplar(r.Bytes()); err != nil {
 				return err
 			}
 		}
 	}
-	if err := r.Err(); err != nil {
+	if err := r.finish(&pt.pointHead); err != nil {
 		return err
 	}
-	pt.Attrs = w.attrsString(&w.attrs)
 	pt.Sum, pt.Min, pt.Max = stats.values()
 	pt.Buckets = st.json(func(b []byte) []byte { return appendJSONUint64s(b, w.u64) })
 	pt.Bounds = st.json(func(b []byte) []byte { return appendJSONFloat64s(b, w.f64) })

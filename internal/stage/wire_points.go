@@ -7,20 +7,13 @@ import (
 )
 
 func (w *wireStager) expHistPoint(st *Stage, metric int, rawID int64, b []byte) error {
-	pt := ExpHistPoint{pointHead: pointHead{Metric: metric, RawID: rawID}}
-	w.attrs = append(w.attrs[:0], '{')
+	var pt ExpHistPoint
 	var stats histStats
 	var hasPos, hasNeg bool
 	pt.PosBuckets, pt.NegBuckets = "[]", "[]"
-	r := otlpwire.NewReader(&otlpwire.ExpHistogramPoint, b)
+	r := w.pointReader(metric, rawID, &otlpwire.ExpHistogramPoint, b, 1, 10)
 	for r.Next() {
-		if ok, err := w.pointField(&pt.pointHead, &r, 1, 10); ok {
-			if err != nil {
-				return err
-			}
-			continue
-		}
-		if stats.field(&r, 5, 12, 13) {
+		if stats.field(&r.Reader, 5, 12, 13) {
 			continue
 		}
 		switch r.Num {
@@ -51,10 +44,9 @@ func (w *wireStager) expHistPoint(st *Stage, metric int, rawID int64, b []byte) 
 			}
 		}
 	}
-	if err := r.Err(); err != nil {
+	if err := r.finish(&pt.pointHead); err != nil {
 		return err
 	}
-	pt.Attrs = w.attrsString(&w.attrs)
 	pt.Sum, pt.Min, pt.Max = stats.values()
 	st.Exps = append(st.Exps, pt)
 	return nil
@@ -86,17 +78,10 @@ func (w *wireStager) buckets(st *Stage, b []byte) (int64, string, error) {
 }
 
 func (w *wireStager) summaryPoint(st *Stage, metric int, rawID int64, b []byte) error {
-	pt := SummaryPoint{pointHead: pointHead{Metric: metric, RawID: rawID}}
-	w.attrs = append(w.attrs[:0], '{')
+	var pt SummaryPoint
 	w.val = append(w.val[:0], '[')
-	r := otlpwire.NewReader(&otlpwire.SummaryPoint, b)
+	r := w.pointReader(metric, rawID, &otlpwire.SummaryPoint, b, 7, 8)
 	for r.Next() {
-		if ok, err := w.pointField(&pt.pointHead, &r, 7, 8); ok {
-			if err != nil {
-				return err
-			}
-			continue
-		}
 		switch r.Num {
 		case 4:
 			pt.Count = int64(r.U)
@@ -108,10 +93,9 @@ func (w *wireStager) summaryPoint(st *Stage, metric int, rawID int64, b []byte) 
 			}
 		}
 	}
-	if err := r.Err(); err != nil {
+	if err := r.finish(&pt.pointHead); err != nil {
 		return err
 	}
-	pt.Attrs = w.attrsString(&w.attrs)
 	w.val = append(w.val, ']')
 	pt.Quantiles = w.str(w.val)
 	st.Sums = append(st.Sums, pt)
@@ -136,11 +120,7 @@ func (w *wireStager) quantile(b []byte) error {
 	if len(w.val) > 1 {
 		w.val = append(w.val, ',')
 	}
-	w.val = append(w.val, `{"q":`...)
-	w.val = appendJSONFloat(w.val, q)
-	w.val = append(w.val, `,"v":`...)
-	w.val = appendJSONFloat(w.val, v)
-	w.val = append(w.val, '}')
+	w.val = appendJSONQuantile(w.val, q, v)
 	return nil
 }
 

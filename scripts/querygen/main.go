@@ -15,6 +15,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -223,7 +224,9 @@ func encodeSpans(spans []genSpan) ([]byte, error) {
 	td := ptrace.NewTraces()
 	byService := map[int]ptrace.SpanSlice{}
 	var tid pcommon.TraceID
-	copy(tid[:], mustHex(TraceID))
+	if _, err := hex.Decode(tid[:], []byte(TraceID)); err != nil {
+		return nil, fmt.Errorf("decode trace id: %w", err)
+	}
 	for _, s := range spans {
 		ss, ok := byService[s.service]
 		if !ok {
@@ -254,18 +257,6 @@ func encodeSpans(spans []genSpan) ([]byte, error) {
 	}
 	var m ptrace.ProtoMarshaler
 	return m.MarshalTraces(td)
-}
-
-func mustHex(s string) []byte {
-	b := make([]byte, len(s)/2)
-	for i := range b {
-		v, err := strconv.ParseUint(s[2*i:2*i+2], 16, 8)
-		if err != nil {
-			panic(err)
-		}
-		b[i] = byte(v)
-	}
-	return b
 }
 
 // measurement is one named query's latencies.
