@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -19,11 +18,7 @@ import (
 // request is answered 200 or 507 (with a google.rpc.Status), the 200s are
 // exactly what the stats count, and once space is freed ingest succeeds again.
 func TestDiskFull507(t *testing.T) {
-	mnt := tmpfstest.Mount(t, 0, "2m")
-	filler := filepath.Join(mnt, "filler")
-	if err := os.WriteFile(filler, make([]byte, 512<<10), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	mnt, freeSpace := tmpfstest.MountReserved(t, "2m", 512<<10)
 	ts := startServer(t, Config{Config: store.Config{Dir: filepath.Join(mnt, "data"), NoProjection: true}})
 	body := noisyLogs(t, rand.New(rand.NewPCG(1, 2))) // the disk fills in a few hundred requests
 	ok, full := 0, 0
@@ -48,9 +43,7 @@ func TestDiskFull507(t *testing.T) {
 	if st.Signals["logs"].Requests != uint64(ok) || st.Rejections["storage"] != uint64(full) {
 		t.Errorf("stats: %d requests, %d storage rejections; want %d and %d", st.Signals["logs"].Requests, st.Rejections["storage"], ok, full)
 	}
-	if err := os.Remove(filler); err != nil {
-		t.Fatal(err)
-	}
+	freeSpace()
 	wantStatus(t, post(t, nil, ts.url+"/v1/logs", ctProto, "", body(-1)), http.StatusOK)
 	t.Logf("%d requests stored, %d answered 507, then 200 after freeing space", ok, full)
 }
