@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/otelbench/otelbench/internal/polltest"
 	"golang.org/x/sys/unix"
 )
 
@@ -60,7 +61,7 @@ func TestWaitReadable(t *testing.T) {
 				t.Fatal(err)
 			}
 			if tt.want { // make sure the byte is in the server's socket before the wait
-				waitFor(t, "byte queued", func() bool { return queued(t, server) })
+				polltest.Until(t, "byte queued", func() bool { return queued(t, server) })
 			}
 			if err := server.SetDeadline(time.Now().Add(200 * time.Millisecond)); err != nil {
 				t.Fatal(err)

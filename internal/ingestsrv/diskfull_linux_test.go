@@ -10,6 +10,7 @@ import (
 
 	"github.com/otelbench/otelbench/internal/otlpcodec"
 	"github.com/otelbench/otelbench/internal/otlpcodec/otlptest"
+	"github.com/otelbench/otelbench/internal/polltest"
 	"github.com/otelbench/otelbench/internal/store"
 	"github.com/otelbench/otelbench/internal/tmpfstest"
 )
@@ -95,7 +96,7 @@ func TestMaxDiskRecovers(t *testing.T) {
 	if full > 0 && afterFull == 0 {
 		t.Errorf("no 200 after the first 507")
 	}
-	waitFor(t, "projection to catch up", func() bool {
+	polltest.Until(t, "projection to catch up", func() bool {
 		return getStats(t, ts.url).TotalsSinceCreated.Signals["logs"].RecordsProjected >= uint64(ok)
 	})
 	got := getStats(t, ts.url).TotalsSinceCreated.Signals["logs"]

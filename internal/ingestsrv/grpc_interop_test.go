@@ -16,6 +16,7 @@ import (
 
 	"github.com/otelbench/otelbench/internal/otlpcodec"
 	"github.com/otelbench/otelbench/internal/otlpcodec/otlptest"
+	"github.com/otelbench/otelbench/internal/polltest"
 	"github.com/otelbench/otelbench/internal/signal"
 )
 
@@ -194,7 +195,7 @@ service:
 	for i := requests / 3; i < 2*requests/3; i++ {
 		exportOne(i)
 	}
-	waitFor(t, "UNAVAILABLE answers to the collector", func() bool {
+	polltest.Until(t, "UNAVAILABLE answers to the collector", func() bool {
 		return ts.Stats().Transports[TransportGRPC].Rejections["queue_full"] > 0
 	})
 	time.Sleep(1500 * time.Millisecond)

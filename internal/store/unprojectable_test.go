@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/otelbench/otelbench/internal/polltest"
 	"github.com/otelbench/otelbench/internal/rawlog"
 	"github.com/otelbench/otelbench/internal/signal"
 )
@@ -76,7 +77,7 @@ func TestUnprojectableRowKept(t *testing.T) {
 			waitDurable(t, s)
 			last := s.Stats().LastRawID
 			appendLogs(t, s, makeLogs("svc", "trigger", 1)) // its commit prunes the durable rows
-			waitFor(t, "prune past the unprojectable row", func() bool { return s.PrunedRawID() >= last })
+			polltest.Until(t, "prune past the unprojectable row", func() bool { return s.PrunedRawID() >= last })
 			waitProjected(t, s)
 
 			if got := countRows(t, s, "logs"); got < 6 {

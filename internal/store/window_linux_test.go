@@ -15,6 +15,7 @@ import (
 
 	"google.golang.org/protobuf/encoding/protowire"
 
+	"github.com/otelbench/otelbench/internal/polltest"
 	"github.com/otelbench/otelbench/internal/signal"
 )
 
@@ -73,7 +74,7 @@ func hugeChild(t *testing.T, sig signal.Signal) {
 		t.Fatal(err)
 	}
 	payload = nil
-	waitWithin(t, 5*time.Minute, "the huge request to be projected", func() bool {
+	polltest.Within(t, 5*time.Minute, "the huge request to be projected", func() bool {
 		st := s.Stats()
 		return st.ProjectedRawID == st.LastRawID
 	})
