@@ -19,6 +19,7 @@ import (
 	"github.com/otelbench/otelbench/internal/exitcode"
 	"github.com/otelbench/otelbench/internal/loadgen"
 	"github.com/otelbench/otelbench/internal/otlpgrpc"
+	"github.com/otelbench/otelbench/internal/otlpgrpc/otlpgrpctest"
 	"github.com/otelbench/otelbench/internal/signal"
 )
 
@@ -79,32 +80,22 @@ func TestLoadProtocol(t *testing.T) {
 // with st (the others OK), over the raw codec as a real server would.
 func startStatusServer(t *testing.T, st *status.Status) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	gs := grpc.NewServer(grpc.ForceServerCodecV2(otlpgrpc.Codec{}))
 	var calls atomic.Int64
 	for _, sig := range signal.All() {
-		gs.RegisterService(&grpc.ServiceDesc{
-			ServiceName: otlpgrpc.Service(sig),
-			HandlerType: (*any)(nil),
-			Methods: []grpc.MethodDesc{{MethodName: "Export", Handler: func(_ any, _ context.Context, dec func(any) error, _ grpc.UnaryServerInterceptor) (any, error) {
-				var m otlpgrpc.Message
-				if err := dec(&m); err != nil {
-					return nil, err
-				}
-				m.Free()
-				if calls.Add(1)%2 == 0 {
-					return nil, st.Err()
-				}
-				return otlpgrpc.Raw(nil), nil
-			}}},
-		}, nil)
+		gs.RegisterService(otlpgrpc.ServiceDesc(sig, func(_ context.Context, dec func(any) error) (any, error) {
+			var m otlpgrpc.Message
+			if err := dec(&m); err != nil {
+				return nil, err
+			}
+			m.Free()
+			if calls.Add(1)%2 == 0 {
+				return nil, st.Err()
+			}
+			return otlpgrpc.Raw(nil), nil
+		}), nil)
 	}
-	go func() { _ = gs.Serve(ln) }()
-	t.Cleanup(gs.Stop)
-	return ln.Addr().String()
+	return otlpgrpctest.Serve(t, gs)
 }
 
 // TestLoadGRPCExitCodes: gRPC codes fail a run like their HTTP equivalents. The codes the OTLP

@@ -24,6 +24,7 @@ import (
 	"github.com/otelbench/otelbench/internal/otlpcodec"
 	"github.com/otelbench/otelbench/internal/otlpgen"
 	"github.com/otelbench/otelbench/internal/otlpgrpc"
+	"github.com/otelbench/otelbench/internal/otlpgrpc/otlpgrpctest"
 	"github.com/otelbench/otelbench/internal/signal"
 )
 
@@ -43,50 +44,34 @@ func startGRPCTestServer(t *testing.T, plan []grpcOutcome) string {
 	seen := map[signal.Signal]int{}
 	gs := grpc.NewServer(grpc.ForceServerCodecV2(otlpgrpc.Codec{}))
 	for _, sig := range signal.All() {
-		gs.RegisterService(&grpc.ServiceDesc{
-			ServiceName: otlpgrpc.Service(sig),
-			HandlerType: (*any)(nil),
-			Methods: []grpc.MethodDesc{{MethodName: "Export", Handler: func(_ any, _ context.Context, dec func(any) error, _ grpc.UnaryServerInterceptor) (any, error) {
-				var m otlpgrpc.Message
-				if err := dec(&m); err != nil {
-					return nil, err
+		gs.RegisterService(otlpgrpc.ServiceDesc(sig, func(_ context.Context, dec func(any) error) (any, error) {
+			var m otlpgrpc.Message
+			if err := dec(&m); err != nil {
+				return nil, err
+			}
+			m.Free()
+			mu.Lock()
+			o := plan[seen[sig]%len(plan)]
+			seen[sig]++
+			mu.Unlock()
+			switch {
+			case o.code != codes.OK:
+				st := status.New(o.code, "planned")
+				if o.retry > 0 {
+					st, _ = st.WithDetails(&errdetails.RetryInfo{RetryDelay: durationpb.New(o.retry)})
 				}
-				m.Free()
-				mu.Lock()
-				o := plan[seen[sig]%len(plan)]
-				seen[sig]++
-				mu.Unlock()
-				switch {
-				case o.code != codes.OK:
-					st := status.New(o.code, "planned")
-					if o.retry > 0 {
-						st, _ = st.WithDetails(&errdetails.RetryInfo{RetryDelay: durationpb.New(o.retry)})
-					}
-					return nil, st.Err()
-				case o.garbage:
-					return otlpgrpc.Raw([]byte("\xff\xff\xff not a response")), nil
-				}
-				b, err := otlpcodec.Response(sig, otlpcodec.EncodingProto, o.rejected, "")
-				if err != nil {
-					return nil, err
-				}
-				return otlpgrpc.Raw(b), nil
-			}}},
-		}, nil)
+				return nil, st.Err()
+			case o.garbage:
+				return otlpgrpc.Raw([]byte("\xff\xff\xff not a response")), nil
+			}
+			b, err := otlpcodec.Response(sig, otlpcodec.EncodingProto, o.rejected, "")
+			if err != nil {
+				return nil, err
+			}
+			return otlpgrpc.Raw(b), nil
+		}), nil)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- gs.Serve(ln) }()
-	t.Cleanup(func() {
-		gs.Stop()
-		if err := <-done; err != nil {
-			t.Errorf("grpc test server: %v", err)
-		}
-	})
-	return ln.Addr().String()
+	return otlpgrpctest.Serve(t, gs)
 }
 
 // TestGRPCAccountingExact runs a planned mix of gRPC answers and checks
