@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"io"
 	"net"
 	"strings"
@@ -11,7 +10,6 @@ import (
 
 	"github.com/spf13/pflag"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
@@ -80,22 +78,13 @@ func TestLoadProtocol(t *testing.T) {
 // with st (the others OK), over the raw codec as a real server would.
 func startStatusServer(t *testing.T, st *status.Status) string {
 	t.Helper()
-	gs := grpc.NewServer(grpc.ForceServerCodecV2(otlpgrpc.Codec{}))
 	var calls atomic.Int64
-	for _, sig := range signal.All() {
-		gs.RegisterService(otlpgrpc.ServiceDesc(sig, func(_ context.Context, dec func(any) error) (any, error) {
-			var m otlpgrpc.Message
-			if err := dec(&m); err != nil {
-				return nil, err
-			}
-			m.Free()
-			if calls.Add(1)%2 == 0 {
-				return nil, st.Err()
-			}
-			return otlpgrpc.Raw(nil), nil
-		}), nil)
-	}
-	return otlpgrpctest.Serve(t, gs)
+	return otlpgrpctest.ExportServer(t, func(signal.Signal) (any, error) {
+		if calls.Add(1)%2 == 0 {
+			return nil, st.Err()
+		}
+		return otlpgrpc.Raw(nil), nil
+	})
 }
 
 // TestLoadGRPCExitCodes: gRPC codes fail a run like their HTTP equivalents. The codes the OTLP

@@ -15,7 +15,6 @@ import (
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
@@ -42,36 +41,27 @@ func startGRPCTestServer(t *testing.T, plan []grpcOutcome) string {
 	t.Helper()
 	var mu sync.Mutex
 	seen := map[signal.Signal]int{}
-	gs := grpc.NewServer(grpc.ForceServerCodecV2(otlpgrpc.Codec{}))
-	for _, sig := range signal.All() {
-		gs.RegisterService(otlpgrpc.ServiceDesc(sig, func(_ context.Context, dec func(any) error) (any, error) {
-			var m otlpgrpc.Message
-			if err := dec(&m); err != nil {
-				return nil, err
+	return otlpgrpctest.ExportServer(t, func(sig signal.Signal) (any, error) {
+		mu.Lock()
+		o := plan[seen[sig]%len(plan)]
+		seen[sig]++
+		mu.Unlock()
+		switch {
+		case o.code != codes.OK:
+			st := status.New(o.code, "planned")
+			if o.retry > 0 {
+				st, _ = st.WithDetails(&errdetails.RetryInfo{RetryDelay: durationpb.New(o.retry)})
 			}
-			m.Free()
-			mu.Lock()
-			o := plan[seen[sig]%len(plan)]
-			seen[sig]++
-			mu.Unlock()
-			switch {
-			case o.code != codes.OK:
-				st := status.New(o.code, "planned")
-				if o.retry > 0 {
-					st, _ = st.WithDetails(&errdetails.RetryInfo{RetryDelay: durationpb.New(o.retry)})
-				}
-				return nil, st.Err()
-			case o.garbage:
-				return otlpgrpc.Raw([]byte("\xff\xff\xff not a response")), nil
-			}
-			b, err := otlpcodec.Response(sig, otlpcodec.EncodingProto, o.rejected, "")
-			if err != nil {
-				return nil, err
-			}
-			return otlpgrpc.Raw(b), nil
-		}), nil)
-	}
-	return otlpgrpctest.Serve(t, gs)
+			return nil, st.Err()
+		case o.garbage:
+			return otlpgrpc.Raw([]byte("\xff\xff\xff not a response")), nil
+		}
+		b, err := otlpcodec.Response(sig, otlpcodec.EncodingProto, o.rejected, "")
+		if err != nil {
+			return nil, err
+		}
+		return otlpgrpc.Raw(b), nil
+	})
 }
 
 // TestGRPCAccountingExact runs a planned mix of gRPC answers and checks
