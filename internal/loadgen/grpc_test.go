@@ -276,9 +276,10 @@ func TestGRPCAgainstServe(t *testing.T) {
 	forGRPCClients(t, func(t *testing.T, client GRPCClient) {
 		for _, listener := range []string{"grpc", "http"} {
 			t.Run(listener, func(t *testing.T) {
-				endpoint, httpAddr, stop := startServeGRPC(t, ingestsrv.Config{})
+				serve := startServe(t, ingestsrv.Config{})
+				endpoint := serve.grpcAddr
 				if listener == "http" {
-					endpoint = "http://" + httpAddr
+					endpoint = serve.url
 				}
 				rep, err := Run(context.Background(), Config{
 					Protocol: ProtocolGRPC, GRPCClient: client, Endpoint: endpoint, Insecure: true, Requests: 300, Concurrency: 8,
@@ -287,7 +288,7 @@ func TestGRPCAgainstServe(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				stored := stop()
+				stored := serve.stop()
 				for _, name := range signalNames() {
 					if got, want := int64(stored[name]), rep.Signals[name].RecordsAcked; got != want || want == 0 {
 						t.Errorf("%s: server stored %d records, load acked %d; want equal and > 0", name, got, want)
