@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/otelbench/otelbench/internal/racetest"
 	"go.uber.org/goleak"
 )
 
@@ -39,7 +40,7 @@ func TestMain(m *testing.M) {
 var buildOtelbench = sync.OnceValues(func() (string, error) {
 	bin := filepath.Join(binDir, "otelbench")
 	args := []string{"build", "-o", bin}
-	if raceEnabled {
+	if racetest.Enabled {
 		args = append(args, "-race")
 	}
 	out, err := exec.Command("go", append(args, "../../cmd/otelbench")...).CombinedOutput()

@@ -16,6 +16,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/otelbench/otelbench/internal/polltest"
+	"github.com/otelbench/otelbench/internal/racetest"
 	"github.com/otelbench/otelbench/internal/signal"
 )
 
@@ -96,7 +97,7 @@ func TestHugeRequestMemory(t *testing.T) {
 	if testing.Short() {
 		t.Skip("projects 2 million records twice")
 	}
-	if raceEnabled {
+	if racetest.Enabled {
 		t.Skip("the race detector's shadow memory inflates RSS")
 	}
 	for _, sig := range []signal.Signal{signal.Logs, signal.Metrics} {
