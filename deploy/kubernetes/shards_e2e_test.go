@@ -17,7 +17,7 @@ import (
 	"github.com/otelbench/otelbench/internal/report"
 )
 
-func TestMain(m *testing.M) { os.Exit(buildtest.Run(m)) }
+func TestMain(m *testing.M) { buildtest.Exit(m.Run()) }
 
 // startServe starts `otelbench serve` on a free loopback port with a fresh
 // database, waits until it answers, and stops it (SIGTERM) when t ends.

@@ -16,25 +16,25 @@ import (
 
 var (
 	mu    sync.Mutex
-	dir   string // created by the first build, removed by Run
+	dir   string // created by the first build, removed by Exit
 	built = map[string]func() (string, error){}
 )
 
-// Run runs the tests (m.Run), removes the binaries built meanwhile, and returns the exit code:
-// a TestMain calls it instead of m.Run.
-func Run(m *testing.M) int {
-	code := m.Run()
+// Exit removes the binaries built and exits with code: a TestMain ends with it, or passes it to
+// goleak.VerifyTestMain as goleak.Cleanup(buildtest.Exit).
+func Exit(code int) {
 	mu.Lock()
-	defer mu.Unlock()
 	if dir != "" {
 		os.RemoveAll(dir)
 	}
-	return code
+	mu.Unlock()
+	os.Exit(code)
 }
 
 // Go builds the Go package pkg (a directory relative to the test's package, such as
 // "../../cmd/otelbench") with the go build flags args, once per test binary and flags, and
-// returns the executable's path. It fails the test if the build fails. Its TestMain must use Run.
+// returns the executable's path. It fails the test if the build fails. Its TestMain must end
+// with Exit.
 func Go(t testing.TB, pkg string, args ...string) string {
 	t.Helper()
 	key := strings.Join(append([]string{pkg}, args...), " ")

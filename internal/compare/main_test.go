@@ -1,25 +1,15 @@
 package compare
 
 import (
-	"fmt"
-	"os"
 	"testing"
+
+	"go.uber.org/goleak"
 
 	"github.com/otelbench/otelbench/internal/buildtest"
 	"github.com/otelbench/otelbench/internal/racetest"
-	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) {
-	code := buildtest.Run(m)
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintf(os.Stderr, "goleak: %v\n", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m, goleak.Cleanup(buildtest.Exit)) }
 
 // otelbench returns the path of the otelbench binary, built on first use. With -race it is built
 // with -race too, reusing the archives the rest of `go test -race ./...` compiled.
