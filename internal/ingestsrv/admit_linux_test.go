@@ -6,8 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/otelbench/otelbench/internal/polltest"
 	"golang.org/x/sys/unix"
+
+	"github.com/otelbench/otelbench/internal/polltest"
 )
 
 // queued reports whether c has unread bytes in its socket (FIONREAD).

@@ -15,8 +15,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/otelbench/otelbench/internal/goldentest"
 	"go.uber.org/goleak"
+
+	"github.com/otelbench/otelbench/internal/goldentest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

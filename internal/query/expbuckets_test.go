@@ -8,9 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/otelbench/otelbench/internal/racetest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/otelbench/otelbench/internal/racetest"
 )
 
 func TestReduceExp(t *testing.T) {

@@ -8,9 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/collector/pdata/pmetric"
+
 	"github.com/otelbench/otelbench/internal/polltest"
 	"github.com/otelbench/otelbench/internal/signal"
-	"go.opentelemetry.io/collector/pdata/pmetric"
 )
 
 // appendMixed appends n requests of each signal: logs with bodies "<prefix> i", traces of one
