@@ -1,11 +1,13 @@
 package profile
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 )
 
 // requireBPF skips unless the test runs as root (CI does).
@@ -17,6 +19,19 @@ func requireBPF(t *testing.T) {
 	if _, err := os.Stat("/sys/kernel/btf/vmlinux"); err != nil {
 		t.Skipf("needs kernel BTF: %v", err)
 	}
+}
+
+// traceSyscalls traces cfg's target and fails the test on an error. A minute bounds a run that
+// would hang, far above what any of the tests' targets takes.
+func traceSyscalls(t *testing.T, cfg SyscallConfig) *SyscallReport {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	rep, err := TraceSyscalls(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
 }
 
 var (

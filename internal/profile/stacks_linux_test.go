@@ -14,12 +14,7 @@ func TestSyscallStacksGoChild(t *testing.T) {
 	requireBPF(t)
 	bin := buildGo(t, "fstats", fstatProgram)
 	const n = 5000
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	rep, err := TraceSyscalls(ctx, SyscallConfig{Target: Target{Command: []string{bin, strconv.Itoa(n)}}, Stacks: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep := traceSyscalls(t, SyscallConfig{Target: Target{Command: []string{bin, strconv.Itoa(n)}}, Stacks: true})
 	var fromFn uint64
 	for _, s := range rep.Stacks {
 		if s.Syscall == "fstat" && hasFunction(s.Frames, "main.doFstats") {
