@@ -148,6 +148,17 @@ func hasFunction(frames []Frame, fn string) bool {
 	return false
 }
 
+// callsThrough counts the calls of syscall whose stacks pass through function fn.
+func callsThrough(rep *SyscallReport, syscall, fn string) uint64 {
+	var n uint64
+	for _, s := range rep.Stacks {
+		if s.Syscall == syscall && hasFunction(s.Frames, fn) {
+			n += s.Count
+		}
+	}
+	return n
+}
+
 // stdinFstatProgram waits for a line on stdin, makes N fstat calls, prints
 // "done" and waits for stdin to close: a target for PID mode.
 const stdinFstatProgram = `package main

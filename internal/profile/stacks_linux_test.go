@@ -15,13 +15,7 @@ func TestSyscallStacksGoChild(t *testing.T) {
 	bin := buildGo(t, "fstats", fstatProgram)
 	const n = 5000
 	rep := traceSyscalls(t, SyscallConfig{Target: Target{Command: []string{bin, strconv.Itoa(n)}}, Stacks: true})
-	var fromFn uint64
-	for _, s := range rep.Stacks {
-		if s.Syscall == "fstat" && hasFunction(s.Frames, "main.doFstats") {
-			fromFn += s.Count
-		}
-	}
-	if fromFn != n {
+	if fromFn := callsThrough(rep, "fstat", "main.doFstats"); fromFn != n {
 		t.Errorf("fstat calls with main.doFstats on the stack = %d, want %d", fromFn, n)
 	}
 

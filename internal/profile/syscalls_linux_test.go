@@ -50,13 +50,7 @@ func TestNoLatencyCountsExactly(t *testing.T) {
 			if eg, _ := rep.Syscall("exit_group"); eg.Count != 1 {
 				t.Errorf("exit_group counted %d times, want 1 (it never returns: counted at process exit)", eg.Count)
 			}
-			var fromFn uint64
-			for _, s := range rep.Stacks {
-				if s.Syscall == "fstat" && hasFunction(s.Frames, "main.doFstats") {
-					fromFn += s.Count
-				}
-			}
-			if fromFn != n {
+			if fromFn := callsThrough(rep, "fstat", "main.doFstats"); fromFn != n {
 				t.Errorf("fstat stacks through main.doFstats = %d, want %d", fromFn, n)
 			}
 		})
