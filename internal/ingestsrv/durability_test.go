@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -109,7 +108,7 @@ func loadLogsWith(clients, perClient, recs int, stop <-chan struct{}, onAck func
 func storedSeqs(t *testing.T, dir string) []uint64 {
 	t.Helper()
 	st, err := store.Open(context.Background(), store.Config{Dir: dir, NoProjection: true,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		Logger: discard()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"math/rand/v2"
 	"path/filepath"
 	"testing"
@@ -27,7 +25,7 @@ func TestDiskFull(t *testing.T) {
 	dir := filepath.Join(mnt, "data")
 	// Segments of 256 KiB: the raw log rolls several times while the disk fills, and a roll
 	// that cannot zero-fill its new segment fails with ErrDiskFull like a write.
-	cfg := Config{Dir: dir, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), rawSegmentBytes: 256 << 10}
+	cfg := Config{Dir: dir, Logger: quietLogger, rawSegmentBytes: 256 << 10}
 	s, err := Open(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
