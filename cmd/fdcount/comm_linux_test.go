@@ -8,7 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/otelbench/otelbench/internal/polltest"
 )
 
 // TestAllEscapesProcessNames runs fdcount --all beside a child that renames
@@ -21,15 +22,10 @@ func TestAllEscapesProcessNames(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	pid := strconv.Itoa(cmd.Process.Pid)
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		if b, _ := os.ReadFile("/proc/" + pid + "/comm"); strings.HasPrefix(string(b), "\x1b") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("child did not rename itself")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	polltest.Until(t, "the child to rename itself", func() bool {
+		b, _ := os.ReadFile("/proc/" + pid + "/comm")
+		return strings.HasPrefix(string(b), "\x1b")
+	})
 	for _, args := range [][]string{{"--all"}, {pid}, {"--threads", pid}} {
 		code, stdout, _ := run(t, args...)
 		if code != 0 {

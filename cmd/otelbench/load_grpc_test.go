@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"io"
 	"net"
 	"strings"
@@ -11,7 +10,6 @@ import (
 
 	"github.com/spf13/pflag"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
@@ -19,6 +17,7 @@ import (
 	"github.com/otelbench/otelbench/internal/exitcode"
 	"github.com/otelbench/otelbench/internal/loadgen"
 	"github.com/otelbench/otelbench/internal/otlpgrpc"
+	"github.com/otelbench/otelbench/internal/otlpgrpc/otlpgrpctest"
 	"github.com/otelbench/otelbench/internal/signal"
 )
 
@@ -79,32 +78,13 @@ func TestLoadProtocol(t *testing.T) {
 // with st (the others OK), over the raw codec as a real server would.
 func startStatusServer(t *testing.T, st *status.Status) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	gs := grpc.NewServer(grpc.ForceServerCodecV2(otlpgrpc.Codec{}))
 	var calls atomic.Int64
-	for _, sig := range signal.All() {
-		gs.RegisterService(&grpc.ServiceDesc{
-			ServiceName: otlpgrpc.Service(sig),
-			HandlerType: (*any)(nil),
-			Methods: []grpc.MethodDesc{{MethodName: "Export", Handler: func(_ any, _ context.Context, dec func(any) error, _ grpc.UnaryServerInterceptor) (any, error) {
-				var m otlpgrpc.Message
-				if err := dec(&m); err != nil {
-					return nil, err
-				}
-				m.Free()
-				if calls.Add(1)%2 == 0 {
-					return nil, st.Err()
-				}
-				return otlpgrpc.Raw(nil), nil
-			}}},
-		}, nil)
-	}
-	go func() { _ = gs.Serve(ln) }()
-	t.Cleanup(gs.Stop)
-	return ln.Addr().String()
+	return otlpgrpctest.ExportServer(t, func(signal.Signal) (any, error) {
+		if calls.Add(1)%2 == 0 {
+			return nil, st.Err()
+		}
+		return otlpgrpc.Raw(nil), nil
+	})
 }
 
 // TestLoadGRPCExitCodes: gRPC codes fail a run like their HTTP equivalents. The codes the OTLP

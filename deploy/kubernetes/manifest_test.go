@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/otelbench/otelbench/internal/buildtest"
 	"github.com/otelbench/otelbench/internal/loadgen"
 	"github.com/otelbench/otelbench/internal/report"
 )
@@ -96,7 +97,7 @@ func TestLoadJobArgsRun(t *testing.T) {
 	job := loadJob(t)
 	c := job.Spec.Template.Spec.Containers[0]
 	n := int(*job.Spec.Completions)
-	bin := buildOtelbench(t)
+	bin := buildtest.Go(t, "../../cmd/otelbench")
 	endpoint := startServe(t, bin)
 	var logs bytes.Buffer
 	for i := range n {

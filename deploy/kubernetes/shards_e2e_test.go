@@ -2,7 +2,6 @@ package kubernetes_test
 
 import (
 	"encoding/json"
-	"fmt"
 	"net"
 	"net/http"
 	"os"
@@ -13,36 +12,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/otelbench/otelbench/internal/buildtest"
 	"github.com/otelbench/otelbench/internal/loadgen"
 	"github.com/otelbench/otelbench/internal/report"
 )
 
-var binDir string // holds the otelbench built once for every test
-
-func TestMain(m *testing.M) {
-	var err error
-	if binDir, err = os.MkdirTemp("", "otelbench-k8s-test"); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(binDir)
-	os.Exit(code)
-}
-
-// buildOtelbench builds cmd/otelbench once and returns its path.
-func buildOtelbench(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(binDir, "otelbench")
-	if _, err := os.Stat(bin); err == nil {
-		return bin
-	}
-	out, err := exec.Command("go", "build", "-o", bin, "../../cmd/otelbench").CombinedOutput()
-	if err != nil {
-		t.Fatalf("build otelbench: %v\n%s", err, out)
-	}
-	return bin
-}
+func TestMain(m *testing.M) { buildtest.Exit(m.Run()) }
 
 // startServe starts `otelbench serve` on a free loopback port with a fresh
 // database, waits until it answers, and stops it (SIGTERM) when t ends.
@@ -133,7 +108,7 @@ func TestLoadShardsScriptAgainstServe(t *testing.T) {
 	if err != nil {
 		t.Skip("needs bash to run scripts/load-shards.sh")
 	}
-	bin := buildOtelbench(t)
+	bin := buildtest.Go(t, "../../cmd/otelbench")
 	url := startServe(t, bin)
 	dir := t.TempDir()
 	// --concurrency bounds the requests in flight (24 in all, 8 a shard):

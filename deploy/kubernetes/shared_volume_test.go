@@ -16,6 +16,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/otelbench/otelbench/internal/buildtest"
 	"github.com/otelbench/otelbench/internal/loadgen"
 	"github.com/otelbench/otelbench/internal/report"
 )
@@ -93,7 +94,7 @@ func indexes(n int) string {
 // container's wait script under sh, then the merge's args.
 func TestSharedVolumeRuns(t *testing.T) {
 	load, merge := sharedVolume(t)
-	bin := buildOtelbench(t)
+	bin := buildtest.Go(t, "../../cmd/otelbench")
 	endpoint := startServe(t, bin)
 	vol := t.TempDir()
 	onVolume := func(s string) string { return strings.ReplaceAll(s, "/reports", vol) }

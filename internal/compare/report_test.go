@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
-	"flag"
 	"math"
 	"os"
 	"os/exec"
@@ -14,9 +13,9 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-)
 
-var update = flag.Bool("update", false, "rewrite testdata golden files (the benchstat goldens need benchstat in /tmp/peers or PATH)")
+	"github.com/otelbench/otelbench/internal/goldentest"
+)
 
 // knownReport builds a report from the fixed samples in
 // testdata/known-runs.json, the way Run does after its rounds.
@@ -39,23 +38,6 @@ func knownReport(t *testing.T) *Report {
 	return rep
 }
 
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update)", err)
-	}
-	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		t.Errorf("%s mismatch (-want +got):\n%s", name, diff)
-	}
-}
-
 func TestReportGolden(t *testing.T) {
 	rep := knownReport(t)
 	for _, tt := range []struct {
@@ -71,7 +53,7 @@ func TestReportGolden(t *testing.T) {
 			if err := tt.write(&b); err != nil {
 				t.Fatal(err)
 			}
-			golden(t, tt.name, b.Bytes())
+			goldentest.Check(t, tt.name, b.Bytes())
 		})
 	}
 	if rep.Verdict != VerdictRegression || rep.ExitCode != ExitRegression {
@@ -95,7 +77,7 @@ func TestAgainstBenchstat(t *testing.T) {
 	rep := knownReport(t)
 	benchPath := filepath.Join("testdata", "known.bench")
 	csvPath := filepath.Join("testdata", "known.benchstat.csv")
-	if *update {
+	if goldentest.Update() {
 		bs, err := exec.LookPath("/tmp/peers/benchstat")
 		if err != nil {
 			if bs, err = exec.LookPath("benchstat"); err != nil {

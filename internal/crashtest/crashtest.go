@@ -79,3 +79,11 @@ func AckEach(goroutines, perGoroutine int, limit time.Duration, appendOne func(g
 	}
 	wg.Wait()
 }
+
+// RunChild makes the test binary the child when env is set (KillAfterAcks sets it): it exits with
+// child's code instead of running the tests. Call it first in TestMain.
+func RunChild(env string, child func() int) {
+	if os.Getenv(env) != "" {
+		os.Exit(child())
+	}
+}

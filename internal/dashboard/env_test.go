@@ -1,11 +1,8 @@
 package dashboard
 
 import (
-	"context"
-	"net"
 	"net/http"
 	"testing"
-	"time"
 
 	"go.uber.org/goleak"
 
@@ -33,22 +30,5 @@ func newEnv(t *testing.T) *env {
 	mux := http.NewServeMux()
 	api.MountOn(mux.Handle)
 	d.MountOn(mux.Handle)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-	ctx, cancel := context.WithCancel(context.Background())
-	served, ran := make(chan error, 1), make(chan error, 1)
-	go func() { served <- hs.Serve(ln) }()
-	go func() { ran <- api.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-ran; err != nil {
-			t.Errorf("api.Run: %v", err)
-		}
-		_ = hs.Close() // also ends open SSE streams
-		<-served
-	})
-	return &env{st: st, base: "http://" + ln.Addr().String()}
+	return &env{st: st, base: querytest.Serve(t, mux, nil, api.Run)}
 }

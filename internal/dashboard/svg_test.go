@@ -1,34 +1,13 @@
 package dashboard
 
 import (
-	"flag"
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/otelbench/otelbench/internal/goldentest"
 	"github.com/otelbench/otelbench/internal/query"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/*.golden")
-
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name+".golden")
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("read golden (run with -update): %v", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs from %s:\ngot:\n%s\nwant:\n%s", name, path, got, want)
-	}
-}
 
 // testTree is a four-span trace as the query API returns it: spans in pre-order, each with its
 // parent's index, depth and child count.
@@ -47,7 +26,7 @@ func testTree() *query.TraceTree {
 func TestWaterfallGolden(t *testing.T) {
 	tr := testTree()
 	got := string(Waterfall(tr, 100))
-	golden(t, "waterfall", got)
+	goldentest.Check(t, "waterfall.golden", []byte(got))
 	if strings.Contains(got, "<cart>") {
 		t.Error("span name not escaped")
 	}
@@ -65,7 +44,7 @@ func TestChartGolden(t *testing.T) {
 		{Name: "p99 <x>", Times: []int64{0, 10, 20, 30}, Values: []float64{5, 6, 7, 8}},
 	}
 	got := string(Chart("latency <ms>", 0, 40, lines))
-	golden(t, "chart", got)
+	goldentest.Check(t, "chart.golden", []byte(got))
 	if strings.Contains(got, "<ms>") || strings.Contains(got, "<x>") {
 		t.Error("chart text not escaped")
 	}
@@ -73,5 +52,5 @@ func TestChartGolden(t *testing.T) {
 	if !strings.Contains(got, "M") || strings.Count(got, "M") < 3 {
 		t.Errorf("want a gap (second M) in the p50 path: %s", got)
 	}
-	golden(t, "chart-empty", string(Chart("empty", 0, 40, nil)))
+	goldentest.Check(t, "chart-empty.golden", []byte(Chart("empty", 0, 40, nil)))
 }

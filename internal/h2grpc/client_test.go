@@ -20,6 +20,7 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/otelbench/otelbench/internal/otlpgrpc"
+	"github.com/otelbench/otelbench/internal/otlpgrpc/otlpgrpctest"
 )
 
 // The test service: /test.Echo/Echo answers what handler returns.
@@ -55,19 +56,7 @@ func startServer(t testing.TB, h handler, opts ...grpc.ServerOption) (string, *g
 			return otlpgrpc.Raw(out), nil
 		}}},
 	}, nil)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- gs.Serve(ln) }()
-	t.Cleanup(func() {
-		gs.Stop()
-		if err := <-done; err != nil && !errors.Is(err, grpc.ErrServerStopped) {
-			t.Errorf("grpc server: %v", err)
-		}
-	})
-	return ln.Addr().String(), gs
+	return otlpgrpctest.Serve(t, gs), gs
 }
 
 func newClient(t testing.TB, addr, compressor string, md ...[2]string) *Client {

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/otelbench/otelbench/internal/polltest"
 )
 
 // queued reports whether c has unread bytes in its socket (FIONREAD).
@@ -60,7 +62,7 @@ func TestWaitReadable(t *testing.T) {
 				t.Fatal(err)
 			}
 			if tt.want { // make sure the byte is in the server's socket before the wait
-				waitFor(t, "byte queued", func() bool { return queued(t, server) })
+				polltest.Until(t, "byte queued", func() bool { return queued(t, server) })
 			}
 			if err := server.SetDeadline(time.Now().Add(200 * time.Millisecond)); err != nil {
 				t.Fatal(err)

@@ -13,13 +13,14 @@ import (
 
 	"github.com/otelbench/otelbench/internal/otlpcodec"
 	"github.com/otelbench/otelbench/internal/otlpcodec/otlptest"
+	"github.com/otelbench/otelbench/internal/polltest"
 )
 
 // holdSlots opens n idle connections and waits until the server has
 // admitted all of them, so every later connection is past MaxConns.
 func holdSlots(t *testing.T, ts *testServer, n int) {
 	t.Helper()
-	waitFor(t, "listener", func() bool { return ts.admit.Load() != nil })
+	polltest.Until(t, "listener", func() bool { return ts.admit.Load() != nil })
 	for range n {
 		c, err := net.Dial("tcp", ts.url[len("http://"):])
 		if err != nil {
@@ -27,7 +28,7 @@ func holdSlots(t *testing.T, ts *testServer, n int) {
 		}
 		t.Cleanup(func() { c.Close() })
 	}
-	waitFor(t, "connections admitted", func() bool { return len(ts.admit.Load().slots) == n })
+	polltest.Until(t, "connections admitted", func() bool { return len(ts.admit.Load().slots) == n })
 }
 
 // TestConnLimit503 fills every connection slot, then checks what a client
@@ -69,7 +70,7 @@ func TestConnLimit503(t *testing.T) {
 	}
 	// Not over HTTP (every slot is taken); a rejecter counts after the
 	// client has read its answer and closed, so wait for the count.
-	waitFor(t, "conn_limit counted", func() bool { return ts.Stats().Rejections["conn_limit"] >= uint64(len(tests)) })
+	polltest.Until(t, "conn_limit counted", func() bool { return ts.Stats().Rejections["conn_limit"] >= uint64(len(tests)) })
 	if got := ts.Stats().Rejections["conn_limit"]; got != uint64(len(tests)) {
 		t.Errorf("conn_limit rejections %d, want %d", got, len(tests))
 	}
@@ -89,7 +90,7 @@ func TestConnLimitRefusesPastRejecters(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer silent.Close()
-	waitFor(t, "rejecter busy", func() bool { return len(ts.admit.Load().rejecters) == 1 })
+	polltest.Until(t, "rejecter busy", func() bool { return len(ts.admit.Load().rejecters) == 1 })
 
 	c, err := net.Dial("tcp", ts.url[len("http://"):])
 	if err != nil {
@@ -109,9 +110,9 @@ func TestConnLimitRefusesPastRejecters(t *testing.T) {
 	if ne, ok := err.(net.Error); ok && ne.Timeout() {
 		t.Fatalf("refused connection was not closed: %v", err)
 	}
-	waitFor(t, "conn_refused counted", func() bool { return ts.Stats().Rejections["conn_refused"] == 1 })
+	polltest.Until(t, "conn_refused counted", func() bool { return ts.Stats().Rejections["conn_refused"] == 1 })
 	// The silent client gets no answer either: it sent no request.
-	waitFor(t, "silent client released", func() bool { return len(ts.admit.Load().rejecters) == 0 })
+	polltest.Until(t, "silent client released", func() bool { return len(ts.admit.Load().rejecters) == 0 })
 	if got := ts.Stats().Rejections["conn_limit"]; got != 0 {
 		t.Errorf("conn_limit %d, want 0 (no request was answered 503)", got)
 	}
@@ -175,7 +176,7 @@ func TestConnLimitStorm(t *testing.T) {
 	if status[http.StatusServiceUnavailable] == 0 {
 		t.Errorf("no 503 from %d clients on %d free slot(s): the limit did not bite", clients, 1)
 	}
-	waitFor(t, "rejecters done", func() bool { return len(ts.admit.Load().rejecters) == 0 })
+	polltest.Until(t, "rejecters done", func() bool { return len(ts.admit.Load().rejecters) == 0 })
 	st := ts.Stats()
 	if got := st.Rejections["conn_limit"] + st.Rejections["queue_full"]; got != uint64(status[http.StatusServiceUnavailable]) {
 		t.Errorf("503 rejections counted %d, clients saw %d", got, status[http.StatusServiceUnavailable])

@@ -2,8 +2,6 @@ package ingestsrv
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"net/http"
 	"slices"
 	"strings"
@@ -49,7 +47,7 @@ func TestPooledBodiesStoredExactly(t *testing.T) {
 	ts.stop(t)
 
 	db, err := store.Open(context.Background(), store.Config{Dir: ts.dir, NoProjection: true,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		Logger: discard()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,13 +4,13 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/otelbench/otelbench/internal/otlpcodec"
 	"github.com/otelbench/otelbench/internal/otlpcodec/otlptest"
+	"github.com/otelbench/otelbench/internal/polltest"
 	"github.com/otelbench/otelbench/internal/store"
 	"github.com/otelbench/otelbench/internal/tmpfstest"
 )
@@ -19,11 +19,7 @@ import (
 // request is answered 200 or 507 (with a google.rpc.Status), the 200s are
 // exactly what the stats count, and once space is freed ingest succeeds again.
 func TestDiskFull507(t *testing.T) {
-	mnt := tmpfstest.Mount(t, 0, "2m")
-	filler := filepath.Join(mnt, "filler")
-	if err := os.WriteFile(filler, make([]byte, 512<<10), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	mnt, freeSpace := tmpfstest.MountReserved(t, "2m", 512<<10)
 	ts := startServer(t, Config{Config: store.Config{Dir: filepath.Join(mnt, "data"), NoProjection: true}})
 	body := noisyLogs(t, rand.New(rand.NewPCG(1, 2))) // the disk fills in a few hundred requests
 	ok, full := 0, 0
@@ -48,9 +44,7 @@ func TestDiskFull507(t *testing.T) {
 	if st.Signals["logs"].Requests != uint64(ok) || st.Rejections["storage"] != uint64(full) {
 		t.Errorf("stats: %d requests, %d storage rejections; want %d and %d", st.Signals["logs"].Requests, st.Rejections["storage"], ok, full)
 	}
-	if err := os.Remove(filler); err != nil {
-		t.Fatal(err)
-	}
+	freeSpace()
 	wantStatus(t, post(t, nil, ts.url+"/v1/logs", ctProto, "", body(-1)), http.StatusOK)
 	t.Logf("%d requests stored, %d answered 507, then 200 after freeing space", ok, full)
 }
@@ -102,7 +96,7 @@ func TestMaxDiskRecovers(t *testing.T) {
 	if full > 0 && afterFull == 0 {
 		t.Errorf("no 200 after the first 507")
 	}
-	waitFor(t, "projection to catch up", func() bool {
+	polltest.Until(t, "projection to catch up", func() bool {
 		return getStats(t, ts.url).TotalsSinceCreated.Signals["logs"].RecordsProjected >= uint64(ok)
 	})
 	got := getStats(t, ts.url).TotalsSinceCreated.Signals["logs"]

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -24,6 +23,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
 
 	"github.com/otelbench/otelbench/internal/otlpcodec/otlptest"
+	"github.com/otelbench/otelbench/internal/polltest"
 	"github.com/otelbench/otelbench/internal/rawlog"
 	"github.com/otelbench/otelbench/internal/signal"
 	"github.com/otelbench/otelbench/internal/store"
@@ -108,7 +108,7 @@ func loadLogsWith(clients, perClient, recs int, stop <-chan struct{}, onAck func
 func storedSeqs(t *testing.T, dir string) []uint64 {
 	t.Helper()
 	st, err := store.Open(context.Background(), store.Config{Dir: dir, NoProjection: true,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		Logger: discard()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +151,7 @@ func TestGracefulShutdownAccounting(t *testing.T) {
 	stop := make(chan struct{})
 	resCh := make(chan *loadResult, 1)
 	go func() { resCh <- loadLogs(ts.url, 8, 5000, 2, stop, func() { acks.Add(1) }) }()
-	waitFor(t, "200 acks", func() bool { return acks.Load() >= 200 })
+	polltest.Until(t, "200 acks", func() bool { return acks.Load() >= 200 })
 	ts.stop(t) // cancel and wait: Serve must return nil
 	close(stop)
 	res := <-resCh
@@ -262,7 +262,7 @@ func sigtermUnderLoad(t *testing.T, cmd *exec.Cmd, dir string, load func(stop <-
 	stop := make(chan struct{})
 	resCh := make(chan *loadResult, 1)
 	go func() { resCh <- load(stop, func() { acks.Add(1) }) }()
-	waitFor(t, "200 acks", func() bool { return acks.Load() >= 200 })
+	polltest.Until(t, "200 acks", func() bool { return acks.Load() >= 200 })
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
@@ -358,7 +358,7 @@ func kill9UnderLoad(t *testing.T, clients, perClient, recs int, acks int64) (str
 	stop := make(chan struct{})
 	resCh := make(chan *loadResult, 1)
 	go func() { resCh <- loadLogs(url, clients, perClient, recs, stop, func() { n.Add(1) }) }()
-	waitFor(t, fmt.Sprint(acks, " acks"), func() bool { return n.Load() >= acks })
+	polltest.Until(t, fmt.Sprint(acks, " acks"), func() bool { return n.Load() >= acks })
 	if err := cmd.Process.Kill(); err != nil { // SIGKILL: no drain, no close
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/otelbench/otelbench/internal/otlpgrpc"
+	"github.com/otelbench/otelbench/internal/polltest"
 	"github.com/otelbench/otelbench/internal/signal"
 )
 
@@ -65,7 +66,7 @@ func TestGRPCKill9(t *testing.T) {
 	stop := make(chan struct{})
 	resCh := make(chan *loadResult, 1)
 	go func() { resCh <- loadLogsGRPC(addr, 8, 5000, 3, stop, func() { acks.Add(1) }) }()
-	waitFor(t, "300 acks", func() bool { return acks.Load() >= 300 })
+	polltest.Until(t, "300 acks", func() bool { return acks.Load() >= 300 })
 	if err := cmd.Process.Kill(); err != nil { // SIGKILL: no drain, no close
 		_ = cmd.Wait()
 		t.Fatal(err)

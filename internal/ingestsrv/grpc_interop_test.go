@@ -3,7 +3,6 @@ package ingestsrv
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,8 +13,10 @@ import (
 
 	"google.golang.org/grpc/codes"
 
+	"github.com/otelbench/otelbench/internal/otelcoltest"
 	"github.com/otelbench/otelbench/internal/otlpcodec"
 	"github.com/otelbench/otelbench/internal/otlpcodec/otlptest"
+	"github.com/otelbench/otelbench/internal/polltest"
 	"github.com/otelbench/otelbench/internal/signal"
 )
 
@@ -26,8 +27,6 @@ const (
 	telemetrygenEnv     = "OTELBENCH_TELEMETRYGEN" // path of telemetrygen
 	telemetrygenModule  = "github.com/open-telemetry/opentelemetry-collector-contrib/cmd/telemetrygen"
 	telemetrygenVersion = "v0.161.0"
-	otelcolEnv          = "OTELBENCH_OTELCOL"              // a Collector with otlpreceiver and the otlp exporter
-	otelcolDefault      = "/tmp/otelbench-otelcol/otelcol" // scripts/build-otelcol.sh's output
 )
 
 // telemetrygen returns the telemetrygen binary: $OTELBENCH_TELEMETRYGEN,
@@ -94,43 +93,14 @@ func TestGRPCTelemetrygen(t *testing.T) {
 	}
 }
 
-// otelcol returns a Collector binary with the otlp exporter, or skips.
-func otelcol(t *testing.T, config string) string {
-	t.Helper()
-	bin := os.Getenv(otelcolEnv)
-	if bin == "" {
-		bin = otelcolDefault
-	}
-	if _, err := os.Stat(bin); err != nil {
-		t.Skipf("no Collector at %s ($%s): build one with the otlp exporter (scripts/build-otelcol.sh)", bin, otelcolEnv)
-	}
-	if out, err := exec.Command(bin, "validate", "--config", config).CombinedOutput(); err != nil {
-		t.Skipf("%s cannot run the test's pipeline (needs otlpreceiver and the otlp exporter): %v\n%s", bin, err, lastLines(out, 5))
-	}
-	return bin
-}
-
-// freeAddr returns a loopback address nobody listens on right now.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
 // TestGRPCCollectorForwards runs a Collector whose otlp (gRPC) exporter
 // forwards to the server, with its default retry and queue settings. The
 // server answers UNAVAILABLE for a while in the middle of the run; every
 // record still arrives, exactly once.
 func TestGRPCCollectorForwards(t *testing.T) {
 	ts := startGRPCServer(t, Config{})
-	recv := freeAddr(t)
-	dir := t.TempDir()
-	config := filepath.Join(dir, "otelcol.yaml")
-	yaml := fmt.Sprintf(`receivers:
+	recv := otelcoltest.FreeAddr(t)
+	stopCollector := otelcoltest.Start(t, fmt.Sprintf(`receivers:
   otlp:
     protocols:
       grpc:
@@ -146,25 +116,7 @@ service:
       level: none
   pipelines:
     logs: {receivers: [otlp], exporters: [otlp]}
-`, recv, ts.grpcAddr)
-	if err := os.WriteFile(config, []byte(yaml), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	bin := otelcol(t, config)
-	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, bin, "--config", config)
-	cmd.Stderr = &tailWriter{max: 8 << 10}
-	if err := cmd.Start(); err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	defer func() {
-		cancel()
-		_ = cmd.Wait()
-		if t.Failed() {
-			t.Logf("collector stderr (tail):\n%s", cmd.Stderr.(*tailWriter).String())
-		}
-	}()
+`, recv, ts.grpcAddr))
 
 	cc := dialRaw(t, recv)
 	const requests, recs = 60, 5
@@ -194,7 +146,7 @@ service:
 	for i := requests / 3; i < 2*requests/3; i++ {
 		exportOne(i)
 	}
-	waitFor(t, "UNAVAILABLE answers to the collector", func() bool {
+	polltest.Until(t, "UNAVAILABLE answers to the collector", func() bool {
 		return ts.Stats().Transports[TransportGRPC].Rejections["queue_full"] > 0
 	})
 	time.Sleep(1500 * time.Millisecond)
@@ -206,8 +158,7 @@ service:
 	for ts.Stats().Signals["logs"].Records < requests*recs && time.Now().Before(deadline) {
 		time.Sleep(100 * time.Millisecond)
 	}
-	cancel()
-	_ = cmd.Wait()
+	stopCollector()
 	ts.stop(t)
 	stored := storedSeqs(t, ts.dir)
 	slices.Sort(sent)
@@ -217,19 +168,3 @@ service:
 		t.Fatalf("stored %d records, sent %d: the sets differ (first difference: %v)", len(stored), len(sent), firstMissing(sent, stored))
 	}
 }
-
-// tailWriter keeps the last max bytes written to it.
-type tailWriter struct {
-	max int
-	buf []byte
-}
-
-func (w *tailWriter) Write(p []byte) (int, error) {
-	w.buf = append(w.buf, p...)
-	if len(w.buf) > w.max {
-		w.buf = w.buf[len(w.buf)-w.max:]
-	}
-	return len(p), nil
-}
-
-func (w *tailWriter) String() string { return string(w.buf) }

@@ -12,6 +12,7 @@ import (
 	"github.com/otelbench/otelbench/internal/otlpcodec"
 	"github.com/otelbench/otelbench/internal/otlpcodec/otlptest"
 	"github.com/otelbench/otelbench/internal/otlpwire"
+	"github.com/otelbench/otelbench/internal/polltest"
 	"github.com/otelbench/otelbench/internal/signal"
 )
 
@@ -102,7 +103,7 @@ func TestGRPCConnLimits(t *testing.T) {
 				t.Errorf("grpc %s = 0, want > 0", tt.rejection)
 			}
 			release()
-			waitFor(t, "a gRPC export once the HTTP connection closed", func() bool {
+			polltest.Until(t, "a gRPC export once the HTTP connection closed", func() bool {
 				_, st = export(t, cc, signal.Logs, body)
 				return st.Code() == codes.OK
 			})

@@ -41,7 +41,7 @@ func startServerGRPC(t testing.TB, cfg Config, withGRPC bool) (*testServer, stri
 		cfg.Dir = t.TempDir()
 	}
 	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+		cfg.Logger = discard()
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	srv, err := New(ctx, cfg)

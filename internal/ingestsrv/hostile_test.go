@@ -14,6 +14,7 @@ import (
 	"github.com/otelbench/otelbench/internal/otlpcodec"
 	"github.com/otelbench/otelbench/internal/otlpcodec/otlptest"
 	"github.com/otelbench/otelbench/internal/otlpwire"
+	"github.com/otelbench/otelbench/internal/polltest"
 )
 
 // TestNestingLimitBothEncodings: a body nested as deep as the projector
@@ -100,7 +101,7 @@ func TestTrickleDoesNotLockOut(t *testing.T) {
 	// 32 KiB (otlpcodec's initialGuess) on its first byte, and a second only after 32 KiB have
 	// arrived, which a trickle of a byte every half second does not reach.
 	const firstCharge = 32 << 10
-	waitFor(t, "every trickler's first byte read", func() bool { return ts.budget.used.Load() >= tricklers*firstCharge })
+	polltest.Until(t, "every trickler's first byte read", func() bool { return ts.budget.used.Load() >= tricklers*firstCharge })
 	statuses := map[int]int{}
 	for i := range 20 { // paced across 2 s of the trickle, not a synchronisation
 		resp := post(t, nil, ts.url+"/v1/logs", ctProto, "", encode(t, otlptest.Logs(uint64(i), 10), otlpcodec.EncodingProto))
@@ -141,7 +142,7 @@ func TestConnCapPerSource(t *testing.T) {
 		}
 		conns = append(conns, c)
 	}
-	waitFor(t, "the hog's connections admitted or rejected", func() bool {
+	polltest.Until(t, "the hog's connections admitted or rejected", func() bool {
 		return len(ts.admit.Load().slots) >= DefaultMaxConnsPerSource
 	})
 	other := &http.Client{Transport: &http.Transport{DialContext: (&net.Dialer{
@@ -160,7 +161,7 @@ func TestConnCapPerSource(t *testing.T) {
 	}
 	conns = nil
 	want := uint64(DefaultMaxConns + 16 - DefaultMaxConnsPerSource)
-	waitFor(t, "conn_source_limit counted", func() bool { return ts.Stats().Rejections["conn_source_limit"] >= want })
+	polltest.Until(t, "conn_source_limit counted", func() bool { return ts.Stats().Rejections["conn_source_limit"] >= want })
 	if got := ts.Stats().Rejections["conn_source_limit"]; got != want {
 		t.Errorf("conn_source_limit rejections %d, want %d", got, want)
 	}

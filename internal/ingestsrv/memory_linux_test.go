@@ -16,6 +16,7 @@ import (
 
 	"github.com/otelbench/otelbench/internal/otlpcodec"
 	"github.com/otelbench/otelbench/internal/otlpcodec/otlptest"
+	"github.com/otelbench/otelbench/internal/racetest"
 )
 
 // maxPeakRSS is the peak resident set a server on default flags may reach
@@ -114,13 +115,13 @@ func TestPeakRSSUnderCostlyRequests(t *testing.T) {
 				}
 				peak := vmHWM(t, cmd.Process.Pid)
 				t.Logf("peak RSS so far %d MiB", peak>>20)
-				if peak > maxPeakRSS && !raceEnabled {
+				if peak > maxPeakRSS && !racetest.Enabled {
 					t.Errorf("peak RSS %d MiB, want at most %d MiB", peak>>20, maxPeakRSS>>20)
 				}
 			})
 		}
 	}
-	if raceEnabled {
+	if racetest.Enabled {
 		return // the projector at idle priority under the race detector takes minutes
 	}
 	// What was stored is projected too: the projector's memory counts. It

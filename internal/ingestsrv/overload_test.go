@@ -5,10 +5,10 @@ import (
 	"net/http"
 	"strconv"
 	"testing"
-	"time"
 
 	"github.com/otelbench/otelbench/internal/otlpcodec"
 	"github.com/otelbench/otelbench/internal/otlpcodec/otlptest"
+	"github.com/otelbench/otelbench/internal/polltest"
 	"github.com/otelbench/otelbench/internal/store"
 )
 
@@ -29,7 +29,7 @@ func TestQueueFull503(t *testing.T) {
 		}
 		first <- r
 	}()
-	waitFor(t, "first request queued", func() bool { return ts.Store().Stats().QueueRequests == 1 })
+	polltest.Until(t, "first request queued", func() bool { return ts.Store().Stats().QueueRequests == 1 })
 
 	resp := post(t, nil, ts.url+"/v1/logs", ctProto, "", encode(t, otlptest.Logs(1, 1), otlpcodec.EncodingProto))
 	wantStatus(t, resp, http.StatusServiceUnavailable)
@@ -78,7 +78,7 @@ func TestInflightBudget503(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	waitFor(t, "budget charged by the stalled bodies", func() bool { return ts.budget.used.Load() == stalled*(length+1) })
+	polltest.Until(t, "budget charged by the stalled bodies", func() bool { return ts.budget.used.Load() == stalled*(length+1) })
 
 	body := encode(t, otlptest.Logs(0, 100), otlpcodec.EncodingProto) // fits MaxBody, not the budget left
 	if len(body) > maxBody || int64(len(body)) < ts.budget.max-stalled*(length+1) {
@@ -95,19 +95,8 @@ func TestInflightBudget503(t *testing.T) {
 	for range writers {
 		<-done
 	}
-	waitFor(t, "budget released", func() bool { return ts.budget.used.Load() == 0 })
+	polltest.Until(t, "budget released", func() bool { return ts.budget.used.Load() == 0 })
 	wantStatus(t, post(t, nil, ts.url+"/v1/logs", ctProto, "", body), http.StatusOK)
-}
-
-func waitFor(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
 }
 
 // TestMaxLagRecords503: with projection off, every stored record stays in

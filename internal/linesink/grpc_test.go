@@ -2,7 +2,6 @@ package linesink
 
 import (
 	"context"
-	"net"
 	"testing"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 	"github.com/otelbench/otelbench/internal/ingestsrv"
 	"github.com/otelbench/otelbench/internal/otlpcodec"
 	"github.com/otelbench/otelbench/internal/otlpgrpc"
+	"github.com/otelbench/otelbench/internal/otlpgrpc/otlpgrpctest"
 	"github.com/otelbench/otelbench/internal/signal"
 	"github.com/otelbench/otelbench/internal/store"
 )
@@ -22,23 +22,11 @@ import (
 // connection to it.
 func serveGRPC(t *testing.T, gs *grpc.Server) *grpc.ClientConn {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	conn, err := grpc.NewClient(otlpgrpctest.Serve(t, gs), grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- gs.Serve(ln) }()
-	conn, err := grpc.NewClient(ln.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		conn.Close()
-		gs.GracefulStop()
-		if err := <-done; err != nil {
-			t.Errorf("serve gRPC: %v", err)
-		}
-	})
+	t.Cleanup(func() { conn.Close() })
 	return conn
 }
 

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/otelbench/otelbench/internal/otlpgen"
 	"github.com/otelbench/otelbench/internal/otlpgrpc"
+	"github.com/otelbench/otelbench/internal/otlpgrpc/otlpgrpctest"
 	"github.com/otelbench/otelbench/internal/signal"
 )
 
@@ -74,18 +74,13 @@ func BenchmarkRun(b *testing.B) {
 func BenchmarkGRPCSend(b *testing.B) {
 	gs := grpc.NewServer(grpc.ForceServerCodecV2(otlpgrpc.Codec{}))
 	gs.RegisterService(otlpgrpc.ServiceDesc(signal.Logs, otlpgrpc.Discard), nil)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	go func() { _ = gs.Serve(ln) }()
-	defer gs.Stop()
+	addr := otlpgrpctest.Serve(b, gs)
 	pool, err := otlpgen.NewPool(otlpgen.Config{Records: 100, PoolSize: 1}, signal.Logs)
 	if err != nil {
 		b.Fatal(err)
 	}
 	p := pool.Get(signal.Logs, 0)
-	cfg := Config{Protocol: ProtocolGRPC, Endpoint: ln.Addr().String(), Insecure: true, Concurrency: 1, Timeout: 10 * time.Second}
+	cfg := Config{Protocol: ProtocolGRPC, Endpoint: addr, Insecure: true, Concurrency: 1, Timeout: 10 * time.Second}
 	s, err := newGRPCSender(cfg, otlpgen.CompressionNone)
 	if err != nil {
 		b.Fatal(err)
@@ -104,7 +99,7 @@ func BenchmarkGRPCSend(b *testing.B) {
 		}
 	})
 	b.Run("bare", func(b *testing.B) {
-		cc, err := grpc.NewClient(ln.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+		cc, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -6,22 +6,13 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/otelbench/otelbench/internal/otelcoltest"
 	"github.com/otelbench/otelbench/internal/otlpgen"
-)
-
-// A Collector with otlpreceiver and the nop exporter: $OTELBENCH_OTELCOL or
-// scripts/build-otelcol.sh's output.
-const (
-	otelcolEnv     = "OTELBENCH_OTELCOL"
-	otelcolDefault = "/tmp/otelbench-otelcol/otelcol"
 )
 
 // TestGRPCAgainstCollector loads the Collector's OTLP/gRPC receiver and
@@ -29,17 +20,9 @@ const (
 // receiver counts as accepted (its own telemetry), signal by signal.
 func TestGRPCAgainstCollector(t *testing.T) {
 	forGRPCClients(t, func(t *testing.T, client GRPCClient) {
-		bin := os.Getenv(otelcolEnv)
-		if bin == "" {
-			bin = otelcolDefault
-		}
-		if _, err := os.Stat(bin); err != nil {
-			t.Skipf("no Collector at %s ($%s): build one with scripts/build-otelcol.sh", bin, otelcolEnv)
-		}
-		recv, prom := freeLoopback(t), freeLoopback(t)
+		recv, prom := otelcoltest.FreeAddr(t), otelcoltest.FreeAddr(t)
 		promHost, promPort, _ := net.SplitHostPort(prom)
-		config := filepath.Join(t.TempDir(), "otelcol.yaml")
-		yaml := fmt.Sprintf(`receivers:
+		otelcoltest.Start(t, fmt.Sprintf(`receivers:
   otlp:
     protocols:
       grpc:
@@ -60,19 +43,9 @@ service:
     logs: {receivers: [otlp], exporters: [nop]}
     metrics: {receivers: [otlp], exporters: [nop]}
     traces: {receivers: [otlp], exporters: [nop]}
-`, recv, promHost, promPort)
-		if err := os.WriteFile(config, []byte(yaml), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		ctx, cancel := context.WithCancel(context.Background())
-		cmd := exec.CommandContext(ctx, bin, "--config", config)
-		if err := cmd.Start(); err != nil {
-			cancel()
-			t.Fatal(err)
-		}
-		defer func() { cancel(); _ = cmd.Wait() }()
-		waitListening(t, recv)
-		waitListening(t, prom)
+`, recv, promHost, promPort))
+		otelcoltest.WaitListening(t, recv)
+		otelcoltest.WaitListening(t, prom)
 
 		rep, err := Run(context.Background(), Config{
 			Protocol: ProtocolGRPC, GRPCClient: client, Endpoint: recv, Insecure: true, Requests: 600, Concurrency: 8,
@@ -105,32 +78,6 @@ service:
 			}
 		}
 	})
-}
-
-func freeLoopback(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
-func waitListening(t *testing.T, addr string) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		c, err := net.Dial("tcp", addr)
-		if err == nil {
-			c.Close()
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("nothing listens on %s after 30s: %v", addr, err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }
 
 // scrapeSum returns the sum of every series of the counter name at url

@@ -2,57 +2,13 @@ package loadgen
 
 import (
 	"context"
-	"io"
-	"log/slog"
-	"net"
 	"net/http"
 	"testing"
 	"time"
 
 	"github.com/otelbench/otelbench/internal/ingestsrv"
 	"github.com/otelbench/otelbench/internal/otlpgen"
-	"github.com/otelbench/otelbench/internal/store"
 )
-
-// startServeGRPC runs otelbench's server with cfg on loopback and returns
-// its gRPC address and a stop function (graceful drain) that returns what
-// the server stored, by signal.
-func startServeGRPC(t *testing.T, cfg ingestsrv.Config) (grpcAddr, httpAddr string, stop func() map[string]uint64) {
-	t.Helper()
-	cfg.Config = store.Config{Dir: t.TempDir(), NoProjection: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	srv, err := ingestsrv.New(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	gln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.ServeWithGRPC(ctx, hln, gln) }()
-	var stored map[string]uint64
-	stop = func() map[string]uint64 {
-		if stored != nil {
-			return stored
-		}
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Serve: %v", err)
-		}
-		stored = map[string]uint64{}
-		for name, s := range srv.Stats().Signals {
-			stored[name] = s.Records
-		}
-		return stored
-	}
-	t.Cleanup(func() { stop() })
-	return gln.Addr().String(), hln.Addr().String(), stop
-}
 
 // TestGRPCServeAnswers loads otelbench's server configured to answer each
 // of the gRPC statuses load must tell apart, with both clients: the codes
@@ -80,9 +36,9 @@ func TestGRPCServeAnswers(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			forGRPCClients(t, func(t *testing.T, client GRPCClient) {
-				addr, _, stop := startServeGRPC(t, tt.srv)
+				serve := startServe(t, tt.srv)
 				cfg := tt.load
-				cfg.Protocol, cfg.GRPCClient, cfg.Endpoint, cfg.Insecure, cfg.Requests = ProtocolGRPC, client, addr, true, 120
+				cfg.Protocol, cfg.GRPCClient, cfg.Endpoint, cfg.Insecure, cfg.Requests = ProtocolGRPC, client, serve.grpcAddr, true, 120
 				cfg.Concurrency = max(cfg.Concurrency, 4)
 				cfg.Payload.Records = max(cfg.Payload.Records, 10)
 				cfg.Payload.PoolSize = max(cfg.Payload.PoolSize, 4)
@@ -90,7 +46,7 @@ func TestGRPCServeAnswers(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				stored := stop()
+				stored := serve.stop()
 				got := rep.Totals
 				final := got.Requests - got.Retries
 				if got.TransportErrors != 0 || final != 120 || got.GRPCStatus[tt.wantCode] != final {
@@ -115,14 +71,14 @@ func TestGRPCServeAnswers(t *testing.T) {
 // without an answer, and the records acked are exactly the records stored.
 func TestGRPCServeGracefulStop(t *testing.T) {
 	forGRPCClients(t, func(t *testing.T, client GRPCClient) {
-		addr, _, stop := startServeGRPC(t, ingestsrv.Config{})
+		serve := startServe(t, ingestsrv.Config{})
 		stopped := make(chan map[string]uint64, 1)
 		go func() {
 			time.Sleep(300 * time.Millisecond)
-			stopped <- stop()
+			stopped <- serve.stop()
 		}()
 		rep, err := Run(context.Background(), Config{
-			Protocol: ProtocolGRPC, GRPCClient: client, Endpoint: addr, Insecure: true, Duration: 1200 * time.Millisecond,
+			Protocol: ProtocolGRPC, GRPCClient: client, Endpoint: serve.grpcAddr, Insecure: true, Duration: 1200 * time.Millisecond,
 			Concurrency: 8, Timeout: 2 * time.Second, Payload: otlpgen.Config{Records: 10, PoolSize: 4},
 		})
 		if err != nil {

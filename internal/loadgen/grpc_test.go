@@ -15,7 +15,6 @@ import (
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
@@ -24,6 +23,7 @@ import (
 	"github.com/otelbench/otelbench/internal/otlpcodec"
 	"github.com/otelbench/otelbench/internal/otlpgen"
 	"github.com/otelbench/otelbench/internal/otlpgrpc"
+	"github.com/otelbench/otelbench/internal/otlpgrpc/otlpgrpctest"
 	"github.com/otelbench/otelbench/internal/signal"
 )
 
@@ -41,52 +41,27 @@ func startGRPCTestServer(t *testing.T, plan []grpcOutcome) string {
 	t.Helper()
 	var mu sync.Mutex
 	seen := map[signal.Signal]int{}
-	gs := grpc.NewServer(grpc.ForceServerCodecV2(otlpgrpc.Codec{}))
-	for _, sig := range signal.All() {
-		gs.RegisterService(&grpc.ServiceDesc{
-			ServiceName: otlpgrpc.Service(sig),
-			HandlerType: (*any)(nil),
-			Methods: []grpc.MethodDesc{{MethodName: "Export", Handler: func(_ any, _ context.Context, dec func(any) error, _ grpc.UnaryServerInterceptor) (any, error) {
-				var m otlpgrpc.Message
-				if err := dec(&m); err != nil {
-					return nil, err
-				}
-				m.Free()
-				mu.Lock()
-				o := plan[seen[sig]%len(plan)]
-				seen[sig]++
-				mu.Unlock()
-				switch {
-				case o.code != codes.OK:
-					st := status.New(o.code, "planned")
-					if o.retry > 0 {
-						st, _ = st.WithDetails(&errdetails.RetryInfo{RetryDelay: durationpb.New(o.retry)})
-					}
-					return nil, st.Err()
-				case o.garbage:
-					return otlpgrpc.Raw([]byte("\xff\xff\xff not a response")), nil
-				}
-				b, err := otlpcodec.Response(sig, otlpcodec.EncodingProto, o.rejected, "")
-				if err != nil {
-					return nil, err
-				}
-				return otlpgrpc.Raw(b), nil
-			}}},
-		}, nil)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- gs.Serve(ln) }()
-	t.Cleanup(func() {
-		gs.Stop()
-		if err := <-done; err != nil {
-			t.Errorf("grpc test server: %v", err)
+	return otlpgrpctest.ExportServer(t, func(sig signal.Signal) (any, error) {
+		mu.Lock()
+		o := plan[seen[sig]%len(plan)]
+		seen[sig]++
+		mu.Unlock()
+		switch {
+		case o.code != codes.OK:
+			st := status.New(o.code, "planned")
+			if o.retry > 0 {
+				st, _ = st.WithDetails(&errdetails.RetryInfo{RetryDelay: durationpb.New(o.retry)})
+			}
+			return nil, st.Err()
+		case o.garbage:
+			return otlpgrpc.Raw([]byte("\xff\xff\xff not a response")), nil
 		}
+		b, err := otlpcodec.Response(sig, otlpcodec.EncodingProto, o.rejected, "")
+		if err != nil {
+			return nil, err
+		}
+		return otlpgrpc.Raw(b), nil
 	})
-	return ln.Addr().String()
 }
 
 // TestGRPCAccountingExact runs a planned mix of gRPC answers and checks
@@ -301,9 +276,10 @@ func TestGRPCAgainstServe(t *testing.T) {
 	forGRPCClients(t, func(t *testing.T, client GRPCClient) {
 		for _, listener := range []string{"grpc", "http"} {
 			t.Run(listener, func(t *testing.T) {
-				endpoint, httpAddr, stop := startServeGRPC(t, ingestsrv.Config{})
+				serve := startServe(t, ingestsrv.Config{})
+				endpoint := serve.grpcAddr
 				if listener == "http" {
-					endpoint = "http://" + httpAddr
+					endpoint = serve.url
 				}
 				rep, err := Run(context.Background(), Config{
 					Protocol: ProtocolGRPC, GRPCClient: client, Endpoint: endpoint, Insecure: true, Requests: 300, Concurrency: 8,
@@ -312,7 +288,7 @@ func TestGRPCAgainstServe(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				stored := stop()
+				stored := serve.stop()
 				for _, name := range signalNames() {
 					if got, want := int64(stored[name]), rep.Signals[name].RecordsAcked; got != want || want == 0 {
 						t.Errorf("%s: server stored %d records, load acked %d; want equal and > 0", name, got, want)

@@ -4,23 +4,19 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"io"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/otelbench/otelbench/internal/goldentest"
 	"github.com/otelbench/otelbench/internal/otlpgen"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/*.golden")
 
 // fakeReport builds a report whose latencies are the given microseconds.
 func fakeReport(t *testing.T, started time.Time, seconds float64, lat []int64) *Report {
@@ -184,20 +180,7 @@ func TestReportGoldenShape(t *testing.T) {
 			if err := enc.Encode(normalize(v, "")); err != nil {
 				t.Fatal(err)
 			}
-			got := bytes.TrimSuffix(norm.Bytes(), []byte("\n"))
-			golden := filepath.Join("testdata", "report_"+tt.name+".golden")
-			if *update {
-				if err := os.WriteFile(golden, append(got, '\n'), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test -update)", err)
-			}
-			if diff := cmp.Diff(string(want), string(got)+"\n"); diff != "" {
-				t.Errorf("report shape (-golden +got):\n%s", diff)
-			}
+			goldentest.Check(t, "report_"+tt.name+".golden", norm.Bytes())
 			var text bytes.Buffer
 			if err := rep.WriteText(&text); err != nil {
 				t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"math"
 	"net"
 	"slices"
+	"sync"
 	"testing"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -23,44 +24,49 @@ import (
 	"github.com/otelbench/otelbench/internal/store"
 )
 
-// serveTarget is `otelbench serve` in this process, on loopback and a data directory of the
-// test's, keeping every raw payload.
+// serveTarget is `otelbench serve` in this process, on loopback HTTP and gRPC listeners and a
+// data directory of the test's, with projection off.
 type serveTarget struct {
-	url  string
-	dir  string
-	stop func()
+	url      string // the HTTP listener: http://host:port
+	grpcAddr string // the gRPC listener: host:port
+	dir      string
+	// stop stops serve (SIGTERM's graceful drain) once, however often it is called, and returns
+	// the records it stored, by signal.
+	stop func() map[string]uint64
 }
 
-func startServe(t *testing.T) *serveTarget {
+// startServe runs serve with cfg, but for the data directory, projection and logger it sets,
+// until stop or the test's end.
+func startServe(t *testing.T, cfg ingestsrv.Config) *serveTarget {
 	t.Helper()
-	dir := t.TempDir()
-	ctx, cancel := context.WithCancel(context.Background())
-	srv, err := ingestsrv.New(ctx, ingestsrv.Config{Config: store.Config{Dir: dir, KeepRaw: true, NoProjection: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, Addr: "127.0.0.1:0"})
+	cfg.Dir, cfg.NoProjection, cfg.Logger = t.TempDir(), true, slog.New(slog.NewTextHandler(io.Discard, nil))
+	srv, err := ingestsrv.New(context.Background(), cfg)
 	if err != nil {
-		cancel()
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		cancel()
-		_ = srv.Close(context.Background())
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, ln) }() // owned: stop cancels ctx and waits
-	st := &serveTarget{url: "http://" + ln.Addr().String(), dir: dir}
-	stopped := false
-	st.stop = func() {
-		if stopped {
-			return
+	var lns [2]net.Listener // HTTP, gRPC
+	for i := range lns {
+		if lns[i], err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
+			_ = srv.Close(context.Background())
+			t.Fatal(err)
 		}
-		stopped = true
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.ServeWithGRPC(ctx, lns[0], lns[1]) }() // owned: stop cancels ctx and waits
+	st := &serveTarget{url: "http://" + lns[0].Addr().String(), grpcAddr: lns[1].Addr().String(), dir: cfg.Dir}
+	st.stop = sync.OnceValue(func() map[string]uint64 {
 		cancel()
 		if err := <-done; err != nil {
 			t.Errorf("serve: %v", err)
 		}
-	}
-	t.Cleanup(st.stop)
+		stored := map[string]uint64{}
+		for name, s := range srv.Stats().Signals {
+			stored[name] = s.Records
+		}
+		return stored
+	})
+	t.Cleanup(func() { st.stop() })
 	return st
 }
 
@@ -93,7 +99,7 @@ func (st *serveTarget) stored(t *testing.T, sig signal.Signal) [][]byte {
 // its own trace.
 func TestServeStoresUniqueTraces(t *testing.T) {
 	const per, records, requests = 5, 20, 30
-	st := startServe(t)
+	st := startServe(t, ingestsrv.Config{Config: store.Config{KeepRaw: true}})
 	var sent uint64
 	runs := []struct {
 		proto Protocol
@@ -161,7 +167,7 @@ func TestServeStoresUniqueTraces(t *testing.T) {
 // rate over them) matches what the report says was sent within 1%.
 func TestServeCountersAdvance(t *testing.T) {
 	const pool, requests = 4, 40
-	st := startServe(t)
+	st := startServe(t, ingestsrv.Config{Config: store.Config{KeepRaw: true}})
 	rep, err := Run(context.Background(), Config{
 		Endpoint: st.url, Requests: requests, Concurrency: 2, Mix: Mix{0, 1, 0},
 		Payload: otlpgen.Config{Records: 25, PoolSize: pool},

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/otelbench/otelbench/internal/buildtest"
 	"github.com/otelbench/otelbench/internal/logline"
 	"github.com/otelbench/otelbench/internal/logwriter"
 	"github.com/otelbench/otelbench/internal/syncbuf"
@@ -37,8 +38,11 @@ func parseSummary(t *testing.T, out string) tailerSummary {
 	return tailerSummary{}
 }
 
-func tailer(mode string, extra ...string) []string {
-	return append([]string{tailerBin, "-mode", mode, "-dir", "{dir}", "-files", "{files}", "-endpoint", "{endpoint}",
+// tailer is the command line of the repository's tailer (scripts/tailer, built on first use): a
+// real agent in a real child process.
+func tailer(t *testing.T, mode string, extra ...string) []string {
+	t.Helper()
+	return append([]string{buildtest.Go(t, "../../scripts/tailer"), "-mode", mode, "-dir", "{dir}", "-files", "{files}", "-endpoint", "{endpoint}",
 		"-duration", "10m", "-flush", "50ms", "-interval", "50ms"}, extra...)
 }
 
@@ -69,7 +73,7 @@ func TestTailerDeliversEveryLine(t *testing.T) {
 			out := &syncbuf.Buffer{}
 			rep, err := Run(context.Background(), Config{
 				Writer: logwriter.Config{Files: 3, Rate: 3000, Duration: time.Second, Format: tt.format, Layout: tt.layout},
-				Agent:  tailer(tt.mode), AgentOutput: out, Sink: tt.sink,
+				Agent:  tailer(t, tt.mode), AgentOutput: out, Sink: tt.sink,
 				Warmup: 200 * time.Millisecond, Drain: 20 * time.Second,
 			})
 			if err != nil {
@@ -121,7 +125,7 @@ func TestDefectiveAgent(t *testing.T) {
 			rep, err := Run(context.Background(), Config{
 				Writer: logwriter.Config{Files: 2, Rate: 2000, Duration: 1500 * time.Millisecond,
 					RotateEvery: 300 * time.Millisecond, RotateMode: tt.rotate, Keep: 10, Layout: tt.layout},
-				Agent:       tailer(tt.mode, "-drop-every", "97", "-dup-every", "250"),
+				Agent:       tailer(t, tt.mode, "-drop-every", "97", "-dup-every", "250"),
 				AgentOutput: out, Warmup: 200 * time.Millisecond, Drain: 3 * time.Second,
 				MaxLoss: 1 << 40,
 			})

@@ -2,16 +2,12 @@ package pipeline
 
 import (
 	"bytes"
-	"flag"
-	"os"
-	"path/filepath"
 	"testing"
 
+	"github.com/otelbench/otelbench/internal/goldentest"
 	"github.com/otelbench/otelbench/internal/linesink"
 	"github.com/otelbench/otelbench/internal/loadgen"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/*.golden")
 
 func TestWriteTextGolden(t *testing.T) {
 	exit := 0
@@ -37,17 +33,5 @@ func TestWriteTextGolden(t *testing.T) {
 	if err := r.WriteText(&buf); err != nil {
 		t.Fatal(err)
 	}
-	golden := filepath.Join("testdata", "report.golden")
-	if *update {
-		if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if got := buf.String(); got != string(want) {
-		t.Errorf("WriteText:\n%s\nwant (testdata/report.golden):\n%s", got, want)
-	}
+	goldentest.Check(t, "report.golden", buf.Bytes())
 }

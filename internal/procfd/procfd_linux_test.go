@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -17,6 +18,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/otelbench/otelbench/internal/polltest"
 )
 
 func newProcFS(t *testing.T) *FS {
@@ -214,20 +217,14 @@ func TestZombieChild(t *testing.T) {
 	}
 }
 
-// waitState polls /proc/PID/stat until the process is in state s (bounded).
+// waitState polls /proc/PID/stat until the process is in state s.
 func waitState(t *testing.T, pid int, s byte) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
+	polltest.Until(t, fmt.Sprintf("pid %d to reach state %c", pid, s), func() bool {
 		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-		if err == nil {
-			if i := strings.LastIndexByte(string(b), ')'); i > 0 && i+2 < len(b) && b[i+2] == s {
-				return
-			}
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	t.Fatalf("pid %d never reached state %c", pid, s)
+		i := bytes.LastIndexByte(b, ')')
+		return err == nil && i > 0 && i+2 < len(b) && b[i+2] == s
+	})
 }
 
 func TestThreadWithOwnTable(t *testing.T) {

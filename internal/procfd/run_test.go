@@ -7,7 +7,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -16,11 +15,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
 	"go.uber.org/goleak"
-)
 
-var update = flag.Bool("update", false, "rewrite testdata/*.golden")
+	"github.com/otelbench/otelbench/internal/goldentest"
+)
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
@@ -113,19 +111,7 @@ func TestRunGolden(t *testing.T) {
 			}
 			got := strings.ReplaceAll(stdout.String()+"--- stderr\n"+stderr.String(), root, "ROOT")
 			got = fsTypeRE.ReplaceAllString(got, "filesystem type FSTYPE") // depends on where TMPDIR lives
-			golden := filepath.Join("testdata", tt.name+".golden")
-			if *update {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run with -update)", err)
-			}
-			if diff := cmp.Diff(string(want), got); diff != "" {
-				t.Errorf("output mismatch (-want +got):\n%s", diff)
-			}
+			goldentest.Check(t, tt.name+".golden", []byte(got))
 		})
 	}
 }

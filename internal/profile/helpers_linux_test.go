@@ -1,11 +1,13 @@
 package profile
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 )
 
 // requireBPF skips unless the test runs as root (CI does).
@@ -17,6 +19,19 @@ func requireBPF(t *testing.T) {
 	if _, err := os.Stat("/sys/kernel/btf/vmlinux"); err != nil {
 		t.Skipf("needs kernel BTF: %v", err)
 	}
+}
+
+// traceSyscalls traces cfg's target and fails the test on an error. A minute bounds a run that
+// would hang, far above what any of the tests' targets takes.
+func traceSyscalls(t *testing.T, cfg SyscallConfig) *SyscallReport {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	rep, err := TraceSyscalls(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
 }
 
 var (
@@ -131,6 +146,17 @@ func hasFunction(frames []Frame, fn string) bool {
 		}
 	}
 	return false
+}
+
+// callsThrough counts the calls of syscall whose stacks pass through function fn.
+func callsThrough(rep *SyscallReport, syscall, fn string) uint64 {
+	var n uint64
+	for _, s := range rep.Stacks {
+		if s.Syscall == syscall && hasFunction(s.Frames, fn) {
+			n += s.Count
+		}
+	}
+	return n
 }
 
 // stdinFstatProgram waits for a line on stdin, makes N fstat calls, prints

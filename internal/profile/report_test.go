@@ -3,17 +3,14 @@ package profile
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-)
 
-var update = flag.Bool("update", false, "rewrite testdata/*.golden")
+	"github.com/otelbench/otelbench/internal/goldentest"
+)
 
 func TestPercentile(t *testing.T) {
 	var s SyscallStat
@@ -106,26 +103,6 @@ func sampleReport() *SyscallReport {
 	return r
 }
 
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name+".golden")
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("read golden (run with -update): %v", err)
-	}
-	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		t.Errorf("%s mismatch (-want +got):\n%s", name, diff)
-	}
-}
-
 func TestWriteTextGolden(t *testing.T) {
 	tests := []struct {
 		name string
@@ -144,7 +121,7 @@ func TestWriteTextGolden(t *testing.T) {
 			if err := r.WriteText(&buf, tt.top); err != nil {
 				t.Fatal(err)
 			}
-			golden(t, tt.name, buf.Bytes())
+			goldentest.Check(t, tt.name+".golden", buf.Bytes())
 		})
 	}
 }
@@ -157,7 +134,7 @@ func TestWriteTextCountOnly(t *testing.T) {
 	if err := r.WriteText(&buf, 2); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "syscalls_count_only", buf.Bytes())
+	goldentest.Check(t, "syscalls_count_only"+".golden", buf.Bytes())
 }
 
 // sampledReport is sampleReport as a latency-sampled trace: times from some
@@ -178,7 +155,7 @@ func TestWriteTextSampled(t *testing.T) {
 	if err := r.WriteText(&buf, 0); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "syscalls_sampled", buf.Bytes())
+	goldentest.Check(t, "syscalls_sampled"+".golden", buf.Bytes())
 	for _, want := range []string{"latency sampled 1/64 (auto", "counts and errors exact"} {
 		if !bytes.Contains(buf.Bytes(), []byte(want)) {
 			t.Errorf("text does not contain %q:\n%s", want, buf.Bytes())
@@ -230,7 +207,7 @@ func TestWriteJSON(t *testing.T) {
 	if err := r.WriteJSON(&buf); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "syscalls_json", buf.Bytes())
+	goldentest.Check(t, "syscalls_json"+".golden", buf.Bytes())
 	var v struct {
 		Schema        string `json:"schema"`
 		TotalSyscalls uint64 `json:"total_syscalls"`
@@ -347,7 +324,7 @@ func TestCPUTopFunctions(t *testing.T) {
 	if err := r.WriteText(&buf, 0); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "cpu_text", buf.Bytes())
+	goldentest.Check(t, "cpu_text"+".golden", buf.Bytes())
 	p, err := r.Profile()
 	if err != nil {
 		t.Fatal(err)

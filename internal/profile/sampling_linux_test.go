@@ -1,10 +1,8 @@
 package profile
 
 import (
-	"context"
 	"strconv"
 	"testing"
-	"time"
 )
 
 // TestLatencySampling checks that sampling leaves counts and errors exact,
@@ -27,13 +25,8 @@ func TestLatencySampling(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-			defer cancel()
-			rep, err := TraceSyscalls(ctx, SyscallConfig{Target: Target{Command: []string{bin, strconv.Itoa(n), strconv.Itoa(e)}},
+			rep := traceSyscalls(t, SyscallConfig{Target: Target{Command: []string{bin, strconv.Itoa(n), strconv.Itoa(e)}},
 				Attach: tt.attach, LatencySample: tt.sample})
-			if err != nil {
-				t.Fatal(err)
-			}
 			st, _ := rep.Syscall("fstat")
 			if st.Count != n+e || st.Errors != e {
 				t.Errorf("fstat: %d calls, %d errors; want exactly %d and %d", st.Count, st.Errors, n+e, e)

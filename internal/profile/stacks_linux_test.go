@@ -14,19 +14,8 @@ func TestSyscallStacksGoChild(t *testing.T) {
 	requireBPF(t)
 	bin := buildGo(t, "fstats", fstatProgram)
 	const n = 5000
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	rep, err := TraceSyscalls(ctx, SyscallConfig{Target: Target{Command: []string{bin, strconv.Itoa(n)}}, Stacks: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var fromFn uint64
-	for _, s := range rep.Stacks {
-		if s.Syscall == "fstat" && hasFunction(s.Frames, "main.doFstats") {
-			fromFn += s.Count
-		}
-	}
-	if fromFn != n {
+	rep := traceSyscalls(t, SyscallConfig{Target: Target{Command: []string{bin, strconv.Itoa(n)}}, Stacks: true})
+	if fromFn := callsThrough(rep, "fstat", "main.doFstats"); fromFn != n {
 		t.Errorf("fstat calls with main.doFstats on the stack = %d, want %d", fromFn, n)
 	}
 

@@ -1,10 +1,8 @@
 package profile
 
 import (
-	"context"
 	"strconv"
 	"testing"
-	"time"
 )
 
 func TestTraceSyscallsExactCount(t *testing.T) {
@@ -13,12 +11,7 @@ func TestTraceSyscallsExactCount(t *testing.T) {
 	for _, mode := range []AttachMode{AttachTPBTF, AttachRawTP} {
 		t.Run(string(mode), func(t *testing.T) {
 			const n = 12345
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			rep, err := TraceSyscalls(ctx, SyscallConfig{Target: Target{Command: []string{bin, strconv.Itoa(n)}}, Attach: mode})
-			if err != nil {
-				t.Fatal(err)
-			}
+			rep := traceSyscalls(t, SyscallConfig{Target: Target{Command: []string{bin, strconv.Itoa(n)}}, Attach: mode})
 			st, ok := rep.Syscall("fstat")
 			if !ok {
 				t.Fatalf("no fstat in report: %+v", rep.Syscalls)
@@ -45,13 +38,8 @@ func TestNoLatencyCountsExactly(t *testing.T) {
 	const n = 4321
 	for _, mode := range []AttachMode{AttachTPBTF, AttachRawTP} {
 		t.Run(string(mode), func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			rep, err := TraceSyscalls(ctx, SyscallConfig{Target: Target{Command: []string{bin, strconv.Itoa(n)}},
+			rep := traceSyscalls(t, SyscallConfig{Target: Target{Command: []string{bin, strconv.Itoa(n)}},
 				Attach: mode, NoLatency: true, Stacks: true})
-			if err != nil {
-				t.Fatal(err)
-			}
 			st, _ := rep.Syscall("fstat")
 			if st.Count != n || st.TotalNs != 0 {
 				t.Errorf("fstat count %d, total %d ns; want %d calls and no timing", st.Count, st.TotalNs, n)
@@ -62,13 +50,7 @@ func TestNoLatencyCountsExactly(t *testing.T) {
 			if eg, _ := rep.Syscall("exit_group"); eg.Count != 1 {
 				t.Errorf("exit_group counted %d times, want 1 (it never returns: counted at process exit)", eg.Count)
 			}
-			var fromFn uint64
-			for _, s := range rep.Stacks {
-				if s.Syscall == "fstat" && hasFunction(s.Frames, "main.doFstats") {
-					fromFn += s.Count
-				}
-			}
-			if fromFn != n {
+			if fromFn := callsThrough(rep, "fstat", "main.doFstats"); fromFn != n {
 				t.Errorf("fstat stacks through main.doFstats = %d, want %d", fromFn, n)
 			}
 		})

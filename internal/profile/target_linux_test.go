@@ -99,13 +99,8 @@ func TestFollowChildren(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			rep, err := TraceSyscalls(ctx, SyscallConfig{Target: Target{
+			rep := traceSyscalls(t, SyscallConfig{Target: Target{
 				Command: []string{bin, strconv.Itoa(parent), strconv.Itoa(child)}, FollowChildren: tt.follow}})
-			if err != nil {
-				t.Fatal(err)
-			}
 			st, _ := rep.Syscall("fstat")
 			if st.Count != tt.want {
 				t.Errorf("fstat count = %d, want %d", st.Count, tt.want)
@@ -126,12 +121,7 @@ func TestPerThread(t *testing.T) {
 	requireBPF(t)
 	bin := buildGo(t, "threads", threadsProgram)
 	const n = 1000
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	rep, err := TraceSyscalls(ctx, SyscallConfig{Target: Target{Command: []string{bin, strconv.Itoa(n)}}, PerThread: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep := traceSyscalls(t, SyscallConfig{Target: Target{Command: []string{bin, strconv.Itoa(n)}}, PerThread: true})
 	var sum, total uint64
 	var busy int
 	for _, th := range rep.Threads {
@@ -159,21 +149,13 @@ func TestPerThread(t *testing.T) {
 func TestCommandExitCodeAndCancel(t *testing.T) {
 	requireBPF(t)
 	bin := buildGo(t, "fstats", fstatProgram)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	rep, err := TraceSyscalls(ctx, SyscallConfig{Target: Target{Command: []string{bin, "10", "3"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep := traceSyscalls(t, SyscallConfig{Target: Target{Command: []string{bin, "10", "3"}}})
 	if rep.ExitCode != 3 {
 		t.Errorf("exit code = %d, want 3", rep.ExitCode)
 	}
 
 	// A command killed by a signal of its own reports 128+N, like a shell.
-	rep, err = TraceSyscalls(ctx, SyscallConfig{Target: Target{Command: []string{"sh", "-c", "kill -TERM $$"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep = traceSyscalls(t, SyscallConfig{Target: Target{Command: []string{"sh", "-c", "kill -TERM $$"}}})
 	if rep.ExitCode != 128+15 {
 		t.Errorf("exit code of a command killed by SIGTERM = %d, want 143", rep.ExitCode)
 	}
@@ -184,7 +166,7 @@ func TestCommandExitCodeAndCancel(t *testing.T) {
 	cctx, ccancel := context.WithCancel(context.Background())
 	defer ccancel()
 	var during int
-	rep, err = TraceSyscalls(cctx, SyscallConfig{Target: Target{Command: []string{"sleep", "60"},
+	rep, err := TraceSyscalls(cctx, SyscallConfig{Target: Target{Command: []string{"sleep", "60"},
 		Attached: func(int) { during = bpfFDs(t); ccancel() }}})
 	if err != nil {
 		t.Fatal(err)

@@ -1,11 +1,9 @@
 package query
 
 import (
-	"context"
 	"net"
 	"net/http"
 	"testing"
-	"time"
 
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
@@ -50,28 +48,7 @@ func newEnvStore(t *testing.T, st *store.Store, cfg Config, wrap func(net.Listen
 	api := New(NewReader(st.ReadDB()), cfg)
 	mux := http.NewServeMux()
 	api.MountOn(mux.Handle)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if wrap != nil {
-		ln = wrap(ln)
-	}
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-	runCtx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	ran := make(chan error, 1)
-	go func() { served <- hs.Serve(ln) }()
-	go func() { ran <- api.Run(runCtx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-ran; err != nil {
-			t.Errorf("api.Run: %v", err)
-		}
-		_ = hs.Close()
-		<-served
-	})
-	return &testEnv{st: st, api: api, base: "http://" + ln.Addr().String()}
+	return &testEnv{st: st, api: api, base: querytest.Serve(t, mux, wrap, api.Run)}
 }
 
 type logSpec = querytest.LogSpec

@@ -10,6 +10,8 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/otelbench/otelbench/internal/racetest"
 )
 
 func TestReduceExp(t *testing.T) {
@@ -71,7 +73,7 @@ func equalCounts(a, b []uint64) bool {
 // histogram of 1.3M buckets: the heap grows by a few MB, not the ~90 MB of
 // full slices and maps, and the percentiles stay accurate.
 func TestSeriesHugeExpHistogramBounded(t *testing.T) {
-	if testing.Short() || raceEnabled {
+	if testing.Short() || racetest.Enabled {
 		t.Skip("ingests a 1.3M-bucket histogram; heap figures under the race detector are not the program's")
 	}
 	const buckets = 1_300_000

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/otelbench/otelbench/internal/racetest"
 )
 
 // heapPeak samples the heap's live object bytes until stop is called and
@@ -95,7 +97,7 @@ func dialNeverRead(t *testing.T, addr string) net.Conn {
 // live bytes and more when a busy machine delays the GC: 150-250 MB. A bound
 // on the whole heap weighed the store and the GC's pace, not the tail.
 func TestLogStreamNeverReadingClientsBoundedInBytes(t *testing.T) {
-	if testing.Short() || raceEnabled {
+	if testing.Short() || racetest.Enabled {
 		t.Skip("ingests 350 MB; heap figures under the race detector are not the program's")
 	}
 	const (

@@ -4,19 +4,16 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"os"
 	"testing"
-	"time"
 
 	"go.uber.org/goleak"
 
+	"github.com/otelbench/otelbench/internal/crashtest"
 	"github.com/otelbench/otelbench/internal/signal"
 )
 
 func TestMain(m *testing.M) {
-	if os.Getenv(crashChildEnv) != "" {
-		os.Exit(runCrashChild())
-	}
+	crashtest.RunChild(crashChildEnv, runCrashChild)
 	goleak.VerifyTestMain(m)
 }
 
@@ -63,16 +60,4 @@ func rowCount(t testing.TB, l *Log) int {
 		t.Fatalf("scan: %v", err)
 	}
 	return n
-}
-
-// waitFor polls cond until it holds or 30 s pass (a liveness bound, not a timing assertion).
-func waitFor(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/otelbench/otelbench/internal/polltest"
 	"github.com/otelbench/otelbench/internal/signal"
 )
 
@@ -83,7 +84,7 @@ func TestPruneByWriter(t *testing.T) {
 	l := openLog(t, cfg)
 	appendN(t, l, signal.Metrics, 12, 1000)
 	l.SetProjected(12)
-	waitFor(t, "idle prune", func() bool { return l.Pruned() == 12 })
+	polltest.Until(t, "idle prune", func() bool { return l.Pruned() == 12 })
 	if segs := l.Segments(); len(segs) != 1 || segs[0].Last >= segs[0].First {
 		t.Errorf("segments left %+v, want one empty", segs)
 	}

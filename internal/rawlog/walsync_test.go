@@ -7,6 +7,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/otelbench/otelbench/internal/polltest"
 	"github.com/otelbench/otelbench/internal/seglog"
 	"github.com/otelbench/otelbench/internal/signal"
 )
@@ -57,7 +58,7 @@ func TestSyncFullAnswersAfterFsync(t *testing.T) {
 	}
 	// seglog's syncer may begin the fsync before Write returns to the writer, which counts the
 	// commit just after.
-	waitFor(t, "the second commit to be counted", func() bool { return l.Commits() == 2 })
+	polltest.Until(t, "the second commit to be counted", func() bool { return l.Commits() == 2 })
 	st := l.Stats()
 	if n := st.Stored[signal.Logs]; st.Commits != 2 || st.Syncs != 1 || st.LastID != 1 || n.Requests != 1 || n.Records != 1 {
 		t.Errorf("between write and fsync: commits %d syncs %d last id %d requests %d records %d; want 2 1 1 1 1",

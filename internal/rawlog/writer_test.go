@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/otelbench/otelbench/internal/diskfull"
+	"github.com/otelbench/otelbench/internal/polltest"
 	"github.com/otelbench/otelbench/internal/signal"
 )
 
@@ -99,7 +100,7 @@ func TestGroupCommitBatches(t *testing.T) {
 	for i := range n {
 		wg.Go(func() { errs <- l.Append(context.Background(), signal.Logs, []byte(fmt.Sprint(i)), 1) })
 	}
-	waitFor(t, "all appends queued", func() bool { return l.Stats().QueueRequests == n })
+	polltest.Until(t, "all appends queued", func() bool { return l.Stats().QueueRequests == n })
 	before := l.Stats().Commits
 	release()
 	wg.Wait()
@@ -136,7 +137,7 @@ func TestQueueFull(t *testing.T) {
 			defer release()
 			first := make(chan error, 1)
 			go func() { first <- l.Append(context.Background(), signal.Logs, make([]byte, tt.size), 1) }()
-			waitFor(t, "first append queued", func() bool { return l.Stats().QueueRequests == 1 })
+			polltest.Until(t, "first append queued", func() bool { return l.Stats().QueueRequests == 1 })
 			if err := l.Append(context.Background(), signal.Logs, make([]byte, tt.size), 1); !errors.Is(err, ErrQueueFull) {
 				t.Errorf("second Append: got %v, want ErrQueueFull", err)
 			}
@@ -159,13 +160,13 @@ func TestAppendCancelWhileQueued(t *testing.T) {
 	defer release()
 	first := make(chan error, 1)
 	go func() { first <- l.Append(context.Background(), signal.Logs, []byte("first"), 1) }()
-	waitFor(t, "first queued", func() bool { return l.Stats().QueueRequests == 1 })
+	polltest.Until(t, "first queued", func() bool { return l.Stats().QueueRequests == 1 })
 	// The writer takes "first" and is held; "second" stays queued behind it.
-	waitFor(t, "writer busy", l.q.idle)
+	polltest.Until(t, "writer busy", l.q.idle)
 	ctx, cancel := context.WithCancel(context.Background())
 	second := make(chan error, 1)
 	go func() { second <- l.Append(ctx, signal.Logs, []byte("second"), 1) }()
-	waitFor(t, "second queued", func() bool { return l.Stats().QueueRequests == 2 })
+	polltest.Until(t, "second queued", func() bool { return l.Stats().QueueRequests == 2 })
 	cancel()
 	if err := <-second; !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled Append: got %v, want context.Canceled", err)
@@ -174,7 +175,7 @@ func TestAppendCancelWhileQueued(t *testing.T) {
 	if err := <-first; err != nil {
 		t.Fatalf("first Append: %v", err)
 	}
-	waitFor(t, "queue empty", func() bool { return l.Stats().QueueRequests == 0 })
+	polltest.Until(t, "queue empty", func() bool { return l.Stats().QueueRequests == 0 })
 	if got := rowCount(t, l); got != 1 {
 		t.Errorf("rows: got %d, want 1", got)
 	}
@@ -194,14 +195,14 @@ func TestDrainAnswersQueued(t *testing.T) {
 			for i := range n {
 				go func() { errs <- l.Append(context.Background(), signal.Traces, []byte(fmt.Sprint(i)), 1) }()
 			}
-			waitFor(t, "appends queued", func() bool { return l.Stats().QueueRequests == n })
+			polltest.Until(t, "appends queued", func() bool { return l.Stats().QueueRequests == n })
 			ctx, cancel := context.WithCancel(context.Background())
 			if cancelled {
 				cancel()
 			}
 			drained := make(chan error, 1)
 			go func() { drained <- l.Drain(ctx) }()
-			waitFor(t, "drain started", func() bool {
+			polltest.Until(t, "drain started", func() bool {
 				l.q.mu.Lock()
 				defer l.q.mu.Unlock()
 				return l.q.closed

@@ -3,9 +3,7 @@ package report
 import (
 	"bytes"
 	"errors"
-	"flag"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,10 +12,9 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/otelbench/otelbench/internal/goldentest"
 	"github.com/otelbench/otelbench/internal/loadgen"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/*.golden")
 
 var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
@@ -336,20 +333,5 @@ func TestWriteTextGolden(t *testing.T) {
 	if !strings.HasPrefix(buf.String(), single.String()) {
 		t.Error("merged text does not begin with the table load prints")
 	}
-	path := filepath.Join("testdata", "merged.txt.golden")
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(string(want), buf.String()); diff != "" {
-		t.Errorf("text report (-want +got):\n%s", diff)
-	}
+	goldentest.Check(t, "merged.txt.golden", buf.Bytes())
 }

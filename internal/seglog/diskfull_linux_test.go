@@ -15,11 +15,7 @@ import (
 // after reopening, or fails with ErrDiskFull and leaves the file valid; once space is freed,
 // writes succeed again with the next ids.
 func TestDiskFull(t *testing.T) {
-	mnt := tmpfstest.Mount(t, 0, "1m")
-	filler := filepath.Join(mnt, "filler")
-	if err := os.WriteFile(filler, make([]byte, 256<<10), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	mnt, freeSpace := tmpfstest.MountReserved(t, "1m", 256<<10)
 	cfg := Config{Dir: filepath.Join(mnt, "log"), SegmentBytes: 128 << 10}
 	l := openLog(t, cfg)
 	var last int64
@@ -42,9 +38,7 @@ func TestDiskFull(t *testing.T) {
 	if diskFull == 0 {
 		t.Fatalf("the disk never filled after %d records", last)
 	}
-	if err := os.Remove(filler); err != nil {
-		t.Fatal(err)
-	}
+	freeSpace()
 	_, l1, err := l.Write([]Entry{entryOf(last + 1)})
 	if err != nil || l1 != last+1 {
 		t.Fatalf("write after freeing space: got id %d, %v; want %d, nil", l1, err, last+1)

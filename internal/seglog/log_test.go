@@ -13,13 +13,12 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/otelbench/otelbench/internal/crashtest"
 	"github.com/otelbench/otelbench/internal/signal"
 )
 
 func TestMain(m *testing.M) {
-	if os.Getenv(crashChildEnv) != "" {
-		os.Exit(runCrashChild())
-	}
+	crashtest.RunChild(crashChildEnv, runCrashChild)
 	goleak.VerifyTestMain(m)
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/otelbench/otelbench/internal/polltest"
 	"github.com/otelbench/otelbench/internal/signal"
 )
 
@@ -69,10 +70,10 @@ func TestCloseDrains(t *testing.T) {
 	for i := range n {
 		go func() { errs <- s.Append(context.Background(), signal.Traces, []byte(fmt.Sprint(i)), 1) }()
 	}
-	waitFor(t, "appends queued", func() bool { return s.Stats().QueueRequests == n })
+	polltest.Until(t, "appends queued", func() bool { return s.Stats().QueueRequests == n })
 	closed := make(chan error, 1)
 	go func() { closed <- s.Close(context.Background()) }()
-	waitFor(t, "close started", func() bool { return s.closed.Load() })
+	polltest.Until(t, "close started", func() bool { return s.closed.Load() })
 	if err := s.Append(context.Background(), signal.Traces, []byte("late"), 1); !errors.Is(err, ErrClosed) {
 		t.Errorf("Append during Close: got %v, want ErrClosed", err)
 	}

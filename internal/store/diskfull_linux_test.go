@@ -4,10 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -23,16 +20,12 @@ import (
 // after reopening, or returns an error (ErrDiskFull once space runs out); after space is freed,
 // appends succeed again and the database passes integrity_check.
 func TestDiskFull(t *testing.T) {
-	mnt := tmpfstest.Mount(t, 0, "2m")
 	// Reserve space to free later, so the test can show recovery.
-	filler := filepath.Join(mnt, "filler")
-	if err := os.WriteFile(filler, make([]byte, 512<<10), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	mnt, freeSpace := tmpfstest.MountReserved(t, "2m", 512<<10)
 	dir := filepath.Join(mnt, "data")
 	// Segments of 256 KiB: the raw log rolls several times while the disk fills, and a roll
 	// that cannot zero-fill its new segment fails with ErrDiskFull like a write.
-	cfg := Config{Dir: dir, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), rawSegmentBytes: 256 << 10}
+	cfg := Config{Dir: dir, Logger: quietLogger, rawSegmentBytes: 256 << 10}
 	s, err := Open(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -57,9 +50,7 @@ func TestDiskFull(t *testing.T) {
 		t.Fatalf("the disk never filled after %d appends", len(acked))
 	}
 	t.Logf("%d appends acked, %d failed with ErrDiskFull", len(acked), diskFull)
-	if err := os.Remove(filler); err != nil {
-		t.Fatal(err)
-	}
+	freeSpace()
 	body, b := payload(-1)
 	if err := s.Append(context.Background(), signal.Logs, b, 1); err != nil {
 		t.Fatalf("append after freeing space: %v", err)
@@ -100,11 +91,7 @@ func TestDiskFull(t *testing.T) {
 // (project.Conn, sqlitec): the error is ErrDiskFull to the store, the transaction rolls back, the
 // database stays intact, and once space is freed the same connection commits again.
 func TestDiskFullProjectorConn(t *testing.T) {
-	mnt := tmpfstest.Mount(t, 0, "1m")
-	filler := filepath.Join(mnt, "filler")
-	if err := os.WriteFile(filler, make([]byte, 256<<10), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	mnt, freeSpace := tmpfstest.MountReserved(t, "1m", 256<<10)
 	c, err := project.OpenConn(filepath.Join(mnt, "t.db"), "journal_mode = wal", "synchronous(normal)")
 	if err != nil {
 		t.Fatal(err)
@@ -156,9 +143,7 @@ func TestDiskFullProjectorConn(t *testing.T) {
 	if !diskfull.Is(err) || !errors.Is(diskfull.Classify("project", err), ErrDiskFull) {
 		t.Fatalf("disk full: %v, want ErrDiskFull", err)
 	}
-	if err := os.Remove(filler); err != nil {
-		t.Fatal(err)
-	}
+	freeSpace()
 	count := func() (n int64) {
 		t.Helper()
 		err := c.Do(func(c *sqlitec.Conn) (err error) {

@@ -2,17 +2,15 @@ package store
 
 import (
 	"context"
-	"os"
 	"testing"
-	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/otelbench/otelbench/internal/crashtest"
 )
 
 func TestMain(m *testing.M) {
-	if os.Getenv(crashChildEnv) != "" {
-		os.Exit(runCrashChild())
-	}
+	crashtest.RunChild(crashChildEnv, runCrashChild)
 	goleak.VerifyTestMain(m)
 }
 
@@ -41,25 +39,6 @@ func holdWriteLock(t testing.TB, s *Store) (release func()) {
 	release = s.HoldWriter()
 	t.Cleanup(release)
 	return release
-}
-
-// waitFor polls cond until it holds or the deadline passes (a liveness bound, not a timing
-// assertion).
-func waitFor(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	waitWithin(t, 30*time.Second, what, cond)
-}
-
-// waitWithin is waitFor with its own deadline.
-func waitWithin(t testing.TB, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
 }
 
 // countRows returns SELECT count(*) FROM table via the read pool.

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/otelbench/otelbench/internal/polltest"
 	"github.com/otelbench/otelbench/internal/signal"
 	"github.com/otelbench/otelbench/internal/tmpfstest"
 )
@@ -65,7 +66,7 @@ func TestMaxDiskRecovers(t *testing.T) {
 		}
 	}
 	t.Logf("appends: %d acked, %d ErrDiskFull in %v", acked, full, time.Since(start).Round(time.Millisecond))
-	waitFor(t, "projection to catch up", func() bool { return s.Stats().LagRecords == 0 })
+	polltest.Until(t, "projection to catch up", func() bool { return s.Stats().LagRecords == 0 })
 	st := s.Stats()
 	t.Logf("%d appends acked (%d after the first ErrDiskFull), %d ErrDiskFull; directory peaked at %d KiB of 8192; "+
 		"retention deleted %d rows; %d commits and %d projection slices failed",

@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/otelbench/otelbench/internal/otlpgen"
+	"github.com/otelbench/otelbench/internal/polltest"
 	"github.com/otelbench/otelbench/internal/tracechunk"
 )
 
@@ -124,7 +125,7 @@ func TestTraceChunksNotDuplicatedOnRetry(t *testing.T) {
 	}
 	other := failSpanLinks(t, dir)
 	s = openTest(t, Config{Dir: dir, Logger: quietLogger})
-	waitFor(t, "a failed projection", func() bool { return s.Stats().ProjectionErrors > 0 })
+	polltest.Until(t, "a failed projection", func() bool { return s.Stats().ProjectionErrors > 0 })
 	if n := countRows(t, s, "trace_chunks"); n != 0 {
 		t.Fatalf("trace_chunks after failed slice: got %d, want 0 (rolled back)", n)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/otelbench/otelbench/internal/polltest"
 	"github.com/otelbench/otelbench/internal/signal"
 	"github.com/otelbench/otelbench/internal/stage"
 )
@@ -84,7 +85,7 @@ func testProjectionRetriesWithoutDuplicates(t *testing.T, oneFile bool) {
 	}
 	other := failSpanLinks(t, dir)
 	s = openTest(t, Config{Dir: dir, Logger: quietLogger})
-	waitFor(t, "a failed projection", func() bool { return s.Stats().ProjectionErrors > 0 })
+	polltest.Until(t, "a failed projection", func() bool { return s.Stats().ProjectionErrors > 0 })
 	rolledBack := []string{"spans", "trace_chunks"}
 	if oneFile {
 		rolledBack = append(rolledBack, "logs")
@@ -147,7 +148,7 @@ func testProjectionPrefetchRetries(t *testing.T, oneFile bool) {
 	// One raw row of a projector's signals per slice: in one file the first traces row fails
 	// while the logs row after it is being staged.
 	s = openTest(t, Config{Dir: dir, ProjectSlice: 1, Logger: quietLogger})
-	waitFor(t, "two failed projections", func() bool { return s.Stats().ProjectionErrors >= 2 })
+	polltest.Until(t, "two failed projections", func() bool { return s.Stats().ProjectionErrors >= 2 })
 	if n := countRows(t, s, "spans"); n != 0 {
 		t.Fatalf("spans after failed slices: got %d, want 0", n)
 	}

@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/otelbench/otelbench/internal/polltest"
 	"github.com/otelbench/otelbench/internal/signal"
 	"github.com/otelbench/otelbench/internal/stage"
 	"github.com/otelbench/otelbench/internal/storetest"
@@ -66,7 +67,7 @@ func appendMetrics(t testing.TB, s *Store, md pmetric.Metrics) {
 // waitProjected waits until everything committed is projected.
 func waitProjected(t testing.TB, s *Store) {
 	t.Helper()
-	waitFor(t, "projection to catch up", func() bool {
+	polltest.Until(t, "projection to catch up", func() bool {
 		st := s.Stats()
 		return st.ProjectedRawID == st.LastRawID
 	})

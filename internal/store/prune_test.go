@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/otelbench/otelbench/internal/polltest"
 	"github.com/otelbench/otelbench/internal/project"
 	"github.com/otelbench/otelbench/internal/rawlog"
 	"github.com/otelbench/otelbench/internal/sqlitec"
@@ -28,7 +29,7 @@ func waitDurable(t testing.TB, s *Store) {
 	t.Helper()
 	waitProjected(t, s)
 	last := s.Stats().LastRawID
-	waitFor(t, "durable projection mark", func() bool { return s.raw.Projected() >= last })
+	polltest.Until(t, "durable projection mark", func() bool { return s.raw.Projected() >= last })
 }
 
 // TestPruneProjected: with a tiny retention and small segments, projected segments are deleted
@@ -49,9 +50,9 @@ func TestPruneProjected(t *testing.T) {
 	waitDurable(t, s)
 	last := s.Stats().LastRawID
 	appendLogs(t, s, makeLogs("svc", "trigger", 1))
-	waitFor(t, "prune of the first rows", func() bool { return s.PrunedRawID() >= last })
+	polltest.Until(t, "prune of the first rows", func() bool { return s.PrunedRawID() >= last })
 	waitDurable(t, s) // the trigger row: pruned by the idle writer, no further Append
-	waitFor(t, "idle prune", func() bool { return s.PrunedRawID() == s.Stats().LastRawID })
+	polltest.Until(t, "idle prune", func() bool { return s.PrunedRawID() == s.Stats().LastRawID })
 	if got := rawCount(t, s); got != 0 {
 		t.Errorf("raw rows left %d, want 0", got)
 	}

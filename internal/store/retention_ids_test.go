@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/otelbench/otelbench/internal/polltest"
 	"github.com/otelbench/otelbench/internal/sqlitec"
 )
 
@@ -83,7 +84,7 @@ func TestRetentionSweepsUnusedIDs(t *testing.T) {
 			appendPod(t, s, "keeper", "new")  // the newest rows and ids, which retention keeps
 			waitProjected(t, s)
 
-			waitFor(t, "the pods' resources, scopes and metric streams to go", func() bool {
+			polltest.Until(t, "the pods' resources, scopes and metric streams to go", func() bool {
 				n := countRows(t, s, "metrics WHERE name LIKE 'gauge-pod-%'")
 				for _, db := range owners {
 					n += countRows(t, s, db+"resources WHERE service_name LIKE 'pod-%'")

@@ -8,8 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/otelbench/otelbench/internal/signal"
 	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/otelbench/otelbench/internal/polltest"
+	"github.com/otelbench/otelbench/internal/signal"
 )
 
 // appendMixed appends n requests of each signal: logs with bodies "<prefix> i", traces of one
@@ -51,7 +53,7 @@ func TestRetentionDeletesOldData(t *testing.T) {
 			time.Sleep(2 * s.cfg.markEvery()) // a mark between the old rows and the new ones
 			appendMixed(t, s, "new", 2)
 			waitProjected(t, s)
-			waitFor(t, "the old logs to go", func() bool {
+			polltest.Until(t, "the old logs to go", func() bool {
 				return countRows(t, s, "logs") <= 2*20 && countRows(t, s, "number_points") <= 2 && countRows(t, s, "spans") <= 2*2
 			})
 			got := tableCounts(t, s)
@@ -101,12 +103,12 @@ func TestMaxDiskDeletesOldest(t *testing.T) {
 	if err != nil || used <= 1 {
 		t.Fatalf("UsedBytes: %d, %v; want > 1", used, err)
 	}
-	waitFor(t, "all but the newest rows to go", func() bool {
+	polltest.Until(t, "all but the newest rows to go", func() bool {
 		return countRows(t, s, "logs") == 1 && countRows(t, s, "spans") == 1 && countRows(t, s, "number_points") == 1
 	})
-	waitFor(t, "raw rows pruned at once", func() bool { return s.PrunedRawID() > 0 })
+	polltest.Until(t, "raw rows pruned at once", func() bool { return s.PrunedRawID() > 0 })
 	// Pruning keeps deleted segments as spares (seglog), but not past the bound.
-	waitFor(t, "spare raw segments released", func() bool {
+	polltest.Until(t, "spare raw segments released", func() bool {
 		m, _ := filepath.Glob(filepath.Join(s.rawDir, "*.spare"))
 		return len(m) == 0 && s.raw.Stats().Spares == 0
 	})

@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/otelbench/otelbench/internal/polltest"
 	"github.com/otelbench/otelbench/internal/signal"
 )
 
@@ -116,7 +117,7 @@ func TestTracesFilePassesOtherSignals(t *testing.T) {
 		t.Errorf("projection_state of telemetry.db, traces.db (-want +got):\n%s", diff)
 	}
 	// Pruning follows once the prune watcher found both marks durable.
-	waitFor(t, "raw rows pruned", func() bool { return s.PrunedRawID() == 11 })
+	polltest.Until(t, "raw rows pruned", func() bool { return s.PrunedRawID() == 11 })
 	if n := rawCount(t, s); n != 0 {
 		t.Errorf("%d raw rows left after pruning", n)
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/otelbench/otelbench/internal/polltest"
 )
 
 // TestDurableTotalsAcrossPruneAndReopen: the totals since the data directory was created count
@@ -27,7 +29,7 @@ func TestDurableTotalsAcrossPruneAndReopen(t *testing.T) {
 	b, _ := logsMarshaler.MarshalLogs(ld)
 	bytes += uint64(len(b))
 	appendLogs(t, s, ld) // its commit prunes the six before it
-	waitFor(t, "prune", func() bool { return s.PrunedRawID() >= last })
+	polltest.Until(t, "prune", func() bool { return s.PrunedRawID() >= last })
 	waitProjected(t, s)
 	want := SignalTotals{Requests: 7, Records: 1 + 2 + 3 + 4 + 5 + 6 + 2, Bytes: bytes, RecordsProjected: 23}
 	if got := s.Stats().Durable.Logs; got != want {

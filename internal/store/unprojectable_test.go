@@ -6,31 +6,14 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/otelbench/otelbench/internal/polltest"
 	"github.com/otelbench/otelbench/internal/rawlog"
 	"github.com/otelbench/otelbench/internal/signal"
+	"github.com/otelbench/otelbench/internal/syncbuf"
 )
-
-// logBuffer is a log destination safe for the store's goroutines.
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) count(sub string) int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return strings.Count(l.b.String(), sub)
-}
 
 // rawRowExists reports whether the raw log still holds raw row id.
 func rawRowExists(t testing.TB, s *Store, id int64) bool {
@@ -62,7 +45,7 @@ func TestUnprojectableRowKept(t *testing.T) {
 	for _, tracesFile := range []bool{false, true} {
 		t.Run(layoutName(!tracesFile), func(t *testing.T) {
 			dir := t.TempDir()
-			logs := &logBuffer{}
+			logs := &syncbuf.Buffer{}
 			cfg := Config{Dir: dir, RawRetention: time.Nanosecond, TracesFile: tracesFile,
 				Logger: slog.New(slog.NewTextHandler(logs, nil)), rawSegmentBytes: 4096}
 			s := openTest(t, cfg)
@@ -76,7 +59,7 @@ func TestUnprojectableRowKept(t *testing.T) {
 			waitDurable(t, s)
 			last := s.Stats().LastRawID
 			appendLogs(t, s, makeLogs("svc", "trigger", 1)) // its commit prunes the durable rows
-			waitFor(t, "prune past the unprojectable row", func() bool { return s.PrunedRawID() >= last })
+			polltest.Until(t, "prune past the unprojectable row", func() bool { return s.PrunedRawID() >= last })
 			waitProjected(t, s)
 
 			if got := countRows(t, s, "logs"); got < 6 {
@@ -100,14 +83,14 @@ func TestUnprojectableRowKept(t *testing.T) {
 				t.Errorf("records projected %d, want %d (not the unprojectable row's)", got, want)
 			}
 			id := fmt.Sprintf("raw_id=%d ", bad)
-			if got := logs.count(id); got != 1 {
+			if got := strings.Count(logs.String(), id); got != 1 {
 				t.Errorf("log lines naming %s: %d, want 1", id, got)
 			}
 			if err := s.Close(context.Background()); err != nil {
 				t.Fatal(err)
 			}
 
-			logs2 := &logBuffer{}
+			logs2 := &syncbuf.Buffer{}
 			cfg.Logger = slog.New(slog.NewTextHandler(logs2, nil))
 			s = openTest(t, cfg)
 			waitDurable(t, s)
@@ -116,7 +99,7 @@ func TestUnprojectableRowKept(t *testing.T) {
 			if st := s.Stats(); st.Unprojectable != 1 || st.UnprojectableRecords != 3 {
 				t.Errorf("after reopen: unprojectable %d rows, %d records; want 1, 3", st.Unprojectable, st.UnprojectableRecords)
 			}
-			if got := logs2.count("raw_id="); got != 0 {
+			if got := strings.Count(logs2.String(), "raw_id="); got != 0 {
 				t.Errorf("after reopen: %d log lines about raw rows, want 0", got)
 			}
 		})

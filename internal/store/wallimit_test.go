@@ -6,6 +6,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/otelbench/otelbench/internal/polltest"
 	"github.com/otelbench/otelbench/internal/sqlitec"
 )
 
@@ -67,7 +68,7 @@ func TestProjectorWALTruncatedOnRestart(t *testing.T) {
 				t.Fatalf("open a checkpointing connection: %v", err)
 			}
 			defer watcher.Close()
-			waitFor(t, "a checkpoint to copy the whole WAL", func() bool {
+			polltest.Until(t, "a checkpoint to copy the whole WAL", func() bool {
 				var busy, log, done int64
 				err := watcher.QueryRowContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &log, &done)
 				return err == nil && busy == 0 && log == done

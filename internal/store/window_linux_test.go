@@ -15,6 +15,8 @@ import (
 
 	"google.golang.org/protobuf/encoding/protowire"
 
+	"github.com/otelbench/otelbench/internal/polltest"
+	"github.com/otelbench/otelbench/internal/racetest"
 	"github.com/otelbench/otelbench/internal/signal"
 )
 
@@ -73,7 +75,7 @@ func hugeChild(t *testing.T, sig signal.Signal) {
 		t.Fatal(err)
 	}
 	payload = nil
-	waitWithin(t, 5*time.Minute, "the huge request to be projected", func() bool {
+	polltest.Within(t, 5*time.Minute, "the huge request to be projected", func() bool {
 		st := s.Stats()
 		return st.ProjectedRawID == st.LastRawID
 	})
@@ -95,7 +97,7 @@ func TestHugeRequestMemory(t *testing.T) {
 	if testing.Short() {
 		t.Skip("projects 2 million records twice")
 	}
-	if raceEnabled {
+	if racetest.Enabled {
 		t.Skip("the race detector's shadow memory inflates RSS")
 	}
 	for _, sig := range []signal.Signal{signal.Logs, signal.Metrics} {

@@ -2,6 +2,7 @@ package tmpfstest
 
 import (
 	"os"
+	"path/filepath"
 	"syscall"
 	"testing"
 )
@@ -20,4 +21,22 @@ func Mount(t testing.TB, flags uintptr, size string) string {
 	}
 	t.Cleanup(func() { _ = syscall.Unmount(mnt, syscall.MNT_DETACH) })
 	return mnt
+}
+
+// MountReserved mounts a tmpfs of size like Mount and takes reserve bytes of it with a file;
+// free removes that file. A disk-full test fills the rest of the disk, then calls free to show
+// that writing recovers once space comes back.
+func MountReserved(t testing.TB, size string, reserve int) (mnt string, free func()) {
+	t.Helper()
+	mnt = Mount(t, 0, size)
+	filler := filepath.Join(mnt, "filler")
+	if err := os.WriteFile(filler, make([]byte, reserve), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return mnt, func() {
+		t.Helper()
+		if err := os.Remove(filler); err != nil {
+			t.Fatal(err)
+		}
+	}
 }

@@ -157,40 +157,47 @@ func addPoint(m pmetric.Metric, s uint64) {
 	switch m.Type() {
 	case pmetric.MetricTypeGauge:
 		dp := m.Gauge().DataPoints().AppendEmpty()
-		dp.SetTimestamp(ts)
+		stamp(dp, ts, s)
 		dp.SetDoubleValue(v)
-		dp.Attributes().PutInt("seq", int64(s))
 	case pmetric.MetricTypeSum:
 		dp := m.Sum().DataPoints().AppendEmpty()
-		dp.SetTimestamp(ts)
+		stamp(dp, ts, s)
 		dp.SetIntValue(int64(s))
-		dp.Attributes().PutInt("seq", int64(s))
 	case pmetric.MetricTypeHistogram:
 		dp := m.Histogram().DataPoints().AppendEmpty()
-		dp.SetTimestamp(ts)
+		stamp(dp, ts, s)
 		dp.SetCount(3)
 		dp.SetSum(3 * v)
 		dp.ExplicitBounds().FromRaw([]float64{1, 10, 100})
 		dp.BucketCounts().FromRaw([]uint64{0, 1, 1, 1})
-		dp.Attributes().PutInt("seq", int64(s))
 	case pmetric.MetricTypeExponentialHistogram:
 		dp := m.ExponentialHistogram().DataPoints().AppendEmpty()
-		dp.SetTimestamp(ts)
+		stamp(dp, ts, s)
 		dp.SetScale(2)
 		dp.SetCount(4)
 		dp.SetSum(4 * v)
 		dp.SetZeroCount(1)
 		dp.Positive().SetOffset(1)
 		dp.Positive().BucketCounts().FromRaw([]uint64{1, 2})
-		dp.Attributes().PutInt("seq", int64(s))
 	case pmetric.MetricTypeSummary:
 		dp := m.Summary().DataPoints().AppendEmpty()
-		dp.SetTimestamp(ts)
+		stamp(dp, ts, s)
 		dp.SetCount(2)
 		dp.SetSum(2 * v)
 		q := dp.QuantileValues().AppendEmpty()
 		q.SetQuantile(0.5)
 		q.SetValue(v)
-		dp.Attributes().PutInt("seq", int64(s))
 	}
+}
+
+// dataPoint is what the data points of every metric type have in common.
+type dataPoint interface {
+	SetTimestamp(pcommon.Timestamp)
+	Attributes() pcommon.Map
+}
+
+// stamp gives dp the time and the "seq" attribute of point s.
+func stamp(dp dataPoint, ts pcommon.Timestamp, s uint64) {
+	dp.SetTimestamp(ts)
+	dp.Attributes().PutInt("seq", int64(s))
 }

@@ -1,6 +1,7 @@
 // Package querytest loads a real store with pdata-built telemetry for the
 // query and dashboard tests: a store.Store in t.TempDir(), records appended
-// through store.Append, and a wait for projection.
+// through store.Append, and a wait for projection; and it serves the query
+// API over that store on loopback (Serve).
 package querytest
 
 import (

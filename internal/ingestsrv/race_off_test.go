@@ -1,5 +1,0 @@
-//go:build !race
-
-package ingestsrv
-
-const raceEnabled = false

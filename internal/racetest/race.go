@@ -1,0 +1,6 @@
+//go:build race
+
+package racetest
+
+// Enabled: the tests run with -race.
+const Enabled = true
