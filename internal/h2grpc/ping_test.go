@@ -11,9 +11,9 @@ import (
 )
 
 // TestPingAcked: a server's PING is acknowledged whether it comes before
-// the answer (as grpc-go's server pings for every request it reads) or
-// after it, when the caller has nothing more to send and the ack cannot
-// ride on its next request.
+// the answer (as grpc-go's server pings for every request it reads; the
+// ack may wait for the answer) or after it, when the caller has nothing
+// more to send and the ack cannot ride on its next request.
 func TestPingAcked(t *testing.T) {
 	okAnswer := func(id uint32) []byte {
 		return frames(id, []byte{0, 0, 0, 0, 0}, hf(":status", "200", "content-type", "application/grpc"), hf("grpc-status", "0"))
@@ -26,7 +26,8 @@ func TestPingAcked(t *testing.T) {
 	for _, tt := range []struct {
 		name      string
 		pingFirst bool
-	}{{"before the answer", true}, {"after the answer", false}} {
+		pause     time.Duration // between the ping and the answer
+	}{{"before the answer", true, 0}, {"before a later answer", true, 100 * time.Millisecond}, {"after the answer", false, 0}} {
 		t.Run(tt.name, func(t *testing.T) {
 			ln, err := net.Listen("tcp", "127.0.0.1:0")
 			if err != nil {
@@ -62,11 +63,15 @@ func TestPingAcked(t *testing.T) {
 						if !f.StreamEnded() {
 							continue
 						}
-						answer := append(ping, okAnswer(f.StreamID)...)
+						first, second := ping, okAnswer(f.StreamID)
 						if !tt.pingFirst {
-							answer = append(okAnswer(f.StreamID), ping...)
+							first, second = second, first
 						}
-						if _, err := c.Write(answer); err != nil {
+						if _, err := c.Write(first); err != nil {
+							return
+						}
+						time.Sleep(tt.pause)
+						if _, err := c.Write(second); err != nil {
 							return
 						}
 					}

@@ -58,20 +58,25 @@ func (t *transport) frameBuffered() bool {
 }
 
 // flushControl writes what the reader queued (PING and SETTINGS acks,
-// WINDOW_UPDATEs) before it blocks on the next read. The caller its last
-// frame answered usually sends its next request at once; yielding first
-// lets that request carry these frames in the same write. grpc-go's server
-// pings for every request it reads (BDP estimation), so this saves one
-// write in two on a closed-model connection.
+// WINDOW_UPDATEs) before it blocks on the next read. grpc-go's server
+// pings for every request it reads (BDP estimation), before it answers,
+// and a write for each ack costs the client a system call and the server a
+// wakeup. So acks alone wait while a stream is open: its answer wakes its
+// caller, whose next request carries them; the reader yields once for
+// that caller before it writes them itself. A stream ends by its answer,
+// a reset or its caller's deadline (every call of load has one), so no ack
+// waits longer than a call. WINDOW_UPDATEs and SETTINGS acks never wait: a
+// server may hold an answer for them.
 func (t *transport) flushControl() {
 	t.mu.Lock()
-	if len(t.wbuf) > 0 && !t.flushing {
-		t.mu.Unlock()
-		runtime.Gosched()
-		t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.wbuf) == 0 || t.flushing || t.active > 0 && len(t.wbuf) == t.pingAcks {
+		return
 	}
-	t.flushLocked()
 	t.mu.Unlock()
+	runtime.Gosched()
+	t.mu.Lock()
+	t.flushLocked()
 }
 
 // readFrame reads and handles one frame. Header blocks are read here
@@ -195,8 +200,10 @@ func (t *transport) handleLocked(f http2.Frame) error {
 		}
 	case *http2.PingFrame:
 		if !f.IsAck() {
+			n := len(t.wbuf)
 			t.wbuf = appendFrameHeader(t.wbuf, 8, http2.FramePing, http2.FlagPingAck, 0)
 			t.wbuf = append(t.wbuf, f.Data[:]...)
+			t.pingAcks += len(t.wbuf) - n
 		}
 	case *http2.WindowUpdateFrame:
 		return t.windowLocked(f.StreamID, int64(f.Increment))

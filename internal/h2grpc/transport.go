@@ -66,6 +66,7 @@ type transport struct {
 	// it (and whatever others append meanwhile), swapping with spare.
 	wbuf, spare []byte
 	flushing    bool
+	pingAcks    int // bytes of wbuf that are PING acks (flushControl)
 	// writeDeadline is the connection's, moved by the flusher only.
 	writeDeadline time.Time
 	// wake is closed and replaced when a window grows, a stream ends or the
@@ -202,7 +203,7 @@ func (t *transport) flushLocked() {
 	t.flushing = true
 	for len(t.wbuf) > 0 && t.err == nil {
 		buf := t.wbuf
-		t.wbuf = t.spare[:0]
+		t.wbuf, t.pingAcks = t.spare[:0], 0
 		t.mu.Unlock()
 		// A server that stops reading must not hold a caller past its
 		// timeout; moving the deadline only once half of it is gone keeps
@@ -218,7 +219,7 @@ func (t *transport) flushLocked() {
 			t.failLocked(fmt.Errorf("write: %w", err))
 		}
 	}
-	t.wbuf = t.wbuf[:0]
+	t.wbuf, t.pingAcks = t.wbuf[:0], 0
 	t.flushing = false
 }
 
