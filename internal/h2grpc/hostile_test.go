@@ -19,6 +19,13 @@ import (
 // first stream once its request ended, and keeps reading until the client
 // leaves.
 func rawServer(t testing.TB, answer func(id uint32) []byte, limits ...http2.Setting) string {
+	return rawPeer(t, func(c net.Conn, fr *http2.Framer) { serveRaw(c, fr, answer) }, limits...)
+}
+
+// rawPeer listens on loopback and hands each connection, once it has read
+// the client's preface and sent SETTINGS (limits), to serve; it returns the
+// address.
+func rawPeer(t testing.TB, serve func(c net.Conn, fr *http2.Framer), limits ...http2.Setting) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -31,23 +38,24 @@ func rawServer(t testing.TB, answer func(id uint32) []byte, limits ...http2.Sett
 			if err != nil {
 				return
 			}
-			go serveRaw(c, answer, limits)
+			go func() {
+				defer c.Close()
+				if _, err := io.ReadFull(c, make([]byte, len(http2.ClientPreface))); err != nil {
+					return
+				}
+				fr := http2.NewFramer(c, c)
+				fr.SetMaxReadFrameSize(16384) // what RFC 9113 lets a client assume
+				fr.SetReuseFrames()
+				if fr.WriteSettings(limits...) == nil {
+					serve(c, fr)
+				}
+			}()
 		}
 	}()
 	return ln.Addr().String()
 }
 
-func serveRaw(c net.Conn, answer func(id uint32) []byte, limits []http2.Setting) {
-	defer c.Close()
-	if _, err := io.ReadFull(c, make([]byte, len(http2.ClientPreface))); err != nil {
-		return
-	}
-	fr := http2.NewFramer(c, c)
-	fr.SetMaxReadFrameSize(16384) // what RFC 9113 lets a client assume
-	fr.SetReuseFrames()
-	if fr.WriteSettings(limits...) != nil {
-		return
-	}
+func serveRaw(c net.Conn, fr *http2.Framer, answer func(id uint32) []byte) {
 	for {
 		f, err := fr.ReadFrame()
 		if err != nil {
@@ -210,29 +218,14 @@ func FuzzServerBytes(f *testing.F) {
 // nothing more fails the call once a write has waited the client's
 // Timeout, well before the call's own deadline.
 func TestServerStopsReading(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		c, err := ln.Accept()
-		if err != nil {
-			return
-		}
-		defer c.Close()
-		if _, err := io.ReadFull(c, make([]byte, len(http2.ClientPreface))); err != nil {
-			return
-		}
-		fr := http2.NewFramer(c, c)
-		if fr.WriteSettings(http2.Setting{ID: http2.SettingInitialWindowSize, Val: 1<<31 - 1}) != nil ||
-			fr.WriteWindowUpdate(0, 1<<31-1-65535) != nil {
+	addr := rawPeer(t, func(c net.Conn, fr *http2.Framer) {
+		if fr.WriteWindowUpdate(0, 1<<31-1-65535) != nil {
 			return
 		}
 		_, _ = io.Copy(io.Discard, io.LimitReader(c, 1)) // then nothing: the client's writes pile up
 		<-t.Context().Done()
-	}()
-	c, err := NewClient(Config{Addr: ln.Addr().String(), Methods: []Method{{Path: echoPath}}, Timeout: 300 * time.Millisecond})
+	}, http2.Setting{ID: http2.SettingInitialWindowSize, Val: 1<<31 - 1})
+	c, err := NewClient(Config{Addr: addr, Methods: []Method{{Path: echoPath}}, Timeout: 300 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package h2grpc
 
 import (
 	"bytes"
-	"io"
 	"net"
 	"testing"
 	"time"
@@ -29,25 +28,8 @@ func TestPingAcked(t *testing.T) {
 		pause     time.Duration // between the ping and the answer
 	}{{"before the answer", true, 0}, {"before a later answer", true, 100 * time.Millisecond}, {"after the answer", false, 0}} {
 		t.Run(tt.name, func(t *testing.T) {
-			ln, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { ln.Close() })
 			acked := make(chan struct{})
-			go func() {
-				c, err := ln.Accept()
-				if err != nil {
-					return
-				}
-				defer c.Close()
-				if _, err := io.ReadFull(c, make([]byte, len(http2.ClientPreface))); err != nil {
-					return
-				}
-				fr := http2.NewFramer(c, c)
-				if fr.WriteSettings() != nil {
-					return
-				}
+			addr := rawPeer(t, func(c net.Conn, fr *http2.Framer) {
 				for {
 					f, err := fr.ReadFrame()
 					if err != nil {
@@ -76,8 +58,8 @@ func TestPingAcked(t *testing.T) {
 						}
 					}
 				}
-			}()
-			call := newClient(t, ln.Addr().String(), "").NewCall()
+			})
+			call := newClient(t, addr, "").NewCall()
 			if err := call.Invoke(timeout(t, 5*time.Second), 0, []byte("request")); err != nil {
 				t.Fatalf("call: %v", err)
 			}
