@@ -99,7 +99,10 @@ func (r *Reader) Read(rows *[]Row, after int64, lim Limits) error {
 		// The segment reader stops at what is left of the limits (it returns at least one
 		// row): asked for rows alone it read a whole slice's worth of 12 KB payloads each time,
 		// of which the bytes limit kept a fraction (6× the projector's reading, 400 MB RSS).
-		sl := seglog.Limits{Rows: scan - scanned}
+		// It weighs rows as the slice does: unweighted, a read of 1-record rows went on to 8,192
+		// rows where the slice takes 1,171, and each projector's buffer grew to 4–7 MB, most of
+		// serve's live heap under a 1-record load.
+		sl := seglog.Limits{Rows: scan - scanned, RowWeight: int(lim.RowWeight)}
 		if lim.Bytes > 0 {
 			sl.Bytes = max(1, lim.Bytes-bytes)
 		}

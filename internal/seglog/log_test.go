@@ -99,6 +99,13 @@ func checkRows(t testing.TB, l *Log, after int64, lim Limits, from, to int64) {
 		if lim.Rows > 0 && len(rows) > lim.Rows {
 			t.Fatalf("read: got %d rows, want at most %d", len(rows), lim.Rows)
 		}
+		weight := 0
+		for _, row := range rows {
+			weight += row.Records + lim.RowWeight
+		}
+		if lim.Records > 0 && len(rows) > 1 && weight > lim.Records {
+			t.Fatalf("read: got %d rows weighing %d, want at most %d (or one row)", len(rows), weight, lim.Records)
+		}
 		after = through
 	}
 	for lim.Signal != 0 && want <= to && sigOf(want) != lim.Signal {
@@ -133,6 +140,7 @@ func TestRoundTrip(t *testing.T) {
 				checkRows(t, l, 0, Limits{}, 1, to)
 				checkRows(t, l, 0, Limits{Rows: 3}, 1, to)
 				checkRows(t, l, 0, Limits{Records: 7, Signal: signal.Traces}, 1, to)
+				checkRows(t, l, 0, Limits{Records: 20, RowWeight: 6}, 1, to)
 				checkRows(t, l, 0, Limits{Bytes: 2000}, 1, to)
 				for _, after := range []int64{1, to / 3, to / 2, to - 1} {
 					checkRows(t, l, after, Limits{Rows: 10}, after+1, to)

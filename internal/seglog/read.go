@@ -18,6 +18,10 @@ type Limits struct {
 	Records int
 	Bytes   int64 // payload bytes
 	Signal  signal.Signal
+	// RowWeight is what each row counts toward Records beyond its own records, so that a
+	// caller that bounds rows by weight (rawlog, for the projectors' slices) reads no further
+	// than it will use.
+	RowWeight int
 }
 
 // readAhead is the least a Reader reads with one pread.
@@ -157,7 +161,7 @@ func (r *Reader) readSegment(seg *segment, after, last int64, lim Limits, rows [
 			continue
 		}
 		if len(rows) > 0 && ((lim.Rows > 0 && len(rows) >= lim.Rows) ||
-			(lim.Records > 0 && records+int(h.records) > lim.Records) ||
+			(lim.Records > 0 && records+int(h.records)+lim.RowWeight > lim.Records) ||
 			(lim.Bytes > 0 && bytes+n > lim.Bytes)) {
 			break
 		}
@@ -170,7 +174,7 @@ func (r *Reader) readSegment(seg *segment, after, last int64, lim Limits, rows [
 			return rows, through, r.corrupt(seg, off, fmt.Errorf("checksum %08x, want %08x", got, h.crc))
 		}
 		rows = append(rows, Row{ID: id, Signal: h.sig, Records: int(h.records), Received: h.received, Payload: payload[:n:n]})
-		records += int(h.records)
+		records += int(h.records) + lim.RowWeight
 		bytes += n
 		through = id
 		off += headerSize + n
