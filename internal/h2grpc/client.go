@@ -25,7 +25,6 @@
 package h2grpc
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -78,9 +77,13 @@ type Config struct {
 
 // Client calls unary methods over one HTTP/2 connection at a time.
 type Client struct {
-	cfg    Config
-	blocks [][]byte // a header block per method, encoded once
-	comp   encoding.Compressor
+	cfg Config
+	// fields are each method's request headers (hpack.go); static their
+	// never-indexed blocks; indexable whether all fit HPACK's table at once.
+	fields    [][]hpack.HeaderField
+	static    [][]byte
+	indexable bool
+	comp      encoding.Compressor
 
 	cur    atomic.Pointer[transport]
 	dialMu sync.Mutex // one dial at a time
@@ -105,36 +108,12 @@ func NewClient(cfg Config) (*Client, error) {
 		}
 	}
 	for _, m := range cfg.Methods {
-		c.blocks = append(c.blocks, headerBlock(cfg, m))
+		f := methodFields(cfg, m)
+		c.fields = append(c.fields, f)
+		c.static = append(c.static, staticBlock(f))
 	}
+	c.indexable = tableSize(c.fields) <= hpackTableSize
 	return c, nil
-}
-
-// headerBlock encodes m's request headers. Every field is a never-indexed
-// literal (or a static table entry's name), so the block does not depend
-// on the HPACK dynamic table and is sent as it is on every stream.
-func headerBlock(cfg Config, m Method) []byte {
-	var b bytes.Buffer
-	enc := hpack.NewEncoder(&b)
-	field := func(name, value string) {
-		_ = enc.WriteField(hpack.HeaderField{Name: name, Value: value, Sensitive: true})
-	}
-	field(":method", "POST")
-	field(":scheme", "http")
-	field(":path", m.Path)
-	field(":authority", cfg.Addr)
-	field("content-type", "application/grpc")
-	field("te", "trailers")
-	if cfg.UserAgent != "" {
-		field("user-agent", cfg.UserAgent)
-	}
-	if cfg.Compressor != "" {
-		field("grpc-encoding", cfg.Compressor)
-	}
-	for _, kv := range m.Metadata {
-		field(kv[0], kv[1])
-	}
-	return b.Bytes()
 }
 
 // transport returns the connection to open the next stream on, dialing a

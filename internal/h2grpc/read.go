@@ -221,6 +221,8 @@ func (t *transport) settingsLocked(f *http2.SettingsFrame) error {
 			t.maxConc = int(min(s.Val, 1<<30))
 		case http2.SettingMaxFrameSize:
 			t.maxFrame = int(s.Val)
+		case http2.SettingHeaderTableSize:
+			t.hdr.tableLimit(s.Val)
 		case http2.SettingInitialWindowSize:
 			delta := int64(s.Val) - t.initWin
 			t.initWin = int64(s.Val)

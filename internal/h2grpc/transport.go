@@ -51,7 +51,8 @@ type transport struct {
 	usable   atomic.Bool // takes new streams: not failed, no GOAWAY
 
 	mu       sync.Mutex
-	err      error // why the connection ended; set once
+	err      error    // why the connection ended; set once
+	hdr      *headers // the request headers' HPACK state
 	goaway   bool
 	streams  map[uint32]*stream
 	nextID   uint32
@@ -89,6 +90,7 @@ func dial(ctx context.Context, c *Client) (*transport, error) {
 		wake: make(chan struct{}),
 	}
 	t.rw = connIO(nc)
+	t.hdr = newHeaders(c)
 	t.br = bufio.NewReaderSize(t.rw, readBufferSize)
 	t.fr = http2.NewFramer(io.Discard, t.br)
 	t.fr.SetReuseFrames()
@@ -250,7 +252,7 @@ func (t *transport) open(ctx context.Context, s *stream, method int, prefix *[5]
 	s.open, s.sendWin = true, t.initWin
 	t.streams[s.id] = s
 	t.active++
-	t.appendHeadersLocked(s.id, t.c.blocks[method])
+	t.appendHeadersLocked(s.id, t.hdr.block(t.c, method))
 	total := len(prefix) + len(msg)
 	for off := 0; ; {
 		off = t.appendDataLocked(s, prefix, msg, off, total)
