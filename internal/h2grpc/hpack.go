@@ -2,6 +2,7 @@ package h2grpc
 
 import (
 	"bytes"
+	"slices"
 
 	"golang.org/x/net/http2/hpack"
 )
@@ -120,5 +121,5 @@ func (h *headers) tableLimit(size uint32) {
 		return
 	}
 	h.dynamic = false
-	h.shrink = true
+	h.shrink = slices.Contains(h.sent, true) // the server's table may hold what we inserted
 }
