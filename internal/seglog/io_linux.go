@@ -97,3 +97,19 @@ func allocate(f *os.File, size int64) error {
 		return err
 	}
 }
+
+// dropCache asks the kernel to drop f's clean cached pages between off and end (0: the end of
+// the file); the pages only partly inside stay.
+func dropCache(f *os.File, off, end int64) {
+	n := int64(0)
+	if end > 0 {
+		n = end - off
+	}
+	unix.Fadvise(int(f.Fd()), off, n, unix.FADV_DONTNEED)
+}
+
+// prefetch asks the kernel to read f's pages between off and end into the page cache, without
+// waiting for them.
+func prefetch(f *os.File, off, end int64) {
+	unix.Fadvise(int(f.Fd()), off, end-off, unix.FADV_WILLNEED)
+}

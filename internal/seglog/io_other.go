@@ -43,3 +43,9 @@ func isNoSpace(err error) bool { return errors.Is(err, syscall.ENOSPC) }
 
 // allocate returns errAllocate: new segments are zero-filled.
 func allocate(*os.File, int64) error { return errAllocate }
+
+// dropCache does nothing where posix_fadvise is not used.
+func dropCache(*os.File, int64, int64) {}
+
+// prefetch does nothing where posix_fadvise is not used.
+func prefetch(*os.File, int64, int64) {}

@@ -72,6 +72,10 @@ type Config struct {
 	// Spares bounds the deleted segments kept as spare files for the next rolls (spare.go);
 	// 0 means DefaultSpares, negative keeps none.
 	Spares int
+	// CacheBytes is how much of the newest durable records stays in the page cache for
+	// readers (cache.go); 0 means DefaultCacheBytes, negative keeps everything. Only SyncFull
+	// releases pages: below it they may still be dirty.
+	CacheBytes int64
 	// Sync is the durability mode; "" means SyncFull.
 	Sync SyncMode
 	// Logger receives recovery's notes (a cut torn tail); nil discards them.
@@ -112,6 +116,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Spares == 0 {
 		c.Spares = DefaultSpares
+	}
+	if c.CacheBytes == 0 {
+		c.CacheBytes = DefaultCacheBytes
 	}
 	if c.Sync == "" {
 		c.Sync = SyncFull
@@ -164,6 +171,8 @@ type segment struct {
 	end          int64 // bytes of whole records (the file's valid length)
 	size         int64 // the file size: end, or more while allocated ahead
 	zeroed       int64 // the writer's: below it the file's blocks are written (zeroAhead)
+	recycled     bool  // a spare renamed into place: its blocks are written, not its cache
+	released     int64 // below it the page cache was dropped (cache.go)
 	last         int64 // last id in the segment; first-1 if empty
 	lastReceived int64 // the last record's received time, for retention
 	index        []indexEntry

@@ -36,6 +36,9 @@ type Reader struct {
 	fFirst int64 // the first id of the segment f reads
 	buf    []byte
 	bufOff int64 // file offset of buf[0]
+	// released is the page cache mark of the segment read (cache.go) when it was located:
+	// what the Reader reads below it, it drops from the cache once copied; from dropFrom on.
+	released, dropFrom int64
 }
 
 // NewReader returns a Reader. Close releases its descriptor.
@@ -119,7 +122,7 @@ func (r *Reader) open(seg segment) error {
 	if err != nil {
 		return fmt.Errorf("seglog: open segment to read: %w", err)
 	}
-	r.f, r.fFirst = f, seg.first
+	r.f, r.fFirst, r.dropFrom = f, seg.first, 0
 	return nil
 }
 
@@ -132,7 +135,7 @@ func (r *Reader) readSegment(seg *segment, after, last int64, lim Limits, rows [
 			id, off = seg.index[i].id, seg.index[i].off
 		}
 	}
-	r.buf, r.bufOff = r.buf[:0], off
+	r.buf, r.bufOff, r.released = r.buf[:0], off, seg.released
 	through := after
 	var records int
 	var bytes int64
@@ -196,6 +199,9 @@ func (r *Reader) fill(off, n, end int64) ([]byte, error) {
 		r.buf = slices.Grow(r.buf, int(want))[:start+int(want)]
 		if _, err := r.f.ReadAt(r.buf[start:], have); err != nil && !errors.Is(err, io.EOF) {
 			return nil, err
+		}
+		if have+want <= r.released { // cache.go: released pages read back are not kept
+			r.dropFrom = dropBehind(r.f, min(r.dropFrom, have), have+want)
 		}
 	}
 	i := off - r.bufOff

@@ -99,7 +99,7 @@ func (l *Log) takeSpare(first int64) (*segment, *os.File, error) {
 		os.Remove(sp.path) // a spare that cannot be prepared is not worth keeping
 		return nil, nil, classify("recycle spare segment "+sp.path, err)
 	}
-	return &segment{first: first, path: path, end: fileHeaderSize, last: first - 1, size: size, zeroed: size}, f, nil
+	return &segment{first: first, path: path, end: fileHeaderSize, last: first - 1, size: size, zeroed: fileHeaderSize, recycled: true}, f, nil
 }
 
 // recycle turns the deleted segment s into a spare if there is room for one, and reports

@@ -18,11 +18,13 @@ type syncer struct {
 	beforeSync atomic.Pointer[func() error]
 
 	mu      sync.Mutex
-	retired []*os.File    // sealed segments' descriptors, closed by the syncer between syncs
+	retired []retiredFile // sealed segments' descriptors, closed by the syncer between syncs
 	ch      chan struct{} // closed and replaced whenever the mark advances or the log fails
 	closed  bool
 	wake    chan struct{} // capacity 1
 	done    chan struct{}
+
+	relFirst, relOff int64 // the run goroutine's: how far release dropped which segment (cache.go)
 }
 
 func newSyncer(l *Log) *syncer {
@@ -38,11 +40,14 @@ func (y *syncer) run() {
 		retired, closed := y.retired, y.closed
 		y.retired = nil
 		y.mu.Unlock()
-		for _, f := range retired {
-			f.Close()
+		for _, r := range retired {
+			y.releaseSealed(r)
+			r.f.Close()
 		}
 		l.mu.Lock()
 		f, target, failed := l.cur, l.next-1, l.err != nil
+		seg := l.segs[len(l.segs)-1]
+		end := seg.end
 		l.mu.Unlock()
 		if target > l.durable.Load() && !failed {
 			if err := l.syncFile(f); err != nil {
@@ -52,6 +57,7 @@ func (y *syncer) run() {
 			l.stats.syncs.Add(1)
 			l.durable.Store(target)
 			y.broadcast()
+			y.release(f, seg, end)
 			continue
 		}
 		if closed {
@@ -92,9 +98,9 @@ func (y *syncer) broadcast() {
 }
 
 // retire hands a sealed segment's descriptor to the syncer to close.
-func (y *syncer) retire(f *os.File) {
+func (y *syncer) retire(f *os.File, seg *segment) {
 	y.mu.Lock()
-	y.retired = append(y.retired, f)
+	y.retired = append(y.retired, retiredFile{f: f, seg: seg})
 	y.mu.Unlock()
 }
 
@@ -105,8 +111,8 @@ func (y *syncer) close() {
 	y.mu.Unlock()
 	poke(y.wake)
 	<-y.done
-	for _, f := range y.retired {
-		f.Close()
+	for _, r := range y.retired {
+		r.f.Close()
 	}
 	y.retired = nil
 	y.broadcast()

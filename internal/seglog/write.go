@@ -159,7 +159,7 @@ func (l *Log) roll(first int64) (*segment, error) {
 	l.idxBytes, l.idxRecs = 0, 0
 	l.mu.Unlock()
 	if l.sy != nil {
-		l.sy.retire(old) // the syncer may be syncing it now
+		l.sy.retire(old, sealed) // the syncer may be syncing it now
 	} else if err := old.Close(); err != nil {
 		return nil, fmt.Errorf("seglog: close sealed segment: %w", err)
 	}
@@ -219,24 +219,32 @@ func createSegment(cfg Config, first int64) (*segment, *os.File, error) {
 	return seg, f, nil
 }
 
-// zeroAhead keeps the zeros written in a fallocated segment at least zeroAheadBytes ahead of
-// the records, a chunk at a time, so that the extents the records go into are written ones: an
-// fdatasync then commits the journal once a chunk (for the chunk's conversion), not at every
-// fsync as it does for records written into unwritten extents (bench-bulk at 100 records:
-// serve/nop 0.68x fallocated against 0.92x zero-filled). The syncer's next fdatasync flushes
-// the chunk with the records. A failed zero write ends the zeroing of that segment, which is
-// only an optimisation.
+// zeroAhead keeps the blocks ahead of the records ready, at least zeroAheadBytes ahead, a chunk
+// at a time. In a fallocated segment it writes zeros, so that the extents the records go into
+// are written ones: an fdatasync then commits the journal once a chunk (for the chunk's
+// conversion), not at every fsync as it does for records written into unwritten extents
+// (bench-bulk at 100 records: serve/nop 0.68x fallocated against 0.92x zero-filled); the
+// syncer's next fdatasync flushes the chunk with the records. In a recycled segment, whose blocks
+// are written but whose pages were dropped (cache.go), it asks the kernel to read the chunk in:
+// a write that covers part of a page not in the cache would read it from disk first, on the
+// writer's path. A failed zero write ends the zeroing of that segment, which is only an
+// optimisation.
 func (l *Log) zeroAhead(seg *segment) {
 	from := max(seg.zeroed, seg.end+headerSize)
 	if from >= seg.size || from-seg.end >= zeroAheadBytes {
 		return
 	}
-	n := min(int64(len(zeroChunk)), seg.size-from)
-	if _, err := l.cur.WriteAt(zeroChunk[:n], from); err != nil {
+	to := min(from+int64(len(zeroChunk)), seg.size)
+	if to < seg.size {
+		to &^= pageSize - 1 // the next chunk starts on a page of its own
+	}
+	if seg.recycled {
+		prefetch(l.cur, from, to)
+	} else if _, err := l.cur.WriteAt(zeroChunk[:to-from], from); err != nil {
 		l.setZeroed(seg, seg.size) // give up on this segment: it is only an optimisation
 		return
 	}
-	l.setZeroed(seg, from+n)
+	l.setZeroed(seg, to)
 }
 
 // setZeroed moves seg's zeroed mark. Only the writer writes it, but readers copy the whole
