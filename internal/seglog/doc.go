@@ -73,6 +73,13 @@
 // lock against the writer beyond a short copy of the segment's metadata, and any number may
 // read at once.
 //
+// # Page cache
+//
+// With SyncFull the log gives back the page cache of durable records more than
+// Config.CacheBytes behind the newest, and of sealed segments, and a Reader drops what it reads
+// below that mark; a recycled segment's blocks ahead of the records are read in ahead of the
+// writer (cache.go). Pages the kernel must find anew cost far more than pages just freed.
+//
 // # Deletion
 //
 // DeleteThrough removes whole segments, oldest first, whose every record is at or below the
