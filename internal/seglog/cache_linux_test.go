@@ -146,3 +146,46 @@ func TestRecycledSegmentReadAhead(t *testing.T) {
 		return cachedShare(t, last.Path, last.Bytes, ahead) > 0.9
 	})
 }
+
+// TestReleaseFollowsReaders: when every open Reader has read close behind the writer, the
+// syncer drops pages behind the slowest, well inside CacheBytes; a Reader that has not read
+// yet holds that back.
+func TestReleaseFollowsReaders(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		reading bool // the Reader reads along
+		wantOld bool // the oldest records' pages still cached
+	}{{"a reader reads along", true, false}, {"a reader that has not read", false, true}} {
+		t.Run(tt.name, func(t *testing.T) {
+			l := openLog(t, Config{Dir: cacheDir(t), CacheBytes: 64 << 20})
+			defer l.Close()
+			r := l.NewReader()
+			defer r.Close()
+			var after int64
+			for range 16 { // 16 MiB in 1 MiB steps
+				writeBig(t, l, 16)
+				for tt.reading {
+					rows, through, err := r.Read(after, Limits{}, nil)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if len(rows) == 0 {
+						break
+					}
+					after = through
+				}
+			}
+			writeBig(t, l, 4) // one more fsync, after the Reader's last position
+			path := l.Segments()[0].Path
+			if tt.wantOld {
+				if got := cachedShare(t, path, 0, 4<<20); got < 0.9 {
+					t.Fatalf("oldest 4 MiB: %.0f%% cached, want all", got*100)
+				}
+				return
+			}
+			polltest.Until(t, "the oldest 4 MiB dropped behind the reader", func() bool {
+				return cachedShare(t, path, 0, 4<<20) < 0.1
+			})
+		})
+	}
+}

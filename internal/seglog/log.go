@@ -211,9 +211,12 @@ type Log struct {
 	mu     sync.Mutex
 	segs   []*segment // ordered by first; the last is active
 	spares []spare    // deleted segments kept for the next rolls (spare.go)
-	next   int64      // the next id to assign
-	err    error      // sticky: a failed fsync or an uncuttable write
-	closed bool
+	// readers are the open Readers, whose positions bound how far the syncer drops the page
+	// cache (cache.go).
+	readers map[*Reader]struct{}
+	next    int64 // the next id to assign
+	err     error // sticky: a failed fsync or an uncuttable write
+	closed  bool
 
 	durable atomic.Int64 // highest id readers may see
 	sy      *syncer      // SyncFull only
@@ -231,7 +234,7 @@ func Open(cfg Config) (*Log, error) {
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("seglog: create dir: %w", err)
 	}
-	l := &Log{cfg: cfg}
+	l := &Log{cfg: cfg, readers: make(map[*Reader]struct{})}
 	if err := l.recover(); err != nil {
 		return nil, err
 	}
