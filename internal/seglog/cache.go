@@ -5,9 +5,9 @@ import "os"
 // Page cache. Durable records are read once, by readers that follow the writer closely (serve's
 // projectors) or that catch up later from disk, and never again but by a restart's recovery.
 // So the log gives their page cache back: the syncer drops a segment's pages once they are
-// durable and either more than Config.CacheBytes behind the newest record or behind every open
-// Reader (and a sealed segment's whole file once its descriptor is retired), and a Reader drops
-// what it read below that mark as soon as it has copied it into its own buffer.
+// durable and more than Config.CacheBytes behind the newest record (and a sealed segment's
+// whole file once its descriptor is retired), and a Reader drops what it read below that mark
+// as soon as it has copied it into its own buffer.
 //
 // The reason is cost, not only memory. A page the kernel has to find for new file data costs far
 // more than one freed a moment ago: on a KVM guest with free page reporting, free memory goes
@@ -17,8 +17,8 @@ import "os"
 // segment (zeroAhead), the first touch of each page, were 51% of serve's CPU at 1,000-record
 // requests.
 
-// DefaultCacheBytes is how much of the newest durable records stays in the page cache for a
-// reader that lags behind the writer. serve at 100-record requests (scripts/bench-bulk.sh, serve
+// DefaultCacheBytes is how much of the newest durable records stays in the page cache for
+// readers that follow the writer. serve at 100-record requests (scripts/bench-bulk.sh, serve
 // alone, 3 alternated rounds): 91-96 µs of CPU a request keeping 16 MiB, 84-87 keeping 256 MiB,
 // 85-89 keeping everything; at 1,000 records 16 and 256 MiB were alike (414-462 µs).
 const DefaultCacheBytes = 256 << 20
@@ -30,45 +30,25 @@ const pageSize = 4096
 // releaseStep is the least the syncer releases at a time: one fadvise a MiB written at most.
 const releaseStep = 1 << 20
 
-// followSlack is how far behind the slowest reader the syncer may drop pages when every reader
-// follows the writer closely: two folios, so no drop cuts into a folio a reader is in.
-const followSlack = 2 * maxFolio
-
 // release drops the page cache of the active segment seg (open as f) up to CacheBytes before
-// end, a durable offset, or further, up to followSlack behind the slowest Reader when every
-// open Reader has read into this segment. It runs on the syncer after each fdatasync;
-// y.relFirst and y.relOff are its own.
+// end, a durable offset. It runs on the syncer after each fdatasync; y.relFirst and y.relOff
+// are its own.
 func (y *syncer) release(f *os.File, seg *segment, end int64) {
-	l := y.l
-	if l.cfg.CacheBytes < 0 {
+	keep := y.l.cfg.CacheBytes
+	if keep < 0 {
 		return
 	}
 	if seg.first != y.relFirst {
 		y.relFirst, y.relOff = seg.first, 0
 	}
-	l.mu.Lock()
-	to := max(end-l.cfg.CacheBytes, l.slowestReader(seg.first, end)-followSlack)
+	to := end - keep
 	if to-y.relOff < releaseStep {
-		l.mu.Unlock()
 		return
 	}
+	y.l.mu.Lock()
 	seg.released = to
-	l.mu.Unlock()
+	y.l.mu.Unlock()
 	y.relOff = dropBehind(f, y.relOff, to) // only an optimisation: a failure costs memory, not data
-}
-
-// slowestReader returns the least offset the open Readers have read to in the segment whose
-// first id is first, end if none is open, or 0 if one is in an older segment or has not read
-// yet. It is called with l.mu held.
-func (l *Log) slowestReader(first, end int64) int64 {
-	pos := end
-	for r := range l.readers {
-		if r.posFirst < first {
-			return 0
-		}
-		pos = min(pos, r.posOff)
-	}
-	return pos
 }
 
 // dropBehind drops f's cached pages between from and to, and returns where the next drop of a

@@ -76,8 +76,8 @@
 // # Page cache
 //
 // With SyncFull the log gives back the page cache of durable records more than
-// Config.CacheBytes behind the newest or behind every open Reader, and of sealed segments, and a
-// Reader drops what it reads below that mark; a recycled segment's blocks ahead of the records are read in ahead of the
+// Config.CacheBytes behind the newest, and of sealed segments, and a Reader drops what it reads
+// below that mark; a recycled segment's blocks ahead of the records are read in ahead of the
 // writer (cache.go). Pages the kernel must find anew cost far more than pages just freed.
 //
 // # Deletion

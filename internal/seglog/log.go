@@ -211,12 +211,9 @@ type Log struct {
 	mu     sync.Mutex
 	segs   []*segment // ordered by first; the last is active
 	spares []spare    // deleted segments kept for the next rolls (spare.go)
-	// readers are the open Readers, whose positions bound how far the syncer drops the page
-	// cache (cache.go).
-	readers map[*Reader]struct{}
-	next    int64 // the next id to assign
-	err     error // sticky: a failed fsync or an uncuttable write
-	closed  bool
+	next   int64      // the next id to assign
+	err    error      // sticky: a failed fsync or an uncuttable write
+	closed bool
 
 	durable atomic.Int64 // highest id readers may see
 	sy      *syncer      // SyncFull only
@@ -234,7 +231,7 @@ func Open(cfg Config) (*Log, error) {
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("seglog: create dir: %w", err)
 	}
-	l := &Log{cfg: cfg, readers: make(map[*Reader]struct{})}
+	l := &Log{cfg: cfg}
 	if err := l.recover(); err != nil {
 		return nil, err
 	}

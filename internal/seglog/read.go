@@ -39,30 +39,13 @@ type Reader struct {
 	// released is the page cache mark of the segment read (cache.go) when it was located:
 	// what the Reader reads below it, it drops from the cache once copied; from dropFrom on.
 	released, dropFrom int64
-	// posFirst and posOff are where the Reader has read to (a segment's first id, an offset in
-	// it), for the syncer's page cache release; under l.mu.
-	posFirst, posOff int64
 }
 
 // NewReader returns a Reader. Close releases its descriptor.
-func (l *Log) NewReader() *Reader {
-	r := &Reader{l: l}
-	l.mu.Lock()
-	l.readers[r] = struct{}{}
-	l.mu.Unlock()
-	return r
-}
+func (l *Log) NewReader() *Reader { return &Reader{l: l} }
 
-// Close closes the Reader's descriptor. A Reader may be used again after Close.
+// Close closes the Reader's descriptor.
 func (r *Reader) Close() error {
-	r.l.mu.Lock()
-	delete(r.l.readers, r)
-	r.l.mu.Unlock()
-	return r.closeFile()
-}
-
-// closeFile closes the Reader's descriptor, which the next Read opens again.
-func (r *Reader) closeFile() error {
 	if r.f == nil {
 		return nil
 	}
@@ -97,7 +80,7 @@ func (r *Reader) Read(after int64, lim Limits, dst []Row) (rows []Row, through i
 		if err != nil && r.l.deleted(seg.first) {
 			// Deleted while read, and its file recycled and overwritten since (spare.go): its
 			// ids are gone, as a deleted segment's are; the next locate finds the oldest left.
-			r.closeFile()
+			r.Close()
 			if len(rows) > 0 {
 				return rows, through, nil
 			}
@@ -134,7 +117,7 @@ func (r *Reader) open(seg segment) error {
 	if r.f != nil && r.fFirst == seg.first {
 		return nil
 	}
-	r.closeFile()
+	r.Close()
 	f, err := os.Open(seg.path)
 	if err != nil {
 		return fmt.Errorf("seglog: open segment to read: %w", err)
@@ -200,9 +183,6 @@ func (r *Reader) readSegment(seg *segment, after, last int64, lim Limits, rows [
 		off += headerSize + n
 		id++
 	}
-	r.l.mu.Lock()
-	r.posFirst, r.posOff = seg.first, off
-	r.l.mu.Unlock()
 	return rows, through, nil
 }
 
