@@ -9,13 +9,12 @@ import "os"
 // whole file once its descriptor is retired), and a Reader drops what it read below that mark
 // as soon as it has copied it into its own buffer.
 //
-// The reason is cost, not only memory. A page the kernel has to find for new file data costs far
-// more than one freed a moment ago: on a KVM guest with free page reporting, free memory goes
-// back to the host and its first touch faults it in again. Writing 1 MiB into new page cache
-// took 2.7-5.5 ms of system time here; into pages released 8-16 MiB behind, 0.28 ms
-// (docs/design/seglog.md). Without the release, the zeros written ahead of the records in a new
-// segment (zeroAhead), the first touch of each page, were 51% of serve's CPU at 1,000-record
-// requests.
+// The reason is cost, not only memory. A page the kernel has to find for new file data can cost
+// far more than one freed a moment ago: on a KVM guest with free page reporting, memory it has
+// not touched lately faults in from the host at first touch. With every page kept, the zeros
+// written ahead of the records in a new segment (zeroAhead), the first touch of each page, were
+// 53% of serve's CPU at 1,000-record requests, the records' own writes 1.8%
+// (docs/design/seglog.md).
 
 // DefaultCacheBytes is how much of the newest durable records stays in the page cache for
 // readers that follow the writer. serve at 100-record requests (scripts/bench-bulk.sh, serve
@@ -65,7 +64,7 @@ const maxFolio = 2 << 20
 // releaseSealed drops the page cache of a sealed segment whose descriptor the syncer is about
 // to close; the roll fdatasynced it, so every page is clean.
 func (y *syncer) releaseSealed(r retiredFile) {
-	if y.l.cfg.CacheBytes < 0 || r.seg == nil {
+	if y.l.cfg.CacheBytes < 0 {
 		return
 	}
 	y.l.mu.Lock()
