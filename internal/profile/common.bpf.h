@@ -44,6 +44,14 @@ struct {
 	__type(value, __u64);
 } counters SEC(".maps");
 
+// Stack ids of the sampled stacks, one table per object (bpf_get_stackid).
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, 16384);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, MAX_STACK_DEPTH * sizeof(__u64));
+} stacks SEC(".maps");
+
 static __always_inline void bump(__u32 c)
 {
 	__u64 *v = bpf_map_lookup_elem(&counters, &c);
