@@ -14,6 +14,7 @@ import (
 
 	"github.com/otelbench/otelbench/internal/ingestsrv"
 	"github.com/otelbench/otelbench/internal/loadgen"
+	"github.com/otelbench/otelbench/internal/selfusage"
 	"github.com/otelbench/otelbench/internal/signal"
 	"github.com/otelbench/otelbench/internal/store"
 )
@@ -130,6 +131,12 @@ type cpuTimes struct {
 	machine machineCPU
 }
 
+// cpuSeconds is this process's CPU time (user+system) in seconds.
+func cpuSeconds() (float64, error) {
+	d, err := selfusage.CPU()
+	return d.Seconds(), err
+}
+
 // readCPU reads cpuTimes.
 func readCPU() (cpuTimes, error) {
 	var t cpuTimes
@@ -219,7 +226,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, runErr
 	}
 	res.Load, res.Checks, res.CPUSeconds = rep, checks, cpu
-	if res.PeakRSSBytes, err = peakRSS(); err != nil {
+	if res.PeakRSSBytes, err = selfusage.PeakRSS(); err != nil {
 		return nil, fmt.Errorf("read peak rss: %w", err)
 	}
 	return res, nil

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/otelbench/otelbench/internal/profile"
+	"github.com/otelbench/otelbench/internal/selfusage"
 )
 
 // meter measures the agent's and the harness's cost over the window from
@@ -18,7 +19,7 @@ type meter struct {
 	proc  *procReader
 	err   error // why agent figures are missing
 	base  procSample
-	self  float64
+	self  time.Duration
 	t0    time.Time
 	fdMax int
 
@@ -71,7 +72,8 @@ func measure(ctx context.Context, cfg Config, ag *agent) (*meter, error) {
 
 // start takes the baseline and starts sampling descriptors.
 func (m *meter) start() {
-	m.t0, m.self = time.Now(), selfCPU()
+	m.t0 = time.Now()
+	m.self, _ = selfusage.CPU() // not Unix: both reads fail and the harness figure stays 0
 	if m.proc != nil {
 		m.base, m.err = m.proc.sample(m.ag.pid)
 		m.fdMax = m.base.fds
@@ -103,7 +105,9 @@ func (m *meter) stop(lines int64) cost {
 	<-m.sampled
 	var c cost
 	secs := time.Since(m.t0).Seconds()
-	c.harness.CPUSeconds = selfCPU() - m.self
+	if cpu, err := selfusage.CPU(); err == nil {
+		c.harness.CPUSeconds = (cpu - m.self).Seconds()
+	}
 	if secs > 0 {
 		c.harness.Cores = c.harness.CPUSeconds / secs
 	}

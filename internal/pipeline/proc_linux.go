@@ -79,16 +79,6 @@ func (r *procReader) close() { _ = r.fds.Close() }
 // /proc/PID/stat: 100 on every Linux architecture Go supports.
 const userHZ = 100
 
-// selfCPU returns this process's user+system CPU seconds (getrusage: in
-// microseconds, finer than /proc's ticks).
-func selfCPU() float64 {
-	var ru unix.Rusage
-	if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
-}
-
 // traceSyscalls counts the syscalls of pid and its children until ctx
 // ends; attached is closed once tracing is live.
 func traceSyscalls(ctx context.Context, pid int, stacks bool, attached chan<- struct{}) (*profile.SyscallReport, error) {

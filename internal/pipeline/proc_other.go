@@ -37,7 +37,6 @@ type procReader struct{}
 func newProcReader() (*procReader, error)          { return nil, ErrNotSupported }
 func (*procReader) sample(int) (procSample, error) { return procSample{}, ErrNotSupported }
 func (*procReader) close()                         {}
-func selfCPU() float64                             { return 0 }
 func traceSyscalls(context.Context, int, bool, chan<- struct{}) (*profile.SyscallReport, error) {
 	return nil, ErrNotSupported
 }

@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/otelbench/otelbench/internal/query/querytest"
+	"github.com/otelbench/otelbench/internal/selfusage"
 )
 
 // chunkTrace builds one traces request of spans lo..hi-1 of a trace with
@@ -265,7 +266,7 @@ func BenchmarkTrace161k(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Run("chunks", func(b *testing.B) {
-		cpu0, _ := processCPU()
+		cpu0, _ := selfusage.CPU()
 		for b.Loop() {
 			t, ok, err := r.traceFromChunks(ctx, traceA, lo, hi)
 			if err != nil || !ok || t.SpanCount != spans {
@@ -275,7 +276,7 @@ func BenchmarkTrace161k(b *testing.B) {
 		reportCPU(b, cpu0)
 	})
 	b.Run("trace", func(b *testing.B) {
-		cpu0, _ := processCPU()
+		cpu0, _ := selfusage.CPU()
 		for b.Loop() {
 			t, err := r.Trace(ctx, tid)
 			if err != nil || t.SpanCount != spans {
@@ -285,7 +286,7 @@ func BenchmarkTrace161k(b *testing.B) {
 		reportCPU(b, cpu0)
 	})
 	b.Run("fetch", func(b *testing.B) {
-		cpu0, _ := processCPU()
+		cpu0, _ := selfusage.CPU()
 		for b.Loop() {
 			_, v, err := r.fetchTrace(ctx, tid, nil)
 			if err != nil || v == nil || v.tree.SpanCount != spans {
@@ -300,7 +301,7 @@ func BenchmarkTrace161k(b *testing.B) {
 		New(r, Config{}).MountOn(mux.Handle)
 		req := httptest.NewRequest(http.MethodGet, "/api/v1/traces/"+traceA, nil)
 		var w discardResponse
-		cpu0, _ := processCPU()
+		cpu0, _ := selfusage.CPU()
 		for b.Loop() {
 			w = discardResponse{h: http.Header{}}
 			mux.ServeHTTP(&w, req)
@@ -314,9 +315,9 @@ func BenchmarkTrace161k(b *testing.B) {
 }
 
 // reportCPU reports the process CPU time per op since cpu0 (from
-// processCPU) as cpu-ms/op.
+// selfusage.CPU) as cpu-ms/op.
 func reportCPU(b *testing.B, cpu0 time.Duration) {
-	if cpu, ok := processCPU(); ok && b.N > 0 {
+	if cpu, err := selfusage.CPU(); err == nil && b.N > 0 {
 		b.ReportMetric(float64(cpu-cpu0)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
 	}
 }

@@ -4,10 +4,10 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/otelbench/otelbench/internal/selfusage"
 	"github.com/otelbench/otelbench/internal/signal"
 )
 
@@ -20,14 +20,14 @@ var benchShapes = []struct {
 // cpuMeter reports CPU-seconds (user+system, the whole process) per GB of payload.
 type cpuMeter struct{ start time.Duration }
 
-func cpuNow() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+func newCPUMeter() cpuMeter {
+	start, _ := selfusage.CPU() // Linux: it cannot fail
+	return cpuMeter{start: start}
 }
 
 func (m *cpuMeter) report(b *testing.B, bytes int64) {
-	cpu := cpuNow() - m.start
+	now, _ := selfusage.CPU()
+	cpu := now - m.start
 	b.ReportMetric(cpu.Seconds()/(float64(bytes)/1e9), "cpu-s/GB")
 }
 
@@ -75,7 +75,7 @@ func BenchmarkAppend(b *testing.B) {
 				}
 				b.SetBytes(int64(sh.bytes * v.group))
 				b.ReportAllocs()
-				m := cpuMeter{start: cpuNow()}
+				m := newCPUMeter()
 				var prev, active int64
 				var longest time.Duration
 				rolls := 0
@@ -179,7 +179,7 @@ func BenchmarkRead(b *testing.B) {
 	total := l.Stats().Bytes
 	b.SetBytes(total)
 	b.ReportAllocs()
-	m := cpuMeter{start: cpuNow()}
+	m := newCPUMeter()
 	readAll(b, l, Limits{Bytes: 4 << 20})
 	m.report(b, int64(b.N)*total)
 }

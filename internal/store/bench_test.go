@@ -14,7 +14,6 @@ import (
 	"strings"
 	"sync"
 
-	"syscall"
 	"testing"
 	"time"
 
@@ -28,24 +27,10 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/otelbench/otelbench/internal/otlpgen"
+	"github.com/otelbench/otelbench/internal/selfusage"
 	"github.com/otelbench/otelbench/internal/signal"
 	"github.com/otelbench/otelbench/internal/storetest"
 )
-
-// cpuTime returns the process's user+system CPU time.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// maxRSS returns the process's peak resident set size in bytes (for the whole test binary run,
-// so run one benchmark per process to attribute it).
-func maxRSS() int64 {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return ru.Maxrss << 10
-}
 
 var quietLogger = slog.New(slog.NewTextHandler(io.Discard, nil))
 
@@ -77,7 +62,7 @@ func benchAppend(b *testing.B, records int, noProjection bool, syncMode SyncMode
 	b.SetParallelism(64) // 64 callers per GOMAXPROCS
 	b.SetBytes(int64(len(payload)))
 	b.ResetTimer()
-	cpu0 := cpuTime()
+	cpu0, _ := selfusage.CPU()
 	start := time.Now()
 	var mu sync.Mutex
 	lat := hdrhistogram.New(1, int64(10*time.Second/time.Microsecond), 3)
@@ -96,7 +81,8 @@ func benchAppend(b *testing.B, records int, noProjection bool, syncMode SyncMode
 		mu.Unlock()
 	})
 	elapsed := time.Since(start)
-	cpu := cpuTime() - cpu0
+	cpu1, _ := selfusage.CPU()
+	cpu := cpu1 - cpu0
 	b.StopTimer()
 	st := s.Stats()
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "req/s")
@@ -105,7 +91,8 @@ func benchAppend(b *testing.B, records int, noProjection bool, syncMode SyncMode
 	b.ReportMetric(float64(lat.ValueAtQuantile(99))/1000, "p99-ms")
 	b.ReportMetric(float64(lat.Max())/1000, "max-ms")
 	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/req")
-	b.ReportMetric(float64(maxRSS())/(1<<20), "peak-rss-MiB")
+	peak, _ := selfusage.PeakRSS() // the whole process: run one benchmark a process
+	b.ReportMetric(float64(peak)/(1<<20), "peak-rss-MiB")
 	if err := s.Close(context.Background()); err != nil {
 		b.Fatal(err)
 	}
@@ -273,10 +260,10 @@ func benchProject(b *testing.B, sig signal.Signal, records int, payloads []otlpg
 	if err := s.Close(context.Background()); err != nil {
 		b.Fatal(err)
 	}
-	fillRSS := maxRSS()
+	fillRSS, _ := selfusage.PeakRSS() // run one benchmark a process to attribute it
 	b.ResetTimer()
 	threads0 := threadTimes()
-	cpu0 := cpuTime()
+	cpu0, _ := selfusage.CPU()
 	start := time.Now()
 	s, err = Open(context.Background(), Config{Dir: dir, Logger: quietLogger})
 	if err != nil {
@@ -290,7 +277,8 @@ func benchProject(b *testing.B, sig signal.Signal, records int, payloads []otlpg
 		time.Sleep(time.Millisecond)
 	}
 	elapsed := time.Since(start)
-	cpu := cpuTime() - cpu0
+	cpu1, _ := selfusage.CPU()
+	cpu := cpu1 - cpu0
 	b.StopTimer()
 	if busiest := busiestSince(threads0); busiest > 0 {
 		// The thread that commits the slices bounds the rate: the stager and the prune watcher
@@ -300,7 +288,8 @@ func benchProject(b *testing.B, sig signal.Signal, records int, payloads []otlpg
 	b.ReportMetric(float64(requests*records)/elapsed.Seconds(), "records/s")
 	// CPU time per record is steadier than records/s on a shared machine.
 	b.ReportMetric(float64(cpu.Nanoseconds())/float64(requests*records), "cpu-ns/record")
-	b.ReportMetric(float64(maxRSS())/(1<<20), "peak-rss-MiB")
+	peak, _ := selfusage.PeakRSS() // the whole process: run one benchmark a process
+	b.ReportMetric(float64(peak)/(1<<20), "peak-rss-MiB")
 	b.ReportMetric(float64(fillRSS)/(1<<20), "fill-rss-MiB")
 	// Exact, where the timings are noisy: telemetry.db pages the projector wrote (spills
 	// included), spilled mid-transaction and read, per 1,000 records.

@@ -1,8 +1,0 @@
-//go:build !linux
-
-package query
-
-import "time"
-
-// processCPU is not measured off Linux.
-func processCPU() (time.Duration, bool) { return 0, false }
