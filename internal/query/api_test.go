@@ -3,7 +3,6 @@ package query
 import (
 	"bufio"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -11,7 +10,6 @@ import (
 	"net/url"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -360,14 +358,7 @@ func TestLogStreamDeliversNewMatchingLog(t *testing.T) {
 
 // smallReadClient dials with a tiny kernel receive buffer.
 func smallReadClient() *http.Client {
-	d := &net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
-		var serr error
-		err := c.Control(func(fd uintptr) {
-			serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096)
-		})
-		return errors.Join(err, serr)
-	}}
-	return &http.Client{Transport: &http.Transport{DialContext: d.DialContext}}
+	return &http.Client{Transport: &http.Transport{DialContext: smallRecvDialer().DialContext}}
 }
 
 func TestLogStreamSlowClientDropped(t *testing.T) {

@@ -1,8 +1,10 @@
 package query
 
 import (
+	"errors"
 	"net"
 	"net/http"
+	"syscall"
 	"testing"
 
 	"go.opentelemetry.io/collector/pdata/pmetric"
@@ -34,6 +36,17 @@ func (l smallSendBuffers) Accept() (net.Conn, error) {
 		_ = tc.SetWriteBuffer(4096)
 	}
 	return c, err
+}
+
+// smallRecvDialer dials with a 4 KiB kernel receive buffer, set before the handshake so the
+// window the client advertises is small from the start: a client that stops reading stalls the
+// server's writes after a few kilobytes.
+func smallRecvDialer() *net.Dialer {
+	return &net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
+		var serr error
+		err := c.Control(func(fd uintptr) { serr = setRecvBuffer(fd, 4096) })
+		return errors.Join(err, serr)
+	}}
 }
 
 func newEnvListener(t *testing.T, cfg Config, wrap func(net.Listener) net.Listener) *testEnv {

@@ -3,14 +3,12 @@ package query
 import (
 	"bufio"
 	"context"
-	"errors"
 	"math"
 	"net"
 	"runtime"
 	"runtime/metrics"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -54,14 +52,7 @@ func heapNow() uint64 {
 // buffer, reads up to the subscribed comment, and never reads again.
 func dialNeverRead(t *testing.T, addr string) net.Conn {
 	t.Helper()
-	d := &net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
-		var serr error
-		err := c.Control(func(fd uintptr) {
-			serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096)
-		})
-		return errors.Join(err, serr)
-	}}
-	c, err := d.DialContext(context.Background(), "tcp", addr)
+	c, err := smallRecvDialer().DialContext(context.Background(), "tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
