@@ -1,6 +1,7 @@
 // Package hexid formats and parses OTLP trace and span ids as the store keeps them: lowercase
 // hex, two digits a byte. The stager writes ids with Append, the trace-chunk encoder packs
-// span ids through Parse64, and queries write packed ids back with Put64 and Append64.
+// span ids through Parse64, and queries write packed ids back with Put64 and Append64. IsZero
+// names the invalid id (every byte zero) for all of them.
 package hexid
 
 const digits = "0123456789abcdef"
@@ -19,6 +20,17 @@ func Append(dst, id []byte) []byte {
 		dst = append(dst, pairs[2*int(c)], pairs[2*int(c)+1])
 	}
 	return dst
+}
+
+// IsZero reports whether every byte of id is zero: OTLP's invalid trace or span id, which the
+// scanner refuses in spans, the stager stores as no id, and the query API refuses.
+func IsZero(id []byte) bool {
+	for _, c := range id {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // Put64 writes v as 16 lowercase hex digits into b[:16].

@@ -50,3 +50,20 @@ func TestFormat(t *testing.T) {
 		t.Errorf("Append = %q, want %q", got, want)
 	}
 }
+
+func TestIsZero(t *testing.T) {
+	for _, tc := range []struct {
+		id   []byte
+		want bool
+	}{
+		{nil, true},
+		{make([]byte, 16), true},
+		{make([]byte, 8), true},
+		{append(make([]byte, 15), 1), false},
+		{append([]byte{0x80}, make([]byte, 7)...), false},
+	} {
+		if got := IsZero(tc.id); got != tc.want {
+			t.Errorf("IsZero(%x) = %v, want %v", tc.id, got, tc.want)
+		}
+	}
+}

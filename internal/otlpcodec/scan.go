@@ -3,6 +3,7 @@ package otlpcodec
 import (
 	"errors"
 
+	"github.com/otelbench/otelbench/internal/hexid"
 	"github.com/otelbench/otelbench/internal/otlpwire"
 	"github.com/otelbench/otelbench/internal/signal"
 )
@@ -158,7 +159,7 @@ func (st *scanState) walk(m *otlpwire.Message, r role, b []byte) (int, error) {
 	case roleLogRecord:
 		st.records++
 	case roleSpan:
-		if allZero(traceID) || allZero(spanID) {
+		if hexid.IsZero(traceID) || hexid.IsZero(spanID) {
 			st.refuse = true
 		} else {
 			st.records++
@@ -181,13 +182,4 @@ func descends(r role, sub *otlpwire.Message) bool {
 		return sub != &otlpwire.Resource && sub != &otlpwire.Scope && sub != &otlpwire.KeyValue
 	}
 	return false
-}
-
-func allZero(b []byte) bool {
-	for _, c := range b {
-		if c != 0 {
-			return false
-		}
-	}
-	return true
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/otelbench/otelbench/internal/hexid"
 )
 
 // Limits on request parameters.
@@ -274,19 +276,10 @@ func ParseTraceID(s string) ([]byte, error) {
 	if err != nil || len(b) != 16 {
 		return nil, paramErr("trace_id", "want 32 hex digits, got %q", s)
 	}
-	if allZero(b) {
+	if hexid.IsZero(b) {
 		return nil, paramErr("trace_id", "the all-zero trace id is invalid")
 	}
 	return b, nil
-}
-
-func allZero(b []byte) bool {
-	for _, c := range b {
-		if c != 0 {
-			return false
-		}
-	}
-	return true
 }
 
 func parseRange(v url.Values, now time.Time) (since, until int64, err error) {

@@ -134,7 +134,7 @@ func appendJSONArray[T any](b []byte, s []T, elem func([]byte, T) []byte) []byte
 // zero. A string, not an any holding a string or nil: boxed, each id was a second allocation,
 // together ~57% of the objects a mixed catch-up allocated.
 func hexID(id []byte) string {
-	if allZero(id) {
+	if hexid.IsZero(id) {
 		return ""
 	}
 	var buf [32]byte // a trace id's
@@ -163,12 +163,3 @@ const (
 	zeroTraceID = "00000000000000000000000000000000"
 	zeroSpanID  = "0000000000000000"
 )
-
-func allZero(id []byte) bool {
-	for _, c := range id {
-		if c != 0 {
-			return false
-		}
-	}
-	return true
-}

@@ -217,7 +217,7 @@ func (w *wireStager) str(b []byte) string {
 
 // hexID is the package's hexID, its string in strs when set.
 func (w *wireStager) hexID(id []byte) string {
-	if w.Strs == nil || allZero(id) {
+	if w.Strs == nil || hexid.IsZero(id) {
 		return hexID(id)
 	}
 	var buf [32]byte // a trace id's
