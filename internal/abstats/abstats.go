@@ -57,6 +57,20 @@ type Comparison struct {
 // Change returns Ratio-1, the relative change of the medians.
 func (c Comparison) Change() float64 { return c.Ratio - 1 }
 
+// Median returns the median of values (the mean of the two middle ones for an even count), NaN
+// for none. values is not modified.
+func Median(values []float64) float64 {
+	if len(values) == 0 {
+		return math.NaN()
+	}
+	s := slices.Sorted(slices.Values(values))
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
 // Summarize returns the median of values with its confidence interval at the
 // given level (0 means DefaultConfidence). values is not modified.
 func Summarize(values []float64, confidence float64) Summary {

@@ -3,6 +3,7 @@ package abstats
 import (
 	"encoding/json"
 	"math"
+	"slices"
 	"testing"
 )
 
@@ -137,5 +138,27 @@ func TestMarshalJSON(t *testing.T) {
 	base := got["base"].(map[string]any)
 	if base["ci_lo"] != nil || base["median"] != 0.0 || base["n"] != 2.0 {
 		t.Errorf("base = %v, want ci_lo null, median 0, n 2", base)
+	}
+}
+
+func TestMedian(t *testing.T) {
+	for _, tc := range []struct {
+		in   []float64
+		want float64
+	}{
+		{[]float64{3}, 3},
+		{[]float64{5, 1, 3}, 3},
+		{[]float64{4, 1, 3, 2}, 2.5},
+	} {
+		in := slices.Clone(tc.in)
+		if got := Median(tc.in); got != tc.want {
+			t.Errorf("Median(%v) = %v, want %v", tc.in, got, tc.want)
+		}
+		if !slices.Equal(in, tc.in) {
+			t.Errorf("Median reordered its input: %v, was %v", tc.in, in)
+		}
+	}
+	if got := Median(nil); !math.IsNaN(got) {
+		t.Errorf("Median(nil) = %v, want NaN", got)
 	}
 }

@@ -49,7 +49,7 @@ func Detectable(base, head []float64, alpha, power float64) float64 {
 	if sd == 0 {
 		return 0
 	}
-	m := median(base)
+	m := abstats.Median(base)
 	if m == 0 {
 		return math.NaN()
 	}
@@ -61,7 +61,7 @@ func Detectable(base, head []float64, alpha, power float64) float64 {
 // if the noise stays what base and head showed; 0 when more than
 // MaxSuggestedRounds would be needed or the noise is unknown.
 func RoundsToDetect(base, head []float64, limit, alpha, power float64) int {
-	sd, m := pooledSD(base, head), median(base)
+	sd, m := pooledSD(base, head), abstats.Median(base)
 	if m == 0 || limit == 0 {
 		return 0
 	}
@@ -93,18 +93,6 @@ func pooledSD(base, head []float64) float64 {
 		return math.NaN()
 	}
 	return math.Sqrt(ss / float64(dof))
-}
-
-func median(v []float64) float64 {
-	if len(v) == 0 {
-		return math.NaN()
-	}
-	s := slices.Sorted(slices.Values(v))
-	if n := len(s); n%2 == 1 {
-		return s[n/2]
-	} else {
-		return (s[n/2-1] + s[n/2]) / 2
-	}
 }
 
 type detectKey struct {

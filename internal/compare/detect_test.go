@@ -93,9 +93,9 @@ func TestDetectableFromSamples(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := Detectable(tt.base, tt.head, 0.05, DefaultPower)
-			m := median(tt.base)
+			m := abstats.Median(tt.base)
 			if m != 0 && !math.IsInf(tt.want, 1) {
-				tt.want = tt.want * median(tt.base) / m // relative to the sample median, which noisy() leaves near center
+				tt.want = tt.want * abstats.Median(tt.base) / m // relative to the sample median, which noisy() leaves near center
 			}
 			switch {
 			case math.IsNaN(tt.want):
@@ -119,7 +119,7 @@ func TestDetectableFromSamples(t *testing.T) {
 func TestRoundsToDetect(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	base, head := noisy(rng, 6, 100, 10), noisy(rng, 6, 100, 10)
-	noise := pooledSD(base, head) / median(base)
+	noise := pooledSD(base, head) / abstats.Median(base)
 	for _, limit := range []float64{0.10, 0.15, -0.12} {
 		n := RoundsToDetect(base, head, limit, 0.05, DefaultPower)
 		if n == 0 {

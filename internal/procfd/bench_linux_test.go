@@ -9,12 +9,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/otelbench/otelbench/internal/abstats"
 	"github.com/prometheus/procfs"
 	"golang.org/x/sys/unix"
 )
@@ -180,25 +180,16 @@ func BenchmarkSideBySide(b *testing.B) {
 				}
 			}
 			for i, m := range methods {
-				b.ReportMetric(median(times[i]), m.name+"-µs")
+				b.ReportMetric(abstats.Median(times[i]), m.name+"-µs")
 			}
-			b.ReportMetric(median(ratio), "procfs-readdir/readdir")
-			b.ReportMetric(median(ratioPar), "procfs-readdir/readdir-2w")
+			b.ReportMetric(abstats.Median(ratio), "procfs-readdir/readdir")
+			b.ReportMetric(abstats.Median(ratioPar), "procfs-readdir/readdir-2w")
 			if len(ratioBPF) > 0 {
-				b.ReportMetric(median(ratioBPF), "procfs-readdir/bpf")
-				b.ReportMetric(median(readdirBPF), "readdir/bpf")
+				b.ReportMetric(abstats.Median(ratioBPF), "procfs-readdir/bpf")
+				b.ReportMetric(abstats.Median(readdirBPF), "readdir/bpf")
 			}
 		})
 	}
-}
-
-func median(v []float64) float64 {
-	if len(v) == 0 {
-		return 0
-	}
-	s := slices.Clone(v)
-	slices.Sort(s)
-	return s[len(s)/2]
 }
 
 func benchSizes() []int {
@@ -378,7 +369,7 @@ func BenchmarkStatCold(b *testing.B) {
 				}
 			}
 			for i, s := range specs {
-				b.ReportMetric(median(times[i]), strings.ReplaceAll(s, ":", "")+"-µs")
+				b.ReportMetric(abstats.Median(times[i]), strings.ReplaceAll(s, ":", "")+"-µs")
 			}
 		})
 	}
