@@ -9,7 +9,6 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -17,6 +16,7 @@ import (
 
 	"github.com/otelbench/otelbench/internal/polltest"
 	"github.com/otelbench/otelbench/internal/racetest"
+	"github.com/otelbench/otelbench/internal/selfusage"
 	"github.com/otelbench/otelbench/internal/signal"
 )
 
@@ -45,25 +45,6 @@ func emptyRecords(sig signal.Signal, n int) []byte {
 	return protowire.AppendBytes(out, scope)
 }
 
-// vmHWM returns this process's peak RSS in bytes (VmHWM of /proc/self/status).
-func vmHWM(t testing.TB) int64 {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for line := range strings.Lines(string(b)) {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return kb << 10
-		}
-	}
-	t.Fatal("no VmHWM in /proc/self/status")
-	return 0
-}
-
 // hugeChild projects one request of 2 million empty records with serve's default heap limit
 // and prints the peak RSS and the rows projected.
 func hugeChild(t *testing.T, sig signal.Signal) {
@@ -81,7 +62,11 @@ func hugeChild(t *testing.T, sig signal.Signal) {
 	})
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	fmt.Printf("hwm=%d rows=%d go_sys=%d\n", vmHWM(t), projectedRecords(t, s, sig, 1), ms.Sys)
+	hwm, err := selfusage.PeakRSS()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Printf("hwm=%d rows=%d go_sys=%d\n", hwm, projectedRecords(t, s, sig, 1), ms.Sys)
 }
 
 // TestHugeRequestMemory: one request of 2 million empty log records (4 MB of protobuf) or gauge
