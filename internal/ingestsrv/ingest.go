@@ -210,18 +210,7 @@ type tooManyRecordsError struct {
 
 func (e *tooManyRecordsError) Error() string {
 	return fmt.Sprintf("request holds %d %s, more than the limit of %d a request (--max-records); send smaller batches",
-		e.n, recordNoun(e.sig), e.max)
-}
-
-// recordNoun names the records of sig as partial_success counts them.
-func recordNoun(sig signal.Signal) string {
-	switch sig {
-	case signal.Logs:
-		return "log records"
-	case signal.Metrics:
-		return "data points"
-	}
-	return "spans"
+		e.n, signal.Pick(e.sig, "log records", "data points", "spans"), e.max) // as partial_success counts them
 }
 
 // tooCostlyError: decoding a request would need more memory than the whole

@@ -13,15 +13,8 @@ import (
 // Service returns the fully qualified OTLP service name of sig
 // (opentelemetry/proto/collector/*/v1/*_service.proto).
 func Service(sig signal.Signal) string {
-	switch sig {
-	case signal.Logs:
-		return "opentelemetry.proto.collector.logs.v1.LogsService"
-	case signal.Metrics:
-		return "opentelemetry.proto.collector.metrics.v1.MetricsService"
-	case signal.Traces:
-		return "opentelemetry.proto.collector.trace.v1.TraceService"
-	}
-	return ""
+	return signal.Pick(sig, "opentelemetry.proto.collector.logs.v1.LogsService",
+		"opentelemetry.proto.collector.metrics.v1.MetricsService", "opentelemetry.proto.collector.trace.v1.TraceService")
 }
 
 // Method returns the full method name of sig's Export RPC, as gRPC puts it

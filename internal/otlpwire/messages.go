@@ -62,15 +62,7 @@ var (
 
 // Request returns the Export*ServiceRequest message of sig, or nil for an invalid signal.
 func Request(sig signal.Signal) *Message {
-	switch sig {
-	case signal.Logs:
-		return &LogsRequest
-	case signal.Traces:
-		return &TracesRequest
-	case signal.Metrics:
-		return &MetricsRequest
-	}
-	return nil
+	return signal.Pick(sig, &LogsRequest, &MetricsRequest, &TracesRequest)
 }
 
 // kindWire is the wire type each kind requires.

@@ -23,15 +23,10 @@ func All() [Count]Signal { return [Count]Signal{Logs, Metrics, Traces} }
 // String returns "logs", "metrics" or "traces", and "Signal(n)" for an
 // invalid value.
 func (s Signal) String() string {
-	switch s {
-	case Logs:
-		return "logs"
-	case Metrics:
-		return "metrics"
-	case Traces:
-		return "traces"
+	if !s.Valid() {
+		return fmt.Sprintf("Signal(%d)", uint8(s))
 	}
-	return fmt.Sprintf("Signal(%d)", uint8(s))
+	return Pick(s, "logs", "metrics", "traces")
 }
 
 // Valid reports whether s is one of the three signals.
@@ -43,6 +38,21 @@ func (s Signal) Index() int { return int(s) - 1 }
 
 // Path returns the OTLP/HTTP path of s, e.g. "/v1/logs".
 func (s Signal) Path() string { return "/v1/" + s.String() }
+
+// Pick returns whichever of logs, metrics and traces s names, and the zero T for an invalid s:
+// one three-way choice for every per-signal table (service names, wire messages, nouns).
+func Pick[T any](s Signal, logs, metrics, traces T) T {
+	switch s {
+	case Logs:
+		return logs
+	case Metrics:
+		return metrics
+	case Traces:
+		return traces
+	}
+	var zero T
+	return zero
+}
 
 // Parse parses "logs", "metrics" or "traces".
 func Parse(name string) (Signal, error) {

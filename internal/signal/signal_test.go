@@ -64,3 +64,14 @@ func TestParseError(t *testing.T) {
 		}
 	}
 }
+
+func TestPick(t *testing.T) {
+	for s, want := range map[Signal]int{Logs: 10, Metrics: 20, Traces: 30} {
+		if got := Pick(s, 10, 20, 30); got != want {
+			t.Errorf("Pick(%d) = %d, want %d", uint8(s), got, want)
+		}
+	}
+	if got := Pick(Signal(0), 1, 2, 3); got != 0 {
+		t.Errorf("Pick of an invalid signal = %d, want the zero value", got)
+	}
+}

@@ -88,20 +88,8 @@ type PageStats struct {
 }
 
 // Signal returns the counters of sig (zero for an invalid signal).
-func (s Stats) Signal(sig signal.Signal) SignalStats { return pick(sig, s.Logs, s.Metrics, s.Traces) }
-
-// pick returns whichever of logs, metrics and traces sig names (zero for an invalid signal).
-func pick[T any](sig signal.Signal, logs, metrics, traces T) T {
-	switch sig {
-	case signal.Logs:
-		return logs
-	case signal.Metrics:
-		return metrics
-	case signal.Traces:
-		return traces
-	}
-	var zero T
-	return zero
+func (s Stats) Signal(sig signal.Signal) SignalStats {
+	return signal.Pick(sig, s.Logs, s.Metrics, s.Traces)
 }
 
 // counters are the live atomics behind Stats.

@@ -25,7 +25,9 @@ type Totals struct {
 }
 
 // Signal returns the totals of sig (zero for an invalid signal).
-func (t Totals) Signal(sig signal.Signal) SignalTotals { return pick(sig, t.Logs, t.Metrics, t.Traces) }
+func (t Totals) Signal(sig signal.Signal) SignalTotals {
+	return signal.Pick(sig, t.Logs, t.Metrics, t.Traces)
+}
 
 // durable returns the totals since the data directory was created: raw, the raw log's, and the
 // projected records read at Open plus what this process projected since.
