@@ -1,7 +1,6 @@
 package procfd
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/otelbench/otelbench/internal/abstats"
+	"github.com/otelbench/otelbench/internal/childtest"
 	"github.com/prometheus/procfs"
 	"golang.org/x/sys/unix"
 )
@@ -96,22 +96,8 @@ func startHolderSpec(tb testing.TB, spec string) int {
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), holderEnv+"="+spec)
 	cmd.Stderr = os.Stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() {
-		stdin.Close()
-		cmd.Wait()
-	})
-	line, err := bufio.NewReader(stdout).ReadString('\n')
+	_, stdout := childtest.Start(tb, cmd)
+	line, err := stdout.ReadString('\n')
 	if err != nil || line != "ready\n" {
 		tb.Fatalf("holder of %s fds: %q %v", spec, line, err)
 	}

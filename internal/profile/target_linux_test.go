@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/otelbench/otelbench/internal/childtest"
 )
 
 func TestTraceSyscallsPIDMode(t *testing.T) {
@@ -33,21 +35,7 @@ func TestTraceSyscallsPIDMode(t *testing.T) {
 // after it printed "done".
 func traceReadyChild(t *testing.T, cmd *exec.Cmd, follow bool) *SyscallReport {
 	t.Helper()
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		stdin.Close()
-		cmd.Wait()
-	}()
+	stdin, stdout := childtest.Start(t, cmd)
 	lines := bufio.NewScanner(stdout)
 	if !lines.Scan() || lines.Text() != "ready" {
 		t.Fatalf("child did not get ready: %q", lines.Text())

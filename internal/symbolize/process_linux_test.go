@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/otelbench/otelbench/internal/childtest"
 )
 
 const goMarker = `package main
@@ -48,22 +50,8 @@ int main(void) {
 func runMarker(t *testing.T, bin string) (int, []uint64) {
 	t.Helper()
 	cmd := exec.Command(bin)
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		stdin.Close()
-		cmd.Wait()
-	})
-	line, err := bufio.NewReader(out).ReadString('\n')
+	_, out := childtest.Start(t, cmd)
+	line, err := out.ReadString('\n')
 	if err != nil {
 		t.Fatal(err)
 	}
