@@ -32,6 +32,20 @@ func openTest(t testing.TB, cfg Config) *Store {
 	return s
 }
 
+// writeBacklog opens a store on dir with projection off, runs fill to append to it, and closes
+// it: the raw log holds what fill appended, the tables none of it, for the next Open to project.
+func writeBacklog(t testing.TB, dir string, fill func(s *Store)) {
+	t.Helper()
+	s, err := Open(context.Background(), Config{Dir: dir, NoProjection: true})
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	fill(s)
+	if err := s.Close(context.Background()); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+}
+
 // holdWriteLock holds the writer before its next group write until the returned func is
 // called (Store.HoldWriter), and releases it when the test ends.
 func holdWriteLock(t testing.TB, s *Store) (release func()) {

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"context"
 	"database/sql"
 	"fmt"
 	"testing"
@@ -114,17 +113,12 @@ func TestTraceChunksMatchSpans(t *testing.T) {
 
 func TestTraceChunksNotDuplicatedOnRetry(t *testing.T) {
 	dir := t.TempDir()
-	s, err := Open(context.Background(), Config{Dir: dir, NoProjection: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	appendTraces(t, s, makeTraces())
-	appendTraces(t, s, interleavedTraces(10))
-	if err := s.Close(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	writeBacklog(t, dir, func(s *Store) {
+		appendTraces(t, s, makeTraces())
+		appendTraces(t, s, interleavedTraces(10))
+	})
 	other := failSpanLinks(t, dir)
-	s = openTest(t, Config{Dir: dir, Logger: quietLogger})
+	s := openTest(t, Config{Dir: dir, Logger: quietLogger})
 	polltest.Until(t, "a failed projection", func() bool { return s.Stats().ProjectionErrors > 0 })
 	if n := countRows(t, s, "trace_chunks"); n != 0 {
 		t.Fatalf("trace_chunks after failed slice: got %d, want 0 (rolled back)", n)

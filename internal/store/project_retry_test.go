@@ -194,17 +194,12 @@ func testProjectionPrefetchRetries(t *testing.T, oneFile bool) {
 // the backlog shows as lag, is projected, and a further reopen projects nothing twice.
 func TestProjectionResumes(t *testing.T) {
 	dir := t.TempDir()
-	s, err := Open(context.Background(), Config{Dir: dir, NoProjection: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range 30 {
-		appendLogs(t, s, makeLogs("svc", fmt.Sprintf("batch%d", i), 3))
-	}
-	if err := s.Close(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	s, err = Open(context.Background(), Config{Dir: dir, ProjectSlice: 7})
+	writeBacklog(t, dir, func(s *Store) {
+		for i := range 30 {
+			appendLogs(t, s, makeLogs("svc", fmt.Sprintf("batch%d", i), 3))
+		}
+	})
+	s, err := Open(context.Background(), Config{Dir: dir, ProjectSlice: 7})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -118,16 +118,11 @@ func threadSched(t *testing.T) (nice, policy int) {
 func TestCatchUpAtNormalPriority(t *testing.T) {
 	const sched, idle = 0, project.SchedIdle
 	dir := t.TempDir()
-	s, err := Open(context.Background(), Config{Dir: dir, NoProjection: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range 10 {
-		appendLogs(t, s, makeLogs("svc", fmt.Sprintf("backlog%d-", i), 5))
-	}
-	if err := s.Close(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	writeBacklog(t, dir, func(s *Store) {
+		for i := range 10 {
+			appendLogs(t, s, makeLogs("svc", fmt.Sprintf("backlog%d-", i), 5))
+		}
+	})
 	type threadPrio struct {
 		nice, policy int
 		state        project.State // after the slice
@@ -141,7 +136,7 @@ func TestCatchUpAtNormalPriority(t *testing.T) {
 		seen <- threadPrio{nice, policy, st}
 	}
 	defer func() { sliceHook = nil }()
-	s = openTest(t, Config{Dir: dir, ProjectSlice: 2, Logger: quietLogger})
+	s := openTest(t, Config{Dir: dir, ProjectSlice: 2, Logger: quietLogger})
 	waitProjected(t, s)
 	if n := countRows(t, s, "logs"); n != 50 {
 		t.Errorf("%d logs projected, want 50", n)
