@@ -275,7 +275,7 @@ func (c Config) Validate() error {
 		}
 	}
 	if err := c.Payload.Validate(); err != nil {
-		return err
+		return bad("%w", err) // wraps otlpgen.ErrInvalidConfig too
 	}
 	switch {
 	case c.Timeout < 0:
