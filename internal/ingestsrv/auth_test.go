@@ -9,6 +9,7 @@ import (
 	"github.com/otelbench/otelbench/internal/otlpcodec"
 	"github.com/otelbench/otelbench/internal/otlpcodec/otlptest"
 	"github.com/otelbench/otelbench/internal/store"
+	"github.com/otelbench/otelbench/internal/validtest"
 )
 
 func TestAuth(t *testing.T) {
@@ -76,26 +77,15 @@ func TestAuth(t *testing.T) {
 }
 
 func TestConfigValidate(t *testing.T) {
-	tests := []struct {
-		name string
-		cfg  Config
-		ok   bool
-	}{
-		{"zero", Config{}, true},
-		{"auth ingest without token", Config{AuthIngest: true}, false},
-		{"bad sync", Config{Config: store.Config{Sync: "sometimes"}}, false},
-		{"negative", Config{MaxBody: -1}, false},
-		{"budget below one body", Config{MaxBody: 8 << 20, InflightBytes: 16 << 20}, false},
-		{"token", Config{AuthToken: "s3cret"}, true},
-		{"token with a trailing newline", Config{AuthToken: "s3cret\n"}, false},
-		{"token with a leading space", Config{AuthToken: " s3cret"}, false},
-		{"negative per-source cap", Config{MaxConnsPerSource: -1}, false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if err := tt.cfg.Validate(); (err == nil) != tt.ok {
-				t.Errorf("Validate() = %v, want ok=%v", err, tt.ok)
-			}
-		})
-	}
+	validtest.Run(t, []validtest.Case[Config]{
+		{"zero", Config{}, nil},
+		{"auth ingest without token", Config{AuthIngest: true}, validtest.Invalid},
+		{"bad sync", Config{Config: store.Config{Sync: "sometimes"}}, validtest.Invalid},
+		{"negative", Config{MaxBody: -1}, validtest.Invalid},
+		{"budget below one body", Config{MaxBody: 8 << 20, InflightBytes: 16 << 20}, validtest.Invalid},
+		{"token", Config{AuthToken: "s3cret"}, nil},
+		{"token with a trailing newline", Config{AuthToken: "s3cret\n"}, validtest.Invalid},
+		{"token with a leading space", Config{AuthToken: " s3cret"}, validtest.Invalid},
+		{"negative per-source cap", Config{MaxConnsPerSource: -1}, validtest.Invalid},
+	})
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/otelbench/otelbench/internal/otlpgen"
 	"github.com/otelbench/otelbench/internal/signal"
+	"github.com/otelbench/otelbench/internal/validtest"
 )
 
 func TestParseMix(t *testing.T) {
@@ -79,45 +80,34 @@ func TestParseHeaders(t *testing.T) {
 }
 
 func TestConfigValidate(t *testing.T) {
-	tests := []struct {
-		name string
-		cfg  Config
-		ok   bool
-	}{
-		{"zero", Config{}, true},
-		{"https endpoint", Config{Endpoint: "https://collector:4318"}, true},
-		{"no scheme", Config{Endpoint: "127.0.0.1:4318"}, true},
-		{"no host", Config{Endpoint: "http://"}, false},
-		{"per-signal endpoint", Config{SignalEndpoints: [3]string{"http://a:4318/logs"}}, true},
-		{"bad per-signal endpoint", Config{SignalEndpoints: [3]string{"ftp://a/logs"}}, false},
-		{"protocol json", Config{Protocol: ProtocolHTTPJSON}, true},
-		{"protocol grpc", Config{Protocol: ProtocolGRPC}, true},
-		{"protocol grpc, json", Config{Protocol: ProtocolGRPC, Payload: otlpgen.Config{Encoding: otlpgen.EncodingJSON}}, false},
-		{"unknown protocol", Config{Protocol: "thrift"}, false},
-		{"protocol and encoding disagree", Config{Protocol: ProtocolHTTPJSON, Payload: otlpgen.Config{Encoding: otlpgen.EncodingProto}}, false},
-		{"stages", Config{Stages: []Stage{{time.Second, 10}}}, true},
-		{"stages all zero", Config{Stages: []Stage{{time.Second, 0}}}, false},
-		{"epoll with stages", Config{Sender: SenderEpoll, Stages: []Stage{{time.Second, 10}}}, false},
-		{"grpc scheme", Config{Endpoint: "grpc://x:4317"}, false},
-		{"negative rate", Config{Rate: -1}, false},
-		{"negative concurrency", Config{Concurrency: -1}, false},
-		{"negative duration", Config{Duration: -1}, false},
-		{"negative requests", Config{Requests: -1}, false},
-		{"bad payload", Config{Payload: otlpgen.Config{Records: -1}}, false},
-		{"retry too large", Config{Retry: 1000}, false},
-		{"live times", Config{Times: TimesLive}, true},
-		{"live times, json", Config{Times: TimesLive, Payload: otlpgen.Config{Encoding: otlpgen.EncodingJSON}}, false},
-		{"live times, zstd", Config{Times: TimesLive, Payload: otlpgen.Config{Compression: otlpgen.CompressionZstd}}, true},
-		{"replayed times, gzip", Config{Times: TimesReplay, Payload: otlpgen.Config{Compression: otlpgen.CompressionGzip}}, true},
-		{"unknown times", Config{Times: "now"}, false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if err := tt.cfg.Validate(); (err == nil) != tt.ok {
-				t.Errorf("Validate() = %v, want ok=%v", err, tt.ok)
-			}
-		})
-	}
+	validtest.Run(t, []validtest.Case[Config]{
+		{"zero", Config{}, nil},
+		{"https endpoint", Config{Endpoint: "https://collector:4318"}, nil},
+		{"no scheme", Config{Endpoint: "127.0.0.1:4318"}, nil},
+		{"no host", Config{Endpoint: "http://"}, ErrInvalidConfig},
+		{"per-signal endpoint", Config{SignalEndpoints: [3]string{"http://a:4318/logs"}}, nil},
+		{"bad per-signal endpoint", Config{SignalEndpoints: [3]string{"ftp://a/logs"}}, ErrInvalidConfig},
+		{"protocol json", Config{Protocol: ProtocolHTTPJSON}, nil},
+		{"protocol grpc", Config{Protocol: ProtocolGRPC}, nil},
+		{"protocol grpc, json", Config{Protocol: ProtocolGRPC, Payload: otlpgen.Config{Encoding: otlpgen.EncodingJSON}}, ErrInvalidConfig},
+		{"unknown protocol", Config{Protocol: "thrift"}, ErrInvalidConfig},
+		{"protocol and encoding disagree", Config{Protocol: ProtocolHTTPJSON, Payload: otlpgen.Config{Encoding: otlpgen.EncodingProto}}, ErrInvalidConfig},
+		{"stages", Config{Stages: []Stage{{time.Second, 10}}}, nil},
+		{"stages all zero", Config{Stages: []Stage{{time.Second, 0}}}, ErrInvalidConfig},
+		{"epoll with stages", Config{Sender: SenderEpoll, Stages: []Stage{{time.Second, 10}}}, ErrInvalidConfig},
+		{"grpc scheme", Config{Endpoint: "grpc://x:4317"}, ErrInvalidConfig},
+		{"negative rate", Config{Rate: -1}, ErrInvalidConfig},
+		{"negative concurrency", Config{Concurrency: -1}, ErrInvalidConfig},
+		{"negative duration", Config{Duration: -1}, ErrInvalidConfig},
+		{"negative requests", Config{Requests: -1}, ErrInvalidConfig},
+		{"bad payload", Config{Payload: otlpgen.Config{Records: -1}}, ErrInvalidConfig},
+		{"retry too large", Config{Retry: 1000}, ErrInvalidConfig},
+		{"live times", Config{Times: TimesLive}, nil},
+		{"live times, json", Config{Times: TimesLive, Payload: otlpgen.Config{Encoding: otlpgen.EncodingJSON}}, ErrInvalidConfig},
+		{"live times, zstd", Config{Times: TimesLive, Payload: otlpgen.Config{Compression: otlpgen.CompressionZstd}}, nil},
+		{"replayed times, gzip", Config{Times: TimesReplay, Payload: otlpgen.Config{Compression: otlpgen.CompressionGzip}}, nil},
+		{"unknown times", Config{Times: "now"}, ErrInvalidConfig},
+	})
 }
 
 // TestSplit: n shards of a config add up to it, with distinct seeds and random run ids.

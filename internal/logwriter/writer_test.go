@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/otelbench/otelbench/internal/logline"
+	"github.com/otelbench/otelbench/internal/validtest"
 )
 
 // readAll parses every line of the current and rotated files of each stream
@@ -124,27 +125,15 @@ func TestRunCanceled(t *testing.T) {
 }
 
 func TestValidate(t *testing.T) {
-	tests := []struct {
-		name string
-		cfg  Config
-	}{
-		{"no dir", Config{}},
-		{"too many lines", Config{Dir: "x", Rate: 1e6, Duration: time.Hour}},
-		{"bad mode", Config{Dir: "x", RotateMode: "move"}},
-		{"bad layout", Config{Dir: "x", Layout: "docker"}},
-		{"bad format", Config{Dir: "x", Format: "xml"}},
-		{"bad fsync", Config{Dir: "x", Fsync: "always"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if err := tt.cfg.Validate(); err == nil {
-				t.Errorf("Validate(%+v) = nil, want an error", tt.cfg)
-			}
-		})
-	}
-	if err := (Config{Dir: "x"}).Validate(); err != nil {
-		t.Errorf("defaults: %v", err)
-	}
+	validtest.Run(t, []validtest.Case[Config]{
+		{"defaults", Config{Dir: "x"}, nil},
+		{"no dir", Config{}, ErrInvalidConfig},
+		{"too many lines", Config{Dir: "x", Rate: 1e6, Duration: time.Hour}, ErrInvalidConfig},
+		{"bad mode", Config{Dir: "x", RotateMode: "move"}, ErrInvalidConfig},
+		{"bad layout", Config{Dir: "x", Layout: "docker"}, ErrInvalidConfig},
+		{"bad format", Config{Dir: "x", Format: "xml"}, ErrInvalidConfig},
+		{"bad fsync", Config{Dir: "x", Fsync: "always"}, ErrInvalidConfig},
+	})
 }
 
 func TestParseSize(t *testing.T) {

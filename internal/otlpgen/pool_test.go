@@ -2,7 +2,6 @@ package otlpgen
 
 import (
 	"bytes"
-	"errors"
 	"io"
 	"regexp"
 	"slices"
@@ -20,6 +19,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
 	"github.com/otelbench/otelbench/internal/signal"
+	"github.com/otelbench/otelbench/internal/validtest"
 )
 
 var base = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -340,29 +340,14 @@ func TestShape(t *testing.T) {
 }
 
 func TestConfigValidate(t *testing.T) {
-	tests := []struct {
-		name string
-		cfg  Config
-		ok   bool
-	}{
-		{"zero is defaults", Config{}, true},
-		{"negative records", Config{Records: -1}, false},
-		{"too many records", Config{Records: MaxRecords + 1}, false},
-		{"bad encoding", Config{Encoding: "xml"}, false},
-		{"bad compression", Config{Compression: "br"}, false},
-		{"negative attrs", Config{Attrs: -2}, false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			err := tt.cfg.Validate()
-			if (err == nil) != tt.ok {
-				t.Fatalf("Validate() = %v, want ok=%v", err, tt.ok)
-			}
-			if err != nil && !errors.Is(err, ErrInvalidConfig) {
-				t.Errorf("error %v does not wrap ErrInvalidConfig", err)
-			}
-		})
-	}
+	validtest.Run(t, []validtest.Case[Config]{
+		{"zero is defaults", Config{}, nil},
+		{"negative records", Config{Records: -1}, ErrInvalidConfig},
+		{"too many records", Config{Records: MaxRecords + 1}, ErrInvalidConfig},
+		{"bad encoding", Config{Encoding: "xml"}, ErrInvalidConfig},
+		{"bad compression", Config{Compression: "br"}, ErrInvalidConfig},
+		{"negative attrs", Config{Attrs: -2}, ErrInvalidConfig},
+	})
 }
 
 // allSignals is signal.All in an addressable array, to pass as NewPool's variadic signals.

@@ -18,38 +18,27 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/otelbench/otelbench/internal/goldentest"
+	"github.com/otelbench/otelbench/internal/validtest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func TestConfigValidate(t *testing.T) {
-	tests := []struct {
-		name string
-		cfg  Config
-		want error
-	}{
-		{"pids", Config{PIDs: []int{1}}, nil},
-		{"all top", Config{All: true, Top: 3}, nil},
-		{"watch", Config{PIDs: []int{1}, Watch: time.Second, Rounds: 2, Method: MethodStat}, nil},
-		{"nothing", Config{}, ErrInvalidConfig},
-		{"both", Config{All: true, PIDs: []int{1}}, ErrInvalidConfig},
-		{"top without all", Config{PIDs: []int{1}, Top: 1}, ErrInvalidConfig},
-		{"negative top", Config{All: true, Top: -1}, ErrInvalidConfig},
-		{"negative watch", Config{All: true, Watch: -time.Second}, ErrInvalidConfig},
-		{"negative rounds", Config{All: true, Rounds: -1}, ErrInvalidConfig},
-		{"zero pid", Config{PIDs: []int{0}}, ErrInvalidConfig},
-		{"workers", Config{All: true, Workers: 2}, nil},
-		{"too many workers", Config{All: true, Workers: MaxWorkers + 1}, ErrInvalidConfig},
-		{"bad method", Config{All: true, Method: "fast"}, ErrInvalidMethod},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			err := tt.cfg.Validate()
-			if (tt.want == nil) != (err == nil) || (tt.want != nil && !errors.Is(err, tt.want)) {
-				t.Errorf("Validate() = %v, want %v", err, tt.want)
-			}
-		})
-	}
+	validtest.Run(t, []validtest.Case[*Config]{
+		{"pids", &Config{PIDs: []int{1}}, nil},
+		{"all top", &Config{All: true, Top: 3}, nil},
+		{"watch", &Config{PIDs: []int{1}, Watch: time.Second, Rounds: 2, Method: MethodStat}, nil},
+		{"nothing", &Config{}, ErrInvalidConfig},
+		{"both", &Config{All: true, PIDs: []int{1}}, ErrInvalidConfig},
+		{"top without all", &Config{PIDs: []int{1}, Top: 1}, ErrInvalidConfig},
+		{"negative top", &Config{All: true, Top: -1}, ErrInvalidConfig},
+		{"negative watch", &Config{All: true, Watch: -time.Second}, ErrInvalidConfig},
+		{"negative rounds", &Config{All: true, Rounds: -1}, ErrInvalidConfig},
+		{"zero pid", &Config{PIDs: []int{0}}, ErrInvalidConfig},
+		{"workers", &Config{All: true, Workers: 2}, nil},
+		{"too many workers", &Config{All: true, Workers: MaxWorkers + 1}, ErrInvalidConfig},
+		{"bad method", &Config{All: true, Method: "fast"}, ErrInvalidMethod},
+	})
 }
 
 // fixtureRoot lays out a fake proc root: processes 7 (3 fds), 42 (12 fds)

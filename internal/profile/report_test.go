@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/otelbench/otelbench/internal/goldentest"
+	"github.com/otelbench/otelbench/internal/validtest"
 )
 
 func TestPercentile(t *testing.T) {
@@ -241,33 +242,22 @@ func TestParseSortKey(t *testing.T) {
 }
 
 func TestConfigValidate(t *testing.T) {
-	tests := []struct {
-		name string
-		cfg  SyscallConfig
-		ok   bool
-	}{
-		{"pid", SyscallConfig{Target: Target{PID: 1}}, true},
-		{"command", SyscallConfig{Target: Target{Command: []string{"true"}}}, true},
-		{"neither", SyscallConfig{}, false},
-		{"both", SyscallConfig{Target: Target{PID: 1, Command: []string{"true"}}}, false},
-		{"negative pid", SyscallConfig{Target: Target{PID: -5}}, false},
-		{"negative duration", SyscallConfig{Target: Target{PID: 1, Duration: -time.Second}}, false},
-		{"bad attach", SyscallConfig{Target: Target{PID: 1}, Attach: "kprobe"}, false},
-		{"raw_tp", SyscallConfig{Target: Target{PID: 1}, Attach: AttachRawTP}, true},
-		{"latency sample", SyscallConfig{Target: Target{PID: 1}, LatencySample: 8}, true},
-		{"negative latency sample", SyscallConfig{Target: Target{PID: 1}, LatencySample: -1}, false},
-		{"latency sample too large", SyscallConfig{Target: Target{PID: 1}, LatencySample: MaxLatencySample + 1}, false},
-		{"latency sample with stacks", SyscallConfig{Target: Target{PID: 1}, LatencySample: 8, Stacks: true}, false},
-		{"every call with stacks", SyscallConfig{Target: Target{PID: 1}, LatencySample: 1, Stacks: true}, true},
-		{"latency sample without latency", SyscallConfig{Target: Target{PID: 1}, LatencySample: 8, NoLatency: true}, false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if err := tt.cfg.Validate(); (err == nil) != tt.ok {
-				t.Errorf("Validate() = %v, want ok %v", err, tt.ok)
-			}
-		})
-	}
+	validtest.Run(t, []validtest.Case[SyscallConfig]{
+		{"pid", SyscallConfig{Target: Target{PID: 1}}, nil},
+		{"command", SyscallConfig{Target: Target{Command: []string{"true"}}}, nil},
+		{"neither", SyscallConfig{}, validtest.Invalid},
+		{"both", SyscallConfig{Target: Target{PID: 1, Command: []string{"true"}}}, validtest.Invalid},
+		{"negative pid", SyscallConfig{Target: Target{PID: -5}}, validtest.Invalid},
+		{"negative duration", SyscallConfig{Target: Target{PID: 1, Duration: -time.Second}}, validtest.Invalid},
+		{"bad attach", SyscallConfig{Target: Target{PID: 1}, Attach: "kprobe"}, validtest.Invalid},
+		{"raw_tp", SyscallConfig{Target: Target{PID: 1}, Attach: AttachRawTP}, nil},
+		{"latency sample", SyscallConfig{Target: Target{PID: 1}, LatencySample: 8}, nil},
+		{"negative latency sample", SyscallConfig{Target: Target{PID: 1}, LatencySample: -1}, validtest.Invalid},
+		{"latency sample too large", SyscallConfig{Target: Target{PID: 1}, LatencySample: MaxLatencySample + 1}, validtest.Invalid},
+		{"latency sample with stacks", SyscallConfig{Target: Target{PID: 1}, LatencySample: 8, Stacks: true}, validtest.Invalid},
+		{"every call with stacks", SyscallConfig{Target: Target{PID: 1}, LatencySample: 1, Stacks: true}, nil},
+		{"latency sample without latency", SyscallConfig{Target: Target{PID: 1}, LatencySample: 8, NoLatency: true}, validtest.Invalid},
+	})
 	if err := (CPUConfig{Target: Target{PID: 1}, Freq: MaxFreq + 1}).Validate(); err == nil {
 		t.Error("CPUConfig with too high a frequency validated")
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/otelbench/otelbench/internal/diskfull"
 	"github.com/otelbench/otelbench/internal/polltest"
 	"github.com/otelbench/otelbench/internal/signal"
+	"github.com/otelbench/otelbench/internal/validtest"
 )
 
 func TestAppendStores(t *testing.T) {
@@ -51,27 +52,20 @@ func TestAppendStores(t *testing.T) {
 }
 
 func TestConfigValidate(t *testing.T) {
-	tests := []struct {
-		name string
-		cfg  Config
-		ok   bool
-	}{
-		{"minimal", Config{Dir: "x"}, true},
-		{"no dir", Config{}, false},
-		{"negative queue", Config{Dir: "x", QueueBytes: -1}, false},
-		{"negative retention", Config{Dir: "x", Retention: -1}, false},
+	cases := []validtest.Case[Config]{
+		{"minimal", Config{Dir: "x"}, nil},
+		{"no dir", Config{}, validtest.Invalid},
+		{"negative queue", Config{Dir: "x", QueueBytes: -1}, validtest.Invalid},
+		{"negative retention", Config{Dir: "x", Retention: -1}, validtest.Invalid},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if err := tt.cfg.Validate(); (err == nil) != tt.ok {
-				t.Errorf("Validate: got %v, want ok=%v", err, tt.ok)
-			}
-			if !tt.ok {
-				if _, err := Open(tt.cfg); err == nil {
-					t.Errorf("Open: got nil error for an invalid config")
-				}
-			}
-		})
+	validtest.Run(t, cases)
+	for _, c := range cases {
+		if c.Want == nil {
+			continue
+		}
+		if _, err := Open(c.Cfg); err == nil {
+			t.Errorf("%s: Open returned nil error for an invalid config", c.Name)
+		}
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/otelbench/otelbench/internal/crashtest"
 	"github.com/otelbench/otelbench/internal/signal"
+	"github.com/otelbench/otelbench/internal/validtest"
 )
 
 func TestMain(m *testing.M) {
@@ -342,21 +343,12 @@ func TestConcurrentReadersAndWriter(t *testing.T) {
 }
 
 func TestConfigValidate(t *testing.T) {
-	tests := []struct {
-		name string
-		cfg  Config
-		ok   bool
-	}{
-		{"defaults", Config{Dir: "x"}, true},
-		{"no dir", Config{}, false},
-		{"bad sync", Config{Dir: "x", Sync: "fast"}, false},
-		{"negative size", Config{Dir: "x", SegmentBytes: -1}, false},
-	}
-	for _, tt := range tests {
-		if err := tt.cfg.Validate(); (err == nil) != tt.ok {
-			t.Errorf("%s: got %v, want ok=%v", tt.name, err, tt.ok)
-		}
-	}
+	validtest.Run(t, []validtest.Case[Config]{
+		{"defaults", Config{Dir: "x"}, nil},
+		{"no dir", Config{}, validtest.Invalid},
+		{"bad sync", Config{Dir: "x", Sync: "fast"}, validtest.Invalid},
+		{"negative size", Config{Dir: "x", SegmentBytes: -1}, validtest.Invalid},
+	})
 }
 
 // TestWriteAllocs: at steady state (buffers grown, no roll) Write allocates nothing per record.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/otelbench/otelbench/internal/polltest"
 	"github.com/otelbench/otelbench/internal/signal"
+	"github.com/otelbench/otelbench/internal/validtest"
 )
 
 // TestAppendStoresRaw: Append stores through the raw log (whose own tests check the rows), and
@@ -35,25 +36,13 @@ func TestAppendStoresRaw(t *testing.T) {
 }
 
 func TestConfigValidate(t *testing.T) {
-	tests := []struct {
-		name string
-		cfg  Config
-		ok   bool
-	}{
-		{"minimal", Config{Dir: "x"}, true},
-		{"no dir", Config{}, false},
-		{"bad sync", Config{Dir: "x", Sync: "sometimes"}, false},
-		{"normal sync", Config{Dir: "x", Sync: SyncNormal}, true},
-		{"negative queue", Config{Dir: "x", QueueBytes: -1}, false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			err := tt.cfg.Validate()
-			if (err == nil) != tt.ok {
-				t.Errorf("Validate: got %v, want ok=%v", err, tt.ok)
-			}
-		})
-	}
+	validtest.Run(t, []validtest.Case[Config]{
+		{"minimal", Config{Dir: "x"}, nil},
+		{"no dir", Config{}, validtest.Invalid},
+		{"bad sync", Config{Dir: "x", Sync: "sometimes"}, validtest.Invalid},
+		{"normal sync", Config{Dir: "x", Sync: SyncNormal}, nil},
+		{"negative queue", Config{Dir: "x", QueueBytes: -1}, validtest.Invalid},
+	})
 }
 
 // TestCloseDrains closes the store while appends are queued behind a held write lock: every
