@@ -6,11 +6,9 @@ import (
 )
 
 func TestBenchEndToEnd(t *testing.T) {
-	code, out := runCLI(t, "bench", "--duration", "1s", "--records", "10", "--concurrency", "2", "--no-progress")
-	if code != 0 || !strings.Contains(out, "nothing lost") || !strings.Contains(out, "VmHWM") ||
-		!strings.Contains(out, "pages per 1,000 records") {
-		t.Errorf("exit %d, want 0 with \"nothing lost\", the peak RSS and the projection; output:\n%s", code, out)
-	}
+	// Nothing lost, the peak RSS, and the projection's pages.
+	wantRun(t, []string{"bench", "--duration", "1s", "--records", "10", "--concurrency", "2", "--no-progress"}, 0,
+		"nothing lost", "VmHWM", "pages per 1,000 records")
 }
 
 func TestBenchUsageErrors(t *testing.T) {
@@ -21,8 +19,6 @@ func TestBenchUsageErrors(t *testing.T) {
 		{"bench", "extra"},
 		{"bench", "--catch-up", "-1s"},
 	} {
-		if code, out := runCLI(t, args...); code != 2 {
-			t.Errorf("%v: exit %d, want 2\n%s", args, code, out)
-		}
+		t.Run(strings.Join(args[1:], " "), func(t *testing.T) { wantRun(t, args, 2) })
 	}
 }

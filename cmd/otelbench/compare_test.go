@@ -1,7 +1,6 @@
 package main
 
 import (
-	"strings"
 	"testing"
 )
 
@@ -16,10 +15,7 @@ func TestCompareFormatPointsToFileFlags(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.format, func(t *testing.T) {
-			code, out := runCLI(t, "compare", "--format", tt.format, "HEAD~1", "HEAD")
-			if code != 2 || !strings.Contains(out, tt.want) {
-				t.Errorf("exit %d, want 2 with %q\n%s", code, tt.want, out)
-			}
+			wantRun(t, []string{"compare", "--format", tt.format, "HEAD~1", "HEAD"}, 2, tt.want)
 		})
 	}
 }

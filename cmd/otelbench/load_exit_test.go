@@ -100,10 +100,7 @@ func TestLoadRetryableErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			code, out := runCLI(t, append(base, tt.args...)...)
-			if code != tt.code || !strings.Contains(out, tt.want) {
-				t.Errorf("exit %d, want %d with %q; output:\n%s", code, tt.code, tt.want, out)
-			}
+			wantRun(t, append(base, tt.args...), tt.code, tt.want)
 		})
 	}
 }
@@ -185,8 +182,6 @@ func TestLoadEnvironment(t *testing.T) {
 	}
 	t.Run("bad timeout", func(t *testing.T) {
 		t.Setenv("OTEL_EXPORTER_OTLP_TIMEOUT", "10s")
-		if code, out := runCLI(t, "load", "--requests", "1", "--endpoint", srv.URL); code != 2 || !strings.Contains(out, "milliseconds") {
-			t.Errorf("exit %d, want 2 with a hint about milliseconds; output:\n%s", code, out)
-		}
+		wantRun(t, []string{"load", "--requests", "1", "--endpoint", srv.URL}, 2, "milliseconds")
 	})
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"io"
 	"net"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -123,13 +122,9 @@ func TestLoadGRPCExitCodes(t *testing.T) {
 	}
 	t.Run("TLS to a plain server", func(t *testing.T) {
 		addr := startStatusServer(t, status.New(codes.OK, ""))
-		code, out := runCLI(t, "load", "--protocol", "grpc", "--endpoint", addr, "--requests", "2", "--concurrency", "1", "--timeout", "2s", "--no-progress")
-		if code != 1 || !strings.Contains(out, "TLS to a plain-HTTP server") || !strings.Contains(out, "--insecure") {
-			t.Errorf("exit %d, want 1 with the cause and --insecure as the fix; output:\n%s", code, out)
-		}
-		if !strings.Contains(out, "records/request, grpc proto") {
-			t.Errorf("report header does not name grpc:\n%s", out)
-		}
+		// The cause, --insecure as the fix, and a report header that names grpc.
+		wantRun(t, []string{"load", "--protocol", "grpc", "--endpoint", addr, "--requests", "2", "--concurrency", "1", "--timeout", "2s", "--no-progress"}, 1,
+			"TLS to a plain-HTTP server", "--insecure", "records/request, grpc proto")
 	})
 	t.Run("refused", func(t *testing.T) {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -138,9 +133,7 @@ func TestLoadGRPCExitCodes(t *testing.T) {
 		}
 		addr := ln.Addr().String()
 		ln.Close()
-		code, out := runCLI(t, "load", "--protocol", "grpc", "--insecure", "--endpoint", addr, "--requests", "2", "--concurrency", "1", "--timeout", "2s", "--no-progress")
-		if code != 1 || !strings.Contains(out, "connection refused") {
-			t.Errorf("exit %d, want 1 with %q; output:\n%s", code, "connection refused", out)
-		}
+		wantRun(t, []string{"load", "--protocol", "grpc", "--insecure", "--endpoint", addr, "--requests", "2", "--concurrency", "1", "--timeout", "2s", "--no-progress"}, 1,
+			"connection refused")
 	})
 }

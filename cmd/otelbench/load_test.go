@@ -118,13 +118,8 @@ func TestLoadMaxErrorRateExits1(t *testing.T) {
 	}))
 	defer srv.Close()
 	base := []string{"load", "--endpoint", srv.URL, "--requests", "30", "--records", "1", "--no-progress", "--min-success", "0"}
-	if code, out := runCLI(t, append(base, "--max-error-rate", "0.5")...); code != 0 {
-		t.Errorf("a third failing under a 50%% limit: exit %d, want 0\n%s", code, out)
-	}
-	code, out := runCLI(t, append(base, "--max-error-rate", "0.1")...)
-	if code != 1 || !strings.Contains(out, "error rate exceeded") {
-		t.Errorf("a third failing over a 10%% limit: exit %d, want 1\n%s", code, out)
-	}
+	wantRun(t, append(base, "--max-error-rate", "0.5"), 0)                        // a third failing, under a 50% limit
+	wantRun(t, append(base, "--max-error-rate", "0.1"), 1, "error rate exceeded") // and over a 10% limit
 }
 
 func TestLoadJSONToStdout(t *testing.T) {

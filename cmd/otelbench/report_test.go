@@ -86,9 +86,7 @@ func TestReportMergeCLI(t *testing.T) {
 		{"show takes one", []string{"report", "show", files[0], files[1]}, 2},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			if code, out := runCLI(t, tt.args...); code != tt.want {
-				t.Errorf("exit %d, want %d:\n%s", code, tt.want, out)
-			}
+			wantRun(t, tt.args, tt.want)
 		})
 	}
 	if _, err := os.Stat(merged); err != nil {

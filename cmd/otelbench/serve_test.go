@@ -62,9 +62,7 @@ func TestServeByteSizeFlags(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			args := append([]string{"serve", "--addr", "127.0.0.1:0", "--data", filepath.Join(t.TempDir(), "d")}, tt.args...)
-			if code, out := runCLI(t, args...); code != tt.want || !strings.Contains(out, tt.wantOut) {
-				t.Errorf("exit %d, want %d with %q\n%s", code, tt.want, tt.wantOut, out)
-			}
+			wantRun(t, args, tt.want, tt.wantOut)
 		})
 	}
 	_, out := runCLI(t, "serve", "--help")
